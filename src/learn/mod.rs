@@ -1,0 +1,3 @@
+//! (in progress)
+
+pub mod generalize;

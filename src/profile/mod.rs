@@ -1,0 +1,129 @@
+//! The profile: a reviewed, text allowlist of what a workload may do (design.md section 7).
+//!
+//! This module owns the AST. `parse` turns text into a [`Profile`] (with `file:line:col`
+//! errors), `render` turns a [`Profile`] back into canonical text, `vars` expands and abstracts
+//! `${VARS}`, `snippets` resolves `include NAME` against the shipped `profiles/`.
+//! Pure: no I/O except what callers pass in.
+
+use serde::{Deserialize, Serialize};
+
+/// A parsed profile. Rules keep the order of the text; `render` sorts them canonically.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Profile {
+    /// Leading `#` comment lines (provenance), without the `# ` prefix.
+    pub header: Vec<String>,
+    pub includes: Vec<Include>,
+    pub rules: Vec<Rule>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Include {
+    pub name: String,
+    pub span: Span,
+}
+
+/// Where something is in the profile text: 1-based line and column, length in bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Span {
+    pub line: u32,
+    pub col: u32,
+    pub len: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Effect {
+    Allow,
+    Deny,
+}
+
+/// What a rule allows or denies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Verb {
+    /// Open for reading (and readlink-free content reads).
+    Read,
+    /// Create, truncate, modify content or attributes (chmod/chown/utimes/xattr).
+    Write,
+    /// unlink, rmdir, the source of a rename.
+    Delete,
+    /// execve/execveat of a path.
+    Exec,
+    /// An open of a path that does not exist (ENOENT): admitted only while it does not exist.
+    Probe,
+    /// Metadata (stat/access/readlink...): checked only with `--metadata`.
+    Stat,
+    Connect,
+    /// bind and listen.
+    Bind,
+    /// Unconnected datagrams (sendto/sendmsg with an address).
+    Send,
+    /// A gated syscall by name.
+    Syscall,
+}
+
+impl Verb {
+    pub const ALL: [Verb; 10] = [
+        Verb::Read,
+        Verb::Write,
+        Verb::Delete,
+        Verb::Exec,
+        Verb::Probe,
+        Verb::Stat,
+        Verb::Connect,
+        Verb::Bind,
+        Verb::Send,
+        Verb::Syscall,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Verb::Read => "read",
+            Verb::Write => "write",
+            Verb::Delete => "delete",
+            Verb::Exec => "exec",
+            Verb::Probe => "probe",
+            Verb::Stat => "stat",
+            Verb::Connect => "connect",
+            Verb::Bind => "bind",
+            Verb::Send => "send",
+            Verb::Syscall => "syscall",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Verb> {
+        Verb::ALL.into_iter().find(|v| v.name() == s)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Proto {
+    Tcp,
+    Udp,
+    Unix,
+}
+
+/// The object part of a rule, still unexpanded (`${HOME}/.cache/**`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Pattern {
+    /// A path glob (globset syntax) that may contain `${VAR}`s.
+    Path(String),
+    /// `tcp|udp HOST:PORT` (HOST and PORT may be `*`; IPv6 in brackets) or `unix PATH-GLOB`
+    /// (`@name` for abstract sockets).
+    Net { proto: Proto, addr: String },
+    /// A syscall name (for `syscall`).
+    Syscall(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rule {
+    pub effect: Effect,
+    pub verb: Verb,
+    pub pattern: Pattern,
+    /// Comment lines directly above the rule (e.g. a `WARNING` from learn), without `# `.
+    pub comments: Vec<String>,
+    pub span: Span,
+}
+
+pub mod parse;
+pub mod render;
+pub mod snippets;
+pub mod vars;

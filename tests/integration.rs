@@ -1,0 +1,1 @@
+//! Integration tests: real processes under real ptrace.
