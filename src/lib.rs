@@ -24,3 +24,6 @@ pub mod learn;
 pub mod policy;
 pub mod report;
 pub mod show;
+pub mod tracer;
+pub mod cli;
+pub mod sink;

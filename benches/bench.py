@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Interleaved benchmark of sbx against bare runs and strace (design.md section 10).
+
+For each workload, every round runs each variant once, in the same order (A B C D A B C D ...),
+so slow phases of a shared machine hit all variants alike. Reports medians and ratios to bare.
+
+    python3 benches/bench.py --rounds 5 --out docs/perf-results.md [workload ...]
+
+Workloads: cbuild (make -j2 of the Lua 5.1-5.5 C sources shipped in the lua-src crate),
+npm (offline `npm install` of ~170 packages from a pre-filled cache), pipe (dd | sha256sum),
+git (git status over a large tree), find (find over the same tree), forkexec (2000 x /bin/true).
+Variants: bare, strace -f, strace -f --seccomp-bpf with sbx's stopped syscalls, sbx record,
+sbx enforce (profile learned from one record run of the same workload).
+"""
+
+import argparse
+import glob
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SBX = os.path.join(ROOT, "target", "release", "sbx")
+WORK = os.environ.get("SBX_BENCH_DIR", "/tmp/sbx-bench")
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, shell=True, check=True, **kw)
+
+
+def stopped_syscalls():
+    """The syscalls sbx record stops on (checked + gated + creds), for strace's filter."""
+    out = subprocess.run([SBX, "syscalls", "--stopped"], check=True, capture_output=True, text=True)
+    names = out.stdout.split()
+    # strace only knows names of its own table; it refuses unknown ones.
+    known = []
+    for n in names:
+        r = subprocess.run(["strace", "-e", "trace=" + n, "-o", "/dev/null", "true"],
+                           capture_output=True)
+        if r.returncode == 0:
+            known.append(n)
+    return ",".join(known)
+
+
+# --- workloads: (setup() -> cwd, command list, reset() before each run) -------------------
+
+def lua_sources():
+    srcs = glob.glob(os.path.expanduser("~/.cargo/registry/src/*/lua-src-*/lua-5.*"))
+    if not srcs:
+        d = os.path.join(WORK, "luafetch")
+        os.makedirs(os.path.join(d, "src"), exist_ok=True)
+        with open(os.path.join(d, "Cargo.toml"), "w") as f:
+            f.write('[package]\nname="x"\nversion="0.1.0"\nedition="2021"\n'
+                    '[dependencies]\nlua-src="=551.1.0"\n')
+        with open(os.path.join(d, "src", "main.rs"), "w") as f:
+            f.write("fn main(){}\n")
+        sh("cargo fetch", cwd=d)
+        srcs = glob.glob(os.path.expanduser("~/.cargo/registry/src/*/lua-src-*/lua-5.*"))
+    return sorted(srcs)
+
+
+def setup_cbuild():
+    d = os.path.join(WORK, "cbuild")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    objs = []
+    rules = []
+    for src in lua_sources():
+        v = os.path.basename(src)
+        shutil.copytree(src, os.path.join(d, v))
+        for c in sorted(glob.glob(os.path.join(d, v, "*.c"))):
+            base = os.path.basename(c)[:-2]
+            if base in ("lua", "luac", "onelua"):
+                continue
+            o = f"{v}/{base}.o"
+            objs.append(o)
+            rules.append(f"{o}: {v}/{base}.c\n\t$(CC) $(CFLAGS) -I{v} -c -o $@ $<\n")
+    with open(os.path.join(d, "Makefile"), "w") as f:
+        f.write("CC = gcc\nCFLAGS = -O2 -DLUA_USE_LINUX -w\n")
+        f.write("all: " + " ".join(objs) + "\n\n" + "\n".join(rules))
+        f.write("\nclean:\n\trm -f */*.o\n")
+    return d, ["make", "-s", "-j2"], lambda: sh("make -s clean", cwd=d)
+
+
+def setup_npm():
+    d = os.path.join(WORK, "npm")
+    os.makedirs(d, exist_ok=True)
+    pkg = os.path.join(d, "package.json")
+    with open(pkg, "w") as f:
+        f.write('{"name":"bench","version":"1.0.0","private":true,'
+                '"dependencies":{"express":"^4","eslint":"^8"}}\n')
+    # Fill the cache once (needs the registry); later runs are offline.
+    if not os.path.exists(os.path.join(d, "package-lock.json")):
+        sh("npm install --no-audit --no-fund --silent", cwd=d)
+
+    def reset():
+        shutil.rmtree(os.path.join(d, "node_modules"), ignore_errors=True)
+
+    return d, ["npm", "install", "--offline", "--no-audit", "--no-fund", "--silent"], reset
+
+
+def setup_pipe():
+    return WORK, ["sh", "-c", "dd if=/dev/zero bs=64k count=32768 status=none | sha256sum >/dev/null"], None
+
+
+def big_tree():
+    d = os.path.join(WORK, "tree")
+    if not os.path.exists(os.path.join(d, ".git")):
+        os.makedirs(d, exist_ok=True)
+        # A large tree: 40 copies of the Lua sources plus 20k small files, committed to git.
+        srcs = lua_sources()
+        for i in range(40):
+            for s in srcs:
+                shutil.copytree(s, os.path.join(d, f"c{i}", os.path.basename(s)))
+        for i in range(200):
+            sub = os.path.join(d, "gen", str(i))
+            os.makedirs(sub)
+            for j in range(100):
+                with open(os.path.join(sub, f"f{j}.txt"), "w") as f:
+                    f.write(f"{i} {j}\n")
+        sh("git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm t", cwd=d)
+    return d
+
+
+def setup_git():
+    return big_tree(), ["git", "status", "--porcelain"], None
+
+
+def setup_find():
+    return big_tree(), ["find", ".", "-name", "*.h", "-newer", "Makefile"], None
+
+
+def setup_forkexec():
+    return WORK, ["sh", "-c", "i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i+1)); done"], None
+
+
+WORKLOADS = {
+    "cbuild": setup_cbuild,
+    "npm": setup_npm,
+    "pipe": setup_pipe,
+    "git": setup_git,
+    "find": setup_find,
+    "forkexec": setup_forkexec,
+}
+
+
+def run_once(argv, cwd, reset):
+    if reset:
+        reset()
+    t = time.monotonic()
+    r = subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    dt = time.monotonic() - t
+    if r.returncode != 0:
+        sys.stderr.write(f"FAILED ({r.returncode}): {' '.join(argv)}\n{r.stderr.decode()[-2000:]}\n")
+        return None
+    return dt
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--out", default=None)
+    ap.add_argument("workloads", nargs="*", default=list(WORKLOADS))
+    a = ap.parse_args()
+    os.makedirs(WORK, exist_ok=True)
+    seccomp_list = stopped_syscalls()
+    tmp = tempfile.mkdtemp(prefix="sbx-bench-")
+    lines = []
+    for name in a.workloads:
+        cwd, cmd, reset = WORKLOADS[name]()
+        trace = os.path.join(tmp, f"{name}.trace")
+        profile = os.path.join(tmp, f"{name}.profile")
+        # One learning run for enforce.
+        if reset:
+            reset()
+        sh_list = [SBX, "record", "-o", trace, "--"] + cmd
+        subprocess.run(sh_list, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([SBX, "learn", "-o", profile, trace], check=True)
+        variants = {
+            "bare": cmd,
+            "strace -f": ["strace", "-f", "-qq", "-o", "/dev/null"] + cmd,
+            "strace seccomp": ["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=" + seccomp_list,
+                               "-o", "/dev/null"] + cmd,
+            "sbx record": [SBX, "record", "-o", os.path.join(tmp, "r.trace"), "--"] + cmd,
+            "sbx enforce": [SBX, "enforce", profile, "--"] + cmd,
+        }
+        times = {v: [] for v in variants}
+        for _ in range(a.rounds):
+            for v, argv in variants.items():
+                dt = run_once(argv, cwd, reset)
+                if dt is not None:
+                    times[v].append(dt)
+        events = subprocess.run([SBX, "stats", "--count", trace], capture_output=True, text=True).stdout.strip()
+        size = os.path.getsize(trace)
+        base = statistics.median(times["bare"])
+        lines.append(f"### {name}: `{' '.join(cmd)}`\n")
+        lines.append(f"trace: {size} bytes, {events} events"
+                     + (f", {size / int(events):.1f} bytes/event" if events.isdigit() and int(events) else "")
+                     + "\n")
+        lines.append("| variant | median s | ratio to bare | runs |")
+        lines.append("|---|---|---|---|")
+        for v, ts in times.items():
+            if ts:
+                m = statistics.median(ts)
+                lines.append(f"| {v} | {m:.3f} | {m / base:.2f}x | {len(ts)} |")
+            else:
+                lines.append(f"| {v} | failed | | 0 |")
+        lines.append("")
+        print("\n".join(lines[-(len(variants) + 5):]), flush=True)
+    text = "\n".join(lines)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text + "\n")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

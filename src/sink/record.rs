@@ -1,0 +1,133 @@
+//! The record sink: every stopped syscall is decoded, completed with its result at syscall
+//! exit, and written to the trace together with spawn, exec and exit events.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use crate::arch::Arch;
+use crate::decode::ExecArgs;
+use crate::event::{Event, EventKind, Exec, Exit, ExitStatus, Outcome, ProcInfo, Spawn, SpawnVia, Syscall};
+use crate::trace::TraceWriter;
+use crate::tracer::{Error, Sink, SyscallStop, TaskRef, Verdict};
+
+use super::decode_stop;
+
+#[derive(Debug)]
+struct Pending {
+    time_ns: u64,
+    pid: i32,
+    proc: ProcInfo,
+    syscall: Syscall,
+    exec: Option<ExecArgs>,
+}
+
+/// Writes what the workload does into a trace.
+#[derive(Debug)]
+pub struct RecordSink<W: Write> {
+    arch: Arch,
+    writer: TraceWriter<W>,
+    /// Syscalls waiting for their exit stop, by tid.
+    pending: HashMap<i32, Pending>,
+}
+
+impl<W: Write> RecordSink<W> {
+    pub fn new(arch: Arch, writer: TraceWriter<W>) -> Self {
+        RecordSink { arch, writer, pending: HashMap::new() }
+    }
+
+    /// Flush and hand back the writer.
+    pub fn finish(mut self) -> Result<TraceWriter<W>, Error> {
+        for (tid, p) in std::mem::take(&mut self.pending) {
+            self.write_syscall(tid, p, Outcome::Unknown)?;
+        }
+        Ok(self.writer)
+    }
+
+    pub fn events_written(&self) -> u64 {
+        self.writer.events_written()
+    }
+
+    fn write(&mut self, ev: &Event) -> Result<(), Error> {
+        self.writer.write(ev).map_err(|e| Error::Sink(format!("cannot write the trace: {e}")))
+    }
+
+    fn write_syscall(&mut self, tid: i32, p: Pending, outcome: Outcome) -> Result<(), Error> {
+        let mut syscall = p.syscall;
+        syscall.outcome = outcome;
+        self.write(&Event { time_ns: p.time_ns, pid: p.pid, tid, proc: p.proc, kind: EventKind::Syscall(syscall) })
+    }
+}
+
+impl<W: Write> Sink for RecordSink<W> {
+    fn on_syscall(&mut self, stop: &SyscallStop<'_>) -> Result<Verdict, Error> {
+        let d = decode_stop(self.arch, stop);
+        let exec = d.decoded.exec;
+        let p = Pending { time_ns: stop.time_ns, pid: stop.pid, proc: stop.proc.clone(), syscall: d.syscall, exec };
+        if let Some(old) = self.pending.insert(stop.tid, p) {
+            // A seccomp stop without the exit of the previous one (the previous call was
+            // interrupted by exec or never returned): keep it with an unknown outcome.
+            self.write_syscall(stop.tid, old, Outcome::Unknown)?;
+        }
+        Ok(Verdict::AllowWatchExit)
+    }
+
+    fn on_syscall_exit(&mut self, stop: &SyscallStop<'_>, rval: i64) -> Result<Verdict, Error> {
+        if let Some(p) = self.pending.remove(&stop.tid) {
+            let mut p = p;
+            // Credentials may have changed during the call (setuid family): report the new ones.
+            p.proc.creds = stop.proc.creds;
+            self.write_syscall(stop.tid, p, Outcome::from_raw(rval))?;
+        }
+        Ok(Verdict::Allow)
+    }
+
+    fn on_spawn(&mut self, time_ns: u64, parent: &TaskRef<'_>, child: i32, thread: bool, via: SpawnVia) {
+        let ev = Event {
+            time_ns,
+            pid: parent.pid,
+            tid: parent.tid,
+            proc: parent.proc.clone(),
+            kind: EventKind::Spawn(Spawn { child, thread, via }),
+        };
+        let _ = self.write(&ev);
+    }
+
+    fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>) {
+        let caller = former_tid.unwrap_or(task.tid);
+        let pending = self.pending.remove(&caller);
+        let (argv, env_names) = pending
+            .as_ref()
+            .and_then(|p| p.exec.as_ref())
+            .map(|e| (e.argv.clone(), e.env_names.clone()))
+            .unwrap_or_default();
+        if let Some(p) = pending {
+            let _ = self.write_syscall(caller, p, Outcome::Value(0));
+        }
+        let ev = Event {
+            time_ns,
+            pid: task.pid,
+            tid: task.tid,
+            proc: task.proc.clone(),
+            kind: EventKind::Exec(Exec { path: task.proc.exe.clone(), argv, env_names, former_tid }),
+        };
+        let _ = self.write(&ev);
+        let _ = self.writer.flush();
+    }
+
+    fn on_exit(&mut self, time_ns: u64, task: &TaskRef<'_>, status: ExitStatus, process: bool) {
+        if let Some(p) = self.pending.remove(&task.tid) {
+            let _ = self.write_syscall(task.tid, p, Outcome::Unknown);
+        }
+        let ev = Event {
+            time_ns,
+            pid: task.pid,
+            tid: task.tid,
+            proc: task.proc.clone(),
+            kind: EventKind::Exit(Exit { status, process }),
+        };
+        let _ = self.write(&ev);
+        if process {
+            let _ = self.writer.flush();
+        }
+    }
+}

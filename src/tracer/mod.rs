@@ -1,0 +1,520 @@
+//! The tracer core shared by record and enforce (design.md section 2).
+//!
+//! [`Tracer::run`] spawns the workload with the seccomp programs it is given, then runs the
+//! single blocking `waitpid(-1, __WALL)` loop: seccomp stops go to the [`Sink`], which answers
+//! with a [`Verdict`]; fork/vfork/clone/exec events and exits keep the process table current
+//! and are reported to the sink; signals pass through unchanged; group-stops are honoured with
+//! `PTRACE_LISTEN`. The loop ends when no tracee is left (`ECHILD`), like `strace -f`.
+//! This module knows nothing of profiles or traces: record and enforce differ only in the sink.
+
+pub mod memory;
+pub mod procfs;
+pub mod ptrace;
+pub mod regs;
+pub mod spawn;
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Instant;
+
+use nix::errno::Errno;
+use nix::sys::signal::{self, SaFlags, SigAction, SigHandler, SigSet, Signal};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::unistd::Pid;
+
+use crate::arch::Arch;
+use crate::event::{ExitStatus, ProcInfo, SpawnVia};
+
+pub use spawn::Program;
+
+/// Tracer errors. `TraceeDied` is expected (a tracee was killed between two requests) and is
+/// handled inside the loop; the others end the run.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("tracee {tid} died")]
+    TraceeDied { tid: i32 },
+    #[error("{operation} on {tid} failed: {source}")]
+    Tracee { tid: i32, operation: &'static str, source: Errno },
+    #[error("{cmd}: command not found")]
+    CommandNotFound { cmd: String },
+    #[error("{cmd}: cannot execute: {why}")]
+    NotExecutable { cmd: String, why: &'static str },
+    #[error("cannot set up the workload: {0}")]
+    Setup(Errno),
+    #[error("waitpid failed: {0}")]
+    Wait(Errno),
+    #[error("internal error: {0}")]
+    Internal(String),
+    #[error("{0}")]
+    Sink(String),
+}
+
+/// What the sink wants done with a stopped syscall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Let it run; no exit stop.
+    Allow,
+    /// Let it run and stop at its exit ([`Sink::on_syscall_exit`]).
+    AllowWatchExit,
+    /// Skip it; it returns `-errno`.
+    Deny(i32),
+    /// Kill the whole tree before it runs.
+    Kill,
+}
+
+/// A seccomp stop, as the sink sees it.
+#[derive(Debug)]
+pub struct SyscallStop<'a> {
+    pub time_ns: u64,
+    pub pid: i32,
+    pub tid: i32,
+    /// The ABI of the call (`AUDIT_ARCH_*`).
+    pub audit_arch: u32,
+    pub nr: u64,
+    pub args: [u64; 6],
+    pub proc: &'a ProcInfo,
+}
+
+/// The seam between the tracer and record/enforce.
+pub trait Sink {
+    /// A seccomp stop: decide.
+    fn on_syscall(&mut self, stop: &SyscallStop<'_>) -> Result<Verdict, Error>;
+    /// The exit of a syscall for which [`Verdict::AllowWatchExit`] was returned.
+    /// Returning [`Verdict::Kill`] kills the tree before the workload runs on.
+    fn on_syscall_exit(&mut self, stop: &SyscallStop<'_>, rval: i64) -> Result<Verdict, Error>;
+    /// A new thread or process (`child`) created by `parent_tid`.
+    fn on_spawn(&mut self, time_ns: u64, parent: &TaskRef<'_>, child: i32, thread: bool, via: SpawnVia);
+    /// A successful exec; `proc` is already updated (new comm/exe/creds).
+    fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>);
+    /// A thread (or, with `process`, the last thread of a process) is gone.
+    fn on_exit(&mut self, time_ns: u64, task: &TaskRef<'_>, status: ExitStatus, process: bool);
+}
+
+/// Identity of a task for sink callbacks.
+#[derive(Debug)]
+pub struct TaskRef<'a> {
+    pub pid: i32,
+    pub tid: i32,
+    pub proc: &'a ProcInfo,
+}
+
+/// How the workload ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkloadExit {
+    /// The root process's status.
+    pub status: ExitStatus,
+    /// True when sbx killed the tree (a kill verdict).
+    pub killed_by_sbx: bool,
+    /// Signal sbx itself received and forwarded, if any.
+    pub forwarded: Option<i32>,
+}
+
+impl WorkloadExit {
+    /// The shell convention: the exit code, or 128+N for death by signal N.
+    pub fn code(&self) -> i32 {
+        match self.status {
+            ExitStatus::Code(c) => c,
+            ExitStatus::Signal(s) => 128 + s,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Task {
+    pid: i32,
+    /// Stopped at seccomp and resumed with PTRACE_SYSCALL: the next syscall stop is the exit.
+    awaiting_exit: Option<(u32, u64, [u64; 6])>,
+}
+
+#[derive(Debug)]
+struct Process {
+    info: ProcInfo,
+    threads: usize,
+    /// Before its first exec, the root process is still sbx's child code.
+    exec_seen: bool,
+}
+
+static PENDING_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // A signal from the terminal (SI_KERNEL) reached the whole foreground process group,
+    // workload included: forwarding it would deliver it twice.
+    // SAFETY: the kernel passes a valid siginfo_t for SA_SIGINFO handlers; reading si_code is a
+    // plain load from it.
+    let code = if info.is_null() { 0 } else { unsafe { (*info).si_code } };
+    if code != libc::SI_KERNEL {
+        PENDING_SIGNAL.store(sig, Ordering::SeqCst);
+    }
+}
+
+fn install_forwarding() -> Result<(), Error> {
+    let act = SigAction::new(SigHandler::SigAction(on_signal), SaFlags::SA_SIGINFO, SigSet::empty());
+    for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP, Signal::SIGQUIT] {
+        // SAFETY: `on_signal` is async-signal-safe: it only reads the siginfo and stores to an
+        // atomic. No SA_RESTART, so waitpid returns EINTR and the loop forwards promptly.
+        unsafe { signal::sigaction(s, &act) }.map_err(Error::Setup)?;
+    }
+    Ok(())
+}
+
+/// The tracer: one run of one workload.
+#[derive(Debug)]
+pub struct Tracer {
+    start: Instant,
+    tasks: HashMap<i32, Task>,
+    procs: HashMap<i32, Process>,
+    root: i32,
+    root_status: Option<ExitStatus>,
+    killing: bool,
+}
+
+impl Tracer {
+    /// Run `argv` under the tracer with `programs` installed, reporting to `sink`.
+    pub fn run(argv: &[OsString], programs: &[Program], sink: &mut dyn Sink) -> Result<WorkloadExit, Error> {
+        let Some(cmd) = argv.first() else {
+            return Err(Error::Internal("empty command".into()));
+        };
+        let path = spawn::resolve_command(cmd)?;
+        install_forwarding()?;
+        // Orphans of the workload are re-parented to sbx, so none is left as a zombie.
+        // SAFETY: PR_SET_CHILD_SUBREAPER takes an integer argument, no pointers.
+        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        let start = Instant::now();
+        let spawned = spawn::spawn(&path, argv, programs)?;
+        let root = spawned.pid;
+        let info = ProcInfo {
+            ppid: 0,
+            comm: procfs::comm(root),
+            exe: procfs::exe(root),
+            creds: procfs::creds(root).unwrap_or_default(),
+        };
+        let mut t = Tracer {
+            start,
+            tasks: HashMap::from([(root, Task { pid: root, awaiting_exit: None })]),
+            procs: HashMap::from([(root, Process { info, threads: 1, exec_seen: false })]),
+            root,
+            root_status: None,
+            killing: false,
+        };
+        let forwarded = t.wait_loop(sink)?;
+        if let Some(errno) = spawn::exec_failure(&spawned.status_pipe) {
+            let cmd = cmd.to_string_lossy().into_owned();
+            return Err(if errno == libc::ENOENT {
+                Error::CommandNotFound { cmd }
+            } else {
+                Error::NotExecutable { cmd, why: errno_text(errno) }
+            });
+        }
+        Ok(WorkloadExit {
+            status: t.root_status.unwrap_or(ExitStatus::Signal(libc::SIGKILL)),
+            killed_by_sbx: t.killing,
+            forwarded,
+        })
+    }
+
+    fn now(&self) -> u64 {
+        u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    fn wait_loop(&mut self, sink: &mut dyn Sink) -> Result<Option<i32>, Error> {
+        let mut forwarded = None;
+        loop {
+            let sig = PENDING_SIGNAL.swap(0, Ordering::SeqCst);
+            if sig != 0 {
+                forwarded = Some(sig);
+                self.forward(sig);
+            }
+            let st = match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL)) {
+                Ok(st) => st,
+                Err(Errno::EINTR) => continue,
+                Err(Errno::ECHILD) => return Ok(forwarded),
+                Err(e) => return Err(Error::Wait(e)),
+            };
+            match self.handle(st, sink) {
+                Ok(()) | Err(Error::TraceeDied { .. }) => {}
+                Err(e) => {
+                    // A tracer failure must not leave a half-traced workload running.
+                    self.kill_tree();
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// Forward a signal sbx received to every process of the tree.
+    fn forward(&self, sig: i32) {
+        let Ok(s) = Signal::try_from(sig) else { return };
+        for &pid in self.procs.keys() {
+            let _ = signal::kill(Pid::from_raw(pid), s);
+        }
+    }
+
+    /// SIGKILL every process of the tree. Stopped tracees die without running another
+    /// instruction; EXITKILL covers the case where sbx itself dies.
+    fn kill_tree(&mut self) {
+        self.killing = true;
+        for &pid in self.procs.keys() {
+            let _ = signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+        }
+    }
+
+    fn ensure_task(&mut self, tid: i32) {
+        // A new child's first stop can arrive before its parent's fork event: adopt it with a
+        // provisional identity (itself as process) that the fork event corrects.
+        if !self.tasks.contains_key(&tid) {
+            let pid = tgid_of(tid).unwrap_or(tid);
+            self.tasks.insert(tid, Task { pid, awaiting_exit: None });
+            let p = self.procs.entry(pid).or_insert_with(|| Process {
+                info: ProcInfo {
+                    ppid: 0,
+                    comm: procfs::comm(pid),
+                    exe: procfs::exe(pid),
+                    creds: procfs::creds(pid).unwrap_or_default(),
+                },
+                threads: 0,
+                exec_seen: true,
+            });
+            p.threads += 1;
+            if self.killing {
+                let _ = signal::kill(Pid::from_raw(tid), Signal::SIGKILL);
+            }
+        }
+    }
+
+    fn handle(&mut self, st: WaitStatus, sink: &mut dyn Sink) -> Result<(), Error> {
+        match st {
+            WaitStatus::Exited(pid, code) => self.gone(pid.as_raw(), ExitStatus::Code(code), sink),
+            WaitStatus::Signaled(pid, sig, _) => {
+                self.gone(pid.as_raw(), ExitStatus::Signal(sig as i32), sink)
+            }
+            WaitStatus::PtraceEvent(pid, sig, event) => {
+                let tid = pid.as_raw();
+                self.ensure_task(tid);
+                self.event(tid, sig, event, sink)
+            }
+            WaitStatus::PtraceSyscall(pid) => {
+                let tid = pid.as_raw();
+                self.ensure_task(tid);
+                self.syscall_exit(tid, sink)
+            }
+            WaitStatus::Stopped(pid, sig) => {
+                // Signal-delivery-stop: pass the signal on unchanged.
+                let tid = pid.as_raw();
+                self.ensure_task(tid);
+                ptrace::cont(tid, Some(sig))
+            }
+            WaitStatus::Continued(_) | WaitStatus::StillAlive => Ok(()),
+        }
+    }
+
+    fn event(&mut self, tid: i32, sig: Signal, event: i32, sink: &mut dyn Sink) -> Result<(), Error> {
+        match event {
+            libc::PTRACE_EVENT_SECCOMP => self.seccomp_stop(tid, sink),
+            libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK | libc::PTRACE_EVENT_CLONE => {
+                let child = i32::try_from(ptrace::event_msg(tid)?)
+                    .map_err(|_| Error::Internal("child tid out of range".into()))?;
+                self.spawned(tid, child, event, sink);
+                ptrace::cont(tid, None)
+            }
+            libc::PTRACE_EVENT_EXEC => {
+                let former = i32::try_from(ptrace::event_msg(tid)?).unwrap_or(tid);
+                self.exec(tid, former, sink);
+                ptrace::cont(tid, None)
+            }
+            libc::PTRACE_EVENT_STOP => match sig {
+                // Group-stop: stay stopped (job control works) but keep reporting.
+                Signal::SIGSTOP | Signal::SIGTSTP | Signal::SIGTTIN | Signal::SIGTTOU => {
+                    ptrace::listen(tid)
+                }
+                // The initial stop of an auto-attached child, or an interrupt.
+                _ => ptrace::cont(tid, None),
+            },
+            _ => ptrace::cont(tid, None),
+        }
+    }
+
+    fn spawned(&mut self, parent_tid: i32, child: i32, event: i32, sink: &mut dyn Sink) {
+        let Some(ppid) = self.tasks.get(&parent_tid).map(|t| t.pid) else { return };
+        let thread = tgid_of(child).is_some_and(|tg| tg == ppid);
+        let via = match event {
+            libc::PTRACE_EVENT_FORK => SpawnVia::Fork,
+            libc::PTRACE_EVENT_VFORK => SpawnVia::Vfork,
+            _ => SpawnVia::Clone,
+        };
+        let parent_info = self.procs.get(&ppid).map(|p| p.info.clone()).unwrap_or_default();
+        // The child may already be known (its first stop came first): fix its identity.
+        if let Some(old) = self.tasks.get(&child).map(|t| t.pid) {
+            if old != (if thread { ppid } else { child }) {
+                self.drop_thread(old, false);
+            }
+        }
+        let child_pid = if thread { ppid } else { child };
+        let newly = self.tasks.insert(child, Task { pid: child_pid, awaiting_exit: None }).is_none();
+        if thread {
+            if newly {
+                if let Some(p) = self.procs.get_mut(&ppid) {
+                    p.threads += 1;
+                }
+            }
+        } else {
+            let mut info = parent_info.clone();
+            info.ppid = ppid;
+            let p = self.procs.entry(child).or_insert_with(|| Process {
+                info: info.clone(),
+                threads: 0,
+                exec_seen: true,
+            });
+            p.info = info;
+            if newly {
+                p.threads += 1;
+            }
+        }
+        let now = self.now();
+        sink.on_spawn(now, &TaskRef { pid: ppid, tid: parent_tid, proc: &parent_info }, child, thread, via);
+        if self.killing {
+            let _ = signal::kill(Pid::from_raw(child), Signal::SIGKILL);
+        }
+    }
+
+    fn exec(&mut self, tid: i32, former: i32, sink: &mut dyn Sink) {
+        let pid = self.tasks.get(&tid).map(|t| t.pid).unwrap_or(tid);
+        // After a non-leader exec the execing thread took the leader's tid; all other threads
+        // are gone (the kernel reports no exit for the former tid).
+        if former != tid {
+            if self.tasks.remove(&former).is_some() {
+                if let Some(p) = self.procs.get_mut(&pid) {
+                    p.threads = p.threads.saturating_sub(1);
+                }
+            }
+        }
+        if let Some(t) = self.tasks.get_mut(&tid) {
+            t.awaiting_exit = None;
+        }
+        let Some(p) = self.procs.get_mut(&pid) else { return };
+        p.exec_seen = true;
+        p.info.comm = procfs::comm(pid);
+        p.info.exe = procfs::exe(pid);
+        if let Some(c) = procfs::creds(pid) {
+            p.info.creds = c;
+        }
+        let info = p.info.clone();
+        let now = self.now();
+        let former_tid = (former != tid).then_some(former);
+        sink.on_exec(now, &TaskRef { pid, tid, proc: &info }, former_tid);
+    }
+
+    fn seccomp_stop(&mut self, tid: i32, sink: &mut dyn Sink) -> Result<(), Error> {
+        let (audit_arch, nr, args) = match ptrace::syscall_info(tid)? {
+            ptrace::SyscallInfo::Seccomp { arch, nr, args, .. } => (arch, nr, args),
+            _ => return ptrace::cont(tid, None),
+        };
+        let pid = self.tasks.get(&tid).map(|t| t.pid).unwrap_or(tid);
+        let Some(p) = self.procs.get(&pid) else { return ptrace::cont(tid, None) };
+        // The root before its first exec is still sbx's own child code (installing filters);
+        // only its execve is the workload's.
+        let is_exec = Arch::native().by_nr(nr).is_some_and(|d| d.name == "execve");
+        if !p.exec_seen && !is_exec && audit_arch == Arch::native().audit_arch() {
+            return ptrace::cont(tid, None);
+        }
+        if self.killing {
+            let _ = regs::skip_syscall(tid, -i64::from(libc::EPERM));
+            let _ = signal::kill(Pid::from_raw(tid), Signal::SIGKILL);
+            return Ok(());
+        }
+        let stop = SyscallStop { time_ns: self.now(), pid, tid, audit_arch, nr, args, proc: &p.info };
+        let verdict = sink.on_syscall(&stop)?;
+        self.apply(tid, verdict, (audit_arch, nr, args))
+    }
+
+    fn apply(&mut self, tid: i32, verdict: Verdict, call: (u32, u64, [u64; 6])) -> Result<(), Error> {
+        match verdict {
+            Verdict::Allow => ptrace::cont(tid, None),
+            Verdict::AllowWatchExit => {
+                if let Some(t) = self.tasks.get_mut(&tid) {
+                    t.awaiting_exit = Some(call);
+                }
+                ptrace::syscall(tid)
+            }
+            Verdict::Deny(errno) => {
+                regs::skip_syscall(tid, -i64::from(errno))?;
+                ptrace::cont(tid, None)
+            }
+            Verdict::Kill => {
+                // The syscall must never run: skip it first, then kill everything.
+                let _ = regs::skip_syscall(tid, -i64::from(libc::EPERM));
+                self.kill_tree();
+                Ok(())
+            }
+        }
+    }
+
+    fn syscall_exit(&mut self, tid: i32, sink: &mut dyn Sink) -> Result<(), Error> {
+        let call = self.tasks.get_mut(&tid).and_then(|t| t.awaiting_exit.take());
+        let Some((audit_arch, nr, args)) = call else {
+            return ptrace::cont(tid, None);
+        };
+        let rval = match ptrace::syscall_info(tid)? {
+            ptrace::SyscallInfo::Exit { rval, .. } => rval,
+            _ => return ptrace::cont(tid, None),
+        };
+        let pid = self.tasks.get(&tid).map(|t| t.pid).unwrap_or(tid);
+        let Some(p) = self.procs.get_mut(&pid) else { return ptrace::cont(tid, None) };
+        if Arch::native().by_nr(nr).is_some_and(|d| d.class == crate::arch::Class::Creds) {
+            if let Some(c) = procfs::creds(pid) {
+                p.info.creds = c;
+            }
+        }
+        let p = &self.procs[&pid];
+        let stop = SyscallStop { time_ns: self.now(), pid, tid, audit_arch, nr, args, proc: &p.info };
+        match sink.on_syscall_exit(&stop, rval)? {
+            Verdict::Kill => {
+                self.kill_tree();
+                Ok(())
+            }
+            _ => ptrace::cont(tid, None),
+        }
+    }
+
+    fn gone(&mut self, tid: i32, status: ExitStatus, sink: &mut dyn Sink) -> Result<(), Error> {
+        let Some(task) = self.tasks.remove(&tid) else {
+            // Not a tracee (e.g. an orphan reparented to sbx that was never traced): reaped.
+            return Ok(());
+        };
+        let pid = task.pid;
+        let last = self.procs.get(&pid).is_none_or(|p| p.threads <= 1);
+        let info = self.procs.get(&pid).map(|p| p.info.clone()).unwrap_or_default();
+        let now = self.now();
+        sink.on_exit(now, &TaskRef { pid, tid, proc: &info }, status, last && tid == pid);
+        if tid == pid && pid == self.root {
+            self.root_status = Some(status);
+        }
+        self.drop_thread(pid, true);
+        Ok(())
+    }
+
+    fn drop_thread(&mut self, pid: i32, _exited: bool) {
+        if let Some(p) = self.procs.get_mut(&pid) {
+            p.threads = p.threads.saturating_sub(1);
+            if p.threads == 0 {
+                self.procs.remove(&pid);
+            }
+        }
+    }
+}
+
+/// The thread-group id of `tid` from `/proc/TID/status`.
+fn tgid_of(tid: i32) -> Option<i32> {
+    let s = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    s.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse().ok())
+}
+
+fn errno_text(errno: i32) -> &'static str {
+    match errno {
+        libc::EACCES => "permission denied",
+        libc::ENOEXEC => "exec format error",
+        libc::EISDIR => "is a directory",
+        libc::ENOTDIR => "not a directory",
+        _ => "exec failed",
+    }
+}

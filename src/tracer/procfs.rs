@@ -1,0 +1,98 @@
+//! [`ProcView`] and process identity from `/proc/PID`.
+//!
+//! The tracer reads `/proc` only at stops where the answer can have changed (exec, credential
+//! syscalls) and caches it in the process table; path resolution reads cwd/root/fd links on
+//! demand because they change with every chdir/dup.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::Path;
+
+use crate::decode::ProcView;
+use crate::event::Creds;
+
+/// The `/proc` view of one thread.
+#[derive(Debug, Clone, Copy)]
+pub struct TraceeProc {
+    pub pid: i32,
+    pub tid: i32,
+}
+
+fn readlink(p: &Path) -> Option<Vec<u8>> {
+    std::fs::read_link(p).ok().map(|t| t.into_os_string().into_vec())
+}
+
+impl ProcView for TraceeProc {
+    fn pid(&self) -> i32 {
+        self.pid
+    }
+    fn tid(&self) -> i32 {
+        self.tid
+    }
+    fn cwd(&self) -> Option<Vec<u8>> {
+        // Threads may have their own cwd (unshare(CLONE_FS)); ask the thread.
+        readlink(Path::new(&format!("/proc/{}/task/{}/cwd", self.pid, self.tid)))
+            .or_else(|| readlink(Path::new(&format!("/proc/{}/cwd", self.pid))))
+    }
+    fn root(&self) -> Option<Vec<u8>> {
+        readlink(Path::new(&format!("/proc/{}/task/{}/root", self.pid, self.tid)))
+            .or_else(|| readlink(Path::new(&format!("/proc/{}/root", self.pid))))
+    }
+    fn fd_path(&self, fd: i32) -> Option<Vec<u8>> {
+        readlink(Path::new(&format!("/proc/{}/fd/{}", self.pid, fd)))
+    }
+    fn readlink(&self, path: &[u8]) -> Option<Vec<u8>> {
+        readlink(Path::new(OsStr::from_bytes(path)))
+    }
+}
+
+/// `/proc/PID/comm` without the newline.
+pub fn comm(pid: i32) -> Vec<u8> {
+    let mut c = std::fs::read(format!("/proc/{pid}/comm")).unwrap_or_default();
+    if c.last() == Some(&b'\n') {
+        c.pop();
+    }
+    c
+}
+
+/// `/proc/PID/exe`.
+pub fn exe(pid: i32) -> Vec<u8> {
+    readlink(Path::new(&format!("/proc/{pid}/exe"))).unwrap_or_default()
+}
+
+/// Real and effective ids from `/proc/PID/status` (`Uid:` and `Gid:` lines).
+pub fn creds(pid: i32) -> Option<Creds> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    parse_creds(&s)
+}
+
+/// Parse the `Uid:`/`Gid:` lines of a `/proc/PID/status` text.
+pub fn parse_creds(status: &str) -> Option<Creds> {
+    let ids = |key: &str| -> Option<(u32, u32)> {
+        let line = status.lines().find(|l| l.starts_with(key))?;
+        let mut it = line[key.len()..].split_whitespace().map(|w| w.parse::<u32>());
+        Some((it.next()?.ok()?, it.next()?.ok()?))
+    };
+    let (uid, euid) = ids("Uid:")?;
+    let (gid, egid) = ids("Gid:")?;
+    Some(Creds { uid, euid, gid, egid })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_status_ids() {
+        let s = "Name:\tsh\nUid:\t1000\t0\t0\t0\nGid:\t100\t100\t100\t100\n";
+        assert_eq!(parse_creds(s), Some(Creds { uid: 1000, euid: 0, gid: 100, egid: 100 }));
+        assert_eq!(parse_creds("Name:\tsh\n"), None);
+    }
+
+    #[test]
+    fn reads_own_process() {
+        let me = i32::try_from(std::process::id()).unwrap();
+        assert!(!exe(me).is_empty());
+        assert!(creds(me).is_some());
+    }
+}

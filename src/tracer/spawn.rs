@@ -1,0 +1,195 @@
+//! Start the workload under the tracer (design.md section 2).
+//!
+//! The parent resolves the command on `PATH` first (so the workload makes exactly one execve,
+//! the one the policy sees), builds every argument of the child's calls, then forks. The child
+//! waits on a pipe until the parent has `PTRACE_SEIZE`d it, installs the seccomp programs
+//! (without `no_new_privs` when root, so setuid programs keep working), and execs. An exec
+//! failure travels back as an errno over a `CLOEXEC` pipe. sbx's own fds are all `CLOEXEC`, so
+//! the workload inherits exactly the fds, environment and personality it would have without sbx.
+
+use std::ffi::{CString, OsStr, OsString};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use nix::sys::ptrace::Options;
+use nix::unistd::{ForkResult, Pid};
+
+use super::{Error, ptrace};
+
+/// The ptrace options of design.md section 2.
+pub fn options() -> Options {
+    Options::PTRACE_O_EXITKILL
+        | Options::PTRACE_O_TRACESECCOMP
+        | Options::PTRACE_O_TRACEFORK
+        | Options::PTRACE_O_TRACEVFORK
+        | Options::PTRACE_O_TRACECLONE
+        | Options::PTRACE_O_TRACEEXEC
+        | Options::PTRACE_O_TRACESYSGOOD
+}
+
+/// Find `cmd` like execvp would: as given if it contains a `/`, else on `PATH`.
+pub fn resolve_command(cmd: &OsStr) -> Result<PathBuf, Error> {
+    let name = cmd.to_string_lossy().into_owned();
+    if cmd.as_bytes().contains(&b'/') {
+        let p = PathBuf::from(cmd);
+        return match std::fs::metadata(&p) {
+            Ok(m) if m.is_dir() => Err(Error::NotExecutable { cmd: name, why: "is a directory" }),
+            Ok(_) if !is_executable(&p) => {
+                Err(Error::NotExecutable { cmd: name, why: "permission denied" })
+            }
+            Ok(_) => Ok(p),
+            Err(_) => Err(Error::CommandNotFound { cmd: name }),
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/bin:/bin"));
+    let mut found_not_exec = false;
+    for dir in std::env::split_paths(&path) {
+        let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+        let p = dir.join(cmd);
+        if let Ok(m) = std::fs::metadata(&p) {
+            if m.is_file() && is_executable(&p) {
+                return Ok(p);
+            }
+            found_not_exec = true;
+        }
+    }
+    if found_not_exec {
+        Err(Error::NotExecutable { cmd: name, why: "permission denied" })
+    } else {
+        Err(Error::CommandNotFound { cmd: name })
+    }
+}
+
+fn is_executable(p: &Path) -> bool {
+    nix::unistd::access(p, nix::unistd::AccessFlags::X_OK).is_ok()
+}
+
+/// A seccomp program ready for `seccomp(2)`.
+pub type Program = Vec<libc::sock_filter>;
+
+/// The running child and the pipe its exec failure would come back on.
+#[derive(Debug)]
+pub struct Spawned {
+    pub pid: i32,
+    /// Read end of the exec-status pipe: EOF after a successful exec, else 4 bytes of errno.
+    pub status_pipe: OwnedFd,
+}
+
+/// Fork the workload, seize it, and let it install `programs` and exec `path` with `argv`.
+pub fn spawn(path: &Path, argv: &[OsString], programs: &[Program]) -> Result<Spawned, Error> {
+    let c_path = cstring(path.as_os_str())?;
+    let c_argv: Vec<CString> = argv.iter().map(|a| cstring(a)).collect::<Result<_, _>>()?;
+    let mut argv_ptrs: Vec<*const libc::c_char> = c_argv.iter().map(|a| a.as_ptr()).collect();
+    argv_ptrs.push(std::ptr::null());
+    let fprogs: Vec<libc::sock_fprog> = programs
+        .iter()
+        .map(|p| {
+            Ok(libc::sock_fprog {
+                len: u16::try_from(p.len())
+                    .map_err(|_| Error::Internal("seccomp program too long".into()))?,
+                filter: p.as_ptr().cast_mut(),
+            })
+        })
+        .collect::<Result<_, Error>>()?;
+    let as_root = nix::unistd::geteuid().is_root();
+
+    let (go_r, go_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(Error::Setup)?;
+    let (st_r, st_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(Error::Setup)?;
+
+    // SAFETY: sbx is single-threaded when it spawns (the tracer runs on the main thread and
+    // spawns before any other thread exists), so the child may run arbitrary code; it still
+    // only makes raw syscalls on data prepared above and then execs or _exits.
+    match unsafe { nix::unistd::fork() }.map_err(Error::Setup)? {
+        ForkResult::Child => {
+            drop(go_w);
+            drop(st_r);
+            child(go_r, st_w, &c_path, &argv_ptrs, &fprogs, as_root)
+        }
+        ForkResult::Parent { child } => {
+            drop(go_r);
+            drop(st_w);
+            let pid = child.as_raw();
+            if let Err(e) = ptrace::seize(pid, options()) {
+                let _ = nix::sys::signal::kill(Pid::from_raw(pid), nix::sys::signal::SIGKILL);
+                return Err(e);
+            }
+            // Release the child: it installs the filters and execs under our eyes.
+            nix::unistd::write(&go_w, &[1]).map_err(Error::Setup)?;
+            drop(go_w);
+            Ok(Spawned { pid, status_pipe: st_r })
+        }
+    }
+}
+
+fn cstring(s: &OsStr) -> Result<CString, Error> {
+    CString::new(s.as_bytes())
+        .map_err(|_| Error::Internal(format!("argument {s:?} contains a NUL byte")))
+}
+
+/// The child side. Never returns.
+fn child(
+    go_r: OwnedFd,
+    st_w: OwnedFd,
+    path: &CString,
+    argv: &[*const libc::c_char],
+    fprogs: &[libc::sock_fprog],
+    as_root: bool,
+) -> ! {
+    let fail = |errno: i32, code: i32| -> ! {
+        let b = errno.to_ne_bytes();
+        // SAFETY: `b` is a live 4-byte array; write reads at most 4 bytes from it.
+        unsafe { libc::write(st_w.as_raw_fd(), b.as_ptr().cast(), b.len()) };
+        // SAFETY: _exit never returns and runs no destructors or atexit handlers of the parent.
+        unsafe { libc::_exit(code) }
+    };
+    let mut byte = [0u8; 1];
+    // SAFETY: `byte` is a live 1-byte buffer; read writes at most 1 byte into it.
+    if unsafe { libc::read(go_r.as_raw_fd(), byte.as_mut_ptr().cast(), 1) } != 1 {
+        fail(libc::EPIPE, 127);
+    }
+    // Rust ignores SIGPIPE in sbx; an ignored signal survives exec, so restore the default the
+    // workload would have had without sbx.
+    // SAFETY: SIG_DFL is a valid disposition for SIGPIPE; no handler pointer is involved.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    if !as_root {
+        // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) takes no pointers.
+        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+            fail(errno(), 127);
+        }
+    }
+    for prog in fprogs {
+        // SAFETY: `prog` points to a live sock_fprog whose `filter` points to `len` valid
+        // sock_filter instructions owned by the parent's copy of `programs` (still mapped in
+        // the child); the kernel copies the program before returning.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                0,
+                prog as *const libc::sock_fprog,
+            )
+        };
+        if r != 0 {
+            fail(errno(), 127);
+        }
+    }
+    // SAFETY: `path` is a NUL-terminated string and `argv` a NULL-terminated array of pointers
+    // to NUL-terminated strings, all alive until execv replaces the image; `environ` is ours.
+    unsafe { libc::execv(path.as_ptr(), argv.as_ptr()) };
+    let e = errno();
+    fail(e, if e == libc::ENOENT { 127 } else { 126 })
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+}
+
+/// Read the exec status: `None` after a successful exec, `Some(errno)` if exec failed.
+pub fn exec_failure(status_pipe: &OwnedFd) -> Option<i32> {
+    let mut b = [0u8; 4];
+    match nix::unistd::read(status_pipe, &mut b) {
+        Ok(4) => Some(i32::from_ne_bytes(b)),
+        _ => None,
+    }
+}

@@ -1,0 +1,193 @@
+//! Shared test helpers: a unique temp [`Dir`], the [`Sbx`] command builder with a hang guard,
+//! C fixture compilation, and trace reading.
+
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use sbx::event::Event;
+use sbx::trace::{Header, TraceReader};
+
+/// The sbx binary built by cargo for this test run.
+pub fn sbx_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_sbx")
+}
+
+/// A unique temporary directory, removed on drop.
+pub struct Dir {
+    pub tmp: tempfile::TempDir,
+}
+
+impl Dir {
+    pub fn new() -> Dir {
+        Dir { tmp: tempfile::Builder::new().prefix("sbx-test-").tempdir().unwrap() }
+    }
+    pub fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+    pub fn join(&self, p: &str) -> PathBuf {
+        self.tmp.path().join(p)
+    }
+    pub fn write(&self, p: &str, contents: &str) -> PathBuf {
+        let path = self.join(p);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(&path, contents).unwrap();
+        path
+    }
+}
+
+/// The output of a finished command.
+#[derive(Debug)]
+pub struct Output {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl Output {
+    pub fn assert_code(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code,
+            Some(code),
+            "expected exit {code}\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+}
+
+/// Run `cmd` with a hang guard: after `timeout` the whole process group is killed and the
+/// test fails.
+pub fn run_guarded(mut cmd: Command, timeout: Duration) -> Output {
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.process_group(0);
+    let start = Instant::now();
+    let child = cmd.spawn().expect("spawn");
+    let pid = child.id();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let d2 = done.clone();
+    let guard = std::thread::spawn(move || {
+        while start.elapsed() < timeout {
+            if d2.load(std::sync::atomic::Ordering::SeqCst) {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = Command::new("kill").args(["-KILL", "--", &format!("-{pid}")]).status();
+        true
+    });
+    let out = child.wait_with_output().expect("wait");
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let hung = guard.join().unwrap();
+    assert!(!hung, "command hung and was killed after {timeout:?}");
+    Output {
+        code: out.status.code(),
+        signal: out.status.signal(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        elapsed: start.elapsed(),
+    }
+}
+
+/// A builder for an sbx invocation.
+pub struct Sbx {
+    pub cmd: Command,
+    pub timeout: Duration,
+}
+
+impl Sbx {
+    pub fn new<I, S>(args: I) -> Sbx
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = Command::new(sbx_bin());
+        cmd.args(args);
+        Sbx { cmd, timeout: Duration::from_secs(60) }
+    }
+    pub fn cwd(mut self, dir: &Path) -> Sbx {
+        self.cmd.current_dir(dir);
+        self
+    }
+    pub fn env(mut self, k: &str, v: impl AsRef<OsStr>) -> Sbx {
+        self.cmd.env(k, v);
+        self
+    }
+    /// Append more arguments, then run.
+    pub fn run_with(mut self, args: &[&OsStr]) -> Output {
+        self.cmd.args(args);
+        self.run()
+    }
+    pub fn run(self) -> Output {
+        run_guarded(self.cmd, self.timeout)
+    }
+}
+
+/// Run a plain command (without sbx) with the hang guard.
+pub fn bare<I, S>(prog: &str, args: I, dir: &Path) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut cmd = Command::new(prog);
+    cmd.args(args).current_dir(dir);
+    run_guarded(cmd, Duration::from_secs(60))
+}
+
+static FIXTURE_LOCK: Mutex<()> = Mutex::new(());
+
+/// Compile `tests/fixtures/NAME.c` once per test run; returns the binary's path.
+pub fn fixture(name: &str) -> PathBuf {
+    let _g = FIXTURE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(format!("{name}.c"));
+    let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixtures");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let bin = out_dir.join(name);
+    let fresh = bin.metadata().and_then(|b| b.modified()).ok()
+        >= src.metadata().and_then(|s| s.modified()).ok();
+    if !bin.exists() || !fresh {
+        let st = Command::new("gcc")
+            .args(["-O1", "-Wall", "-pthread", "-o"])
+            .arg(&bin)
+            .arg(&src)
+            .status()
+            .expect("gcc must be installed (see .ci/run)");
+        assert!(st.success(), "compiling fixture {name} failed");
+    }
+    bin
+}
+
+/// Read a whole trace.
+pub fn read_trace(path: &Path) -> (Header, Vec<Event>) {
+    let f = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    let mut r = TraceReader::new(f).unwrap();
+    let header = r.header().clone();
+    let events: Vec<Event> = r.by_ref().map(|e| e.unwrap()).collect();
+    assert_eq!(r.truncated(), None, "trace unexpectedly truncated");
+    (header, events)
+}
+
+/// Record `args` in `dir` into `dir/trace.bin`; returns the output and the events.
+pub fn record(dir: &Path, args: &[&str]) -> (Output, Header, Vec<Event>) {
+    let trace = dir.join("trace.bin");
+    let mut a: Vec<&OsStr> = vec![OsStr::new("record"), OsStr::new("-o"), trace.as_os_str(), OsStr::new("--")];
+    a.extend(args.iter().map(OsStr::new));
+    let out = Sbx::new(a).cwd(dir).run();
+    let (h, ev) = read_trace(&trace);
+    (out, h, ev)
+}
+
+/// Lossy string of a byte path.
+pub fn s(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
