@@ -494,6 +494,8 @@ impl<R: Read> Iterator for TraceReader<R> {
 impl<R: Read> std::iter::FusedIterator for TraceReader<R> {}
 
 #[cfg(test)]
+// Synthetic test data uses small counters: the casts cannot lose anything.
+#[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
 mod tests {
     use super::*;
     use crate::arch::Arch;
