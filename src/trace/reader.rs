@@ -925,6 +925,43 @@ mod tests {
         assert_eq!(trunc, None);
     }
 
+    /// The committed sample traces (tests/data/traces/) must keep reading back, and the writer
+    /// must keep producing the same bytes: a failure here means the wire format changed, which
+    /// needs a FORMAT_VERSION bump (docs/trace-format.md). `SBX_REGEN_TRACES=1` rewrites them.
+    #[test]
+    fn golden_traces() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces");
+        let evs = events(12);
+        let small = encode(&evs);
+        let cut = small.len() - 5;
+        let mut bad = small.clone();
+        bad[..8].copy_from_slice(b"NOTATRCE");
+        if std::env::var_os("SBX_REGEN_TRACES").is_some() {
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            std::fs::write(dir.join("small.bin"), &small).expect("write");
+            std::fs::write(dir.join("truncated.bin"), &small[..cut]).expect("write");
+            std::fs::write(dir.join("bad-magic.bin"), &bad).expect("write");
+        }
+        let golden = std::fs::read(dir.join("small.bin")).expect("tests/data/traces/small.bin");
+        assert_eq!(decode(&golden).0.expect("events"), evs);
+        assert_eq!(
+            golden, small,
+            "the writer's output changed: bump FORMAT_VERSION?"
+        );
+        let trunc = std::fs::read(dir.join("truncated.bin")).expect("truncated.bin");
+        let (got, at) = decode(&trunc);
+        assert_eq!(got.expect("prefix"), evs[..11]);
+        assert!(at.is_some());
+        let bad = std::fs::read(dir.join("bad-magic.bin")).expect("bad-magic.bin");
+        assert!(matches!(
+            decode(&bad).0,
+            Err(ReadError {
+                kind: ReadErrorKind::BadMagic,
+                ..
+            })
+        ));
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
 

@@ -91,7 +91,8 @@ impl<W: Write> TraceWriter<W> {
         Ok(w)
     }
 
-    /// Bound the interned string bytes (mainly for tests); at least one string is kept.
+    /// Bound the interned string bytes (mainly for tests). The table is reset only between
+    /// events, so one event's strings always stay defined.
     pub fn with_intern_limit(mut self, bytes: usize) -> Self {
         self.intern_limit = bytes;
         self
