@@ -770,18 +770,86 @@ mod tests {
         assert!(per_event < 40.0, "{per_event} bytes/event");
     }
 
-    #[test]
-    fn flush_policy_writes_large_buffers_only() {
-        let mut w = TraceWriter::new(Vec::new(), &header()).expect("header");
-        let evs = events(20);
-        for e in &evs {
-            w.write(e).expect("write");
+    /// A `Write` whose bytes the test can see while the writer still owns it.
+    #[derive(Debug, Clone, Default)]
+    struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+    impl std::io::Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(b);
+            Ok(b.len())
         }
-        // Small traces stay buffered until flush.
-        let buffered = w.bytes_written();
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn flush_policy() {
+        let sink = Shared::default();
+        let mut w = TraceWriter::new(sink.clone(), &header()).expect("header");
+        let after_header = sink.0.borrow().len();
+        assert!(after_header > 12, "the header is written out at once");
+        let evs = events(5000);
+        let mut i = 0;
+        while sink.0.borrow().len() == after_header {
+            w.write(&evs[i]).expect("write");
+            i += 1;
+        }
+        // Output reached the sink without flush only once the buffer passed 64 KiB.
+        let out = sink.0.borrow().len() - after_header;
+        assert!(out > crate::trace::writer::FLUSH_AT, "{out}");
+        assert!(out < crate::trace::writer::FLUSH_AT + 4096, "{out}");
+        w.write(&evs[i]).expect("write");
+        let before = sink.0.borrow().len();
         w.flush().expect("flush");
-        let out = w.finish().expect("finish");
-        assert_eq!(out.len() as u64, buffered);
+        assert!(sink.0.borrow().len() > before);
+        assert_eq!(sink.0.borrow().len() as u64, w.bytes_written());
+        // Dropping flushes what is left.
+        w.write(&evs[i + 1]).expect("write");
+        drop(w);
+        let bytes = sink.0.borrow().clone();
+        assert_eq!(decode(&bytes).0.expect("events"), evs[..i + 2]);
+    }
+
+    #[derive(Debug)]
+    struct Broken;
+
+    impl std::io::Write for Broken {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("disk on fire"))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn write_errors_surface() {
+        let e = TraceWriter::new(Broken, &header()).expect_err("must fail");
+        assert_eq!(e.to_string(), "cannot write trace: disk on fire");
+    }
+
+    #[test]
+    fn first_event_must_carry_process_info() {
+        let rec = Record::Event(WireEvent {
+            dt: 0,
+            pid: 1,
+            tid_off: 0,
+            proc: None,
+            kind: WireKind::Spawn {
+                child: 2,
+                thread: false,
+                via: WireVia::Fork,
+            },
+        });
+        let bytes = with_frames(&[postcard::to_stdvec(&rec).expect("encode")]);
+        let e = decode(&bytes).0.expect_err("corrupt");
+        assert!(
+            e.to_string()
+                .contains("first event refers to a previous process"),
+            "{e}"
+        );
     }
 
     #[test]
