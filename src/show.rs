@@ -726,6 +726,12 @@ pub struct Stats {
     syscalls: BTreeMap<String, Count>,
 }
 
+fn none_if_empty(s: &mut String, empty: bool) {
+    if empty {
+        s.push_str("  (none)\n");
+    }
+}
+
 /// `/a/b/c` → (`/a/b`, `c`); `/x` → (`/`, `x`); `rel` → (`.`, `rel`).
 fn split_dir(p: &[u8]) -> (Vec<u8>, Vec<u8>) {
     match p.iter().rposition(|b| *b == b'/') {
@@ -845,6 +851,7 @@ impl Stats {
 
         s.push_str("\nprocesses:\n");
         self.render_tree(&mut s);
+        none_if_empty(&mut s, self.procs.is_empty());
 
         s.push_str("\nfiles by directory:\n");
         for (dir, d) in &self.dirs {
@@ -866,6 +873,7 @@ impl Stats {
             }
             s.push('\n');
         }
+        none_if_empty(&mut s, self.dirs.is_empty());
 
         s.push_str("\nnetwork:\n");
         for (peer, acc) in &self.peers {
@@ -875,6 +883,7 @@ impl Stats {
                 .collect();
             let _ = writeln!(s, "  {peer}: {}", acc.join(", "));
         }
+        none_if_empty(&mut s, self.peers.is_empty());
 
         s.push_str("\ngated syscalls:\n");
         for (name, c) in self
@@ -884,6 +893,8 @@ impl Stats {
         {
             let _ = writeln!(s, "  {name} {}", c.calls);
         }
+        let gated = self.syscalls.keys().any(|n| class(n) == Some(Class::Gated));
+        none_if_empty(&mut s, !gated);
         let unknown: Vec<&String> = self
             .syscalls
             .keys()
@@ -912,6 +923,7 @@ impl Stats {
             }
             s.push('\n');
         }
+        none_if_empty(&mut s, self.syscalls.is_empty());
         s
     }
 
@@ -1926,6 +1938,10 @@ syscalls:
             st.add(&e);
         }
         let out = st.render_with(&header(), &|_| None);
+        assert!(
+            out.contains("\nnetwork:\n  (none)\n\ngated syscalls:\n  (none)\n"),
+            "{out}"
+        );
         assert!(
             out.contains("  20 a \"/usr/bin/a\" exit 0\n    21 b \"/usr/bin/b\" exit 1\n"),
             "{out}"
