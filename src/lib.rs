@@ -15,12 +15,12 @@
 
 pub mod arch;
 pub mod decode;
-pub mod diff;
 pub mod event;
+pub mod profile;
+pub mod trace;
+pub mod diff;
 pub mod filter;
 pub mod learn;
 pub mod policy;
-pub mod profile;
 pub mod report;
 pub mod show;
-pub mod trace;
