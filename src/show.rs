@@ -1,1 +1,1951 @@
-//! (in progress)
+//! `sbx show` and `sbx stats` formatting: [`Event`] → one strace/SystemTap-like line
+//! ([`format_event`]) or a JSON object ([`event_json`]); event selection ([`Filter`]); and a
+//! streaming summary of a whole trace ([`Stats`]).
+//!
+//! Pure: data in, strings out. Reading the trace and printing belong to `cli::show`.
+//!
+//! Line format (syscalls):
+//! `comm[pid] name(args) as uid/euid = result`, or `comm[pid/tid] ...` when the acting thread
+//! is not the process leader. Argument positions come from the architecture's [`Sem`]: path
+//! arguments show the literal string the workload passed, followed by ` -> "/effective"` when
+//! the path sbx resolved (absolute, symlinks followed) differs from it; dirfds, open/at flags,
+//! modes and socket addresses are named. A syscall the table does not know (or a `Sem::Raw`
+//! one) prints its six words in hex followed by its decoded targets in brackets. Byte strings
+//! are C-escaped (`\n`, `\"`, `\\`, `\xff`) when they are not printable UTF-8.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use globset::{Candidate, GlobMatcher};
+use serde_json::{Value, json};
+
+use crate::arch::{Arch, Class, Follow, Sem, SockOp};
+use crate::decode::flags;
+use crate::event::{
+    Access, AccessSet, Event, EventKind, ExitStatus, Object, Outcome, PathObj, SockAddr, SpawnVia,
+    Syscall, Target, errno_name,
+};
+use crate::trace::Header;
+
+/// Escape bytes C-style for display, without quotes: printable UTF-8 is kept, `"` and `\`
+/// are backslashed, controls become `\n`, `\t`, `\r` or `\xNN`, invalid UTF-8 bytes `\xNN`.
+pub fn escape(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                '\r' => out.push_str("\\r"),
+                c if c.is_control() => {
+                    let mut buf = [0u8; 4];
+                    for b in c.encode_utf8(&mut buf).bytes() {
+                        let _ = write!(out, "\\x{b:02x}");
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02x}");
+        }
+    }
+    out
+}
+
+/// `escape` in double quotes.
+pub fn quote(bytes: &[u8]) -> String {
+    format!("\"{}\"", escape(bytes))
+}
+
+/// A path argument: the literal, then ` -> "effective"` when sbx resolved it elsewhere.
+fn path_arg(p: &PathObj) -> String {
+    let mut s = quote(&p.literal);
+    if p.effective() != p.literal.as_slice() {
+        s.push_str(" -> ");
+        s.push_str(&quote(p.effective()));
+    }
+    s
+}
+
+/// `{AF_INET, 127.0.0.1:8080}`, `{AF_UNIX, "/run/x.sock"}`, `{AF_UNIX, @"abstract"}`.
+pub fn sockaddr(a: &SockAddr) -> String {
+    match a {
+        SockAddr::Inet { addr, port } => {
+            format!("{{AF_INET, {}:{port}}}", std::net::Ipv4Addr::from(*addr))
+        }
+        SockAddr::Inet6 {
+            addr,
+            port,
+            scope_id,
+        } => {
+            let ip = std::net::Ipv6Addr::from(*addr);
+            if *scope_id == 0 {
+                format!("{{AF_INET6, [{ip}]:{port}}}")
+            } else {
+                format!("{{AF_INET6, [{ip}%{scope_id}]:{port}}}")
+            }
+        }
+        SockAddr::Unix(p) => format!("{{AF_UNIX, {}}}", quote(p)),
+        SockAddr::UnixAbstract(p) => format!("{{AF_UNIX, @{}}}", quote(p)),
+        SockAddr::UnixUnnamed => "{AF_UNIX}".to_string(),
+        SockAddr::Other { family, bytes } => {
+            let mut hex: String = bytes.iter().take(32).map(|b| format!("{b:02x}")).collect();
+            if bytes.len() > 32 {
+                hex.push_str("...");
+            }
+            format!("{{{}, {hex}}}", flags::socket_family(*family))
+        }
+        SockAddr::Invalid { len } => format!("{{invalid address, len={len}}}"),
+    }
+}
+
+/// `read|write`.
+fn access_names(a: AccessSet) -> String {
+    let names: Vec<&str> = a.iter().map(Access::name).collect();
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join("|")
+    }
+}
+
+/// An object as shown in brackets after a raw call.
+fn object(o: &Object) -> String {
+    match o {
+        Object::Path(p) => path_arg(p),
+        Object::Socket(a) => sockaddr(a),
+        Object::Fd { fd, path } => fd_arg(*fd, path.as_deref()),
+        Object::Anon(name) => format!("anon {}", quote(name)),
+    }
+}
+
+/// `3</etc/passwd>` when the fd's path is known, else `3`.
+fn fd_arg(fd: i32, path: Option<&[u8]>) -> String {
+    match path {
+        Some(p) => format!("{fd}<{}>", escape(p)),
+        None => fd.to_string(),
+    }
+}
+
+/// A word of unknown meaning: small integers (and small negatives) in decimal, else hex.
+fn raw_word(w: u64) -> String {
+    let v = w.cast_signed();
+    if (-4096..65536).contains(&v) {
+        v.to_string()
+    } else {
+        format!("{w:#x}")
+    }
+}
+
+/// An `int` argument (low 32 bits, signed).
+fn int_arg(w: u64) -> String {
+    u32::try_from(w & 0xffff_ffff)
+        .unwrap_or(0)
+        .cast_signed()
+        .to_string()
+}
+
+/// Who did it: `comm[pid]`, or `comm[pid/tid]` for a non-leader thread.
+fn who(ev: &Event) -> String {
+    if ev.pid == ev.tid {
+        format!("{}[{}]", escape(&ev.proc.comm), ev.pid)
+    } else {
+        format!("{}[{}/{}]", escape(&ev.proc.comm), ev.pid, ev.tid)
+    }
+}
+
+fn errno_str(e: i32) -> String {
+    match errno_name(e) {
+        "E?" => format!("errno {e}"),
+        name => name.to_string(),
+    }
+}
+
+/// ` = 3`, ` = -1 ENOENT`, ` = ?`, ` = -1 EACCES (denied by sbx)`, ` = ? (killed by sbx)`.
+fn outcome(o: &Outcome) -> String {
+    match o {
+        Outcome::Value(v) if *v > i64::from(u32::MAX) || *v < -4096 => format!(" = {v:#x}"),
+        Outcome::Value(v) => format!(" = {v}"),
+        Outcome::Errno(e) => format!(" = -1 {}", errno_str(*e)),
+        Outcome::Unknown => " = ?".to_string(),
+        Outcome::Denied(e) => format!(" = -1 {} (denied by sbx)", errno_str(*e)),
+        Outcome::Killed => " = ? (killed by sbx)".to_string(),
+    }
+}
+
+fn signal_or_code(s: ExitStatus) -> String {
+    match s {
+        ExitStatus::Code(c) => format!("exit {c}"),
+        ExitStatus::Signal(sig) => format!("killed by {}", flags::signal_name(sig)),
+    }
+}
+
+/// One event as one line (no trailing newline). See the module docs for the format.
+pub fn format_event(ev: &Event, arch: Arch) -> String {
+    format_event_with(ev, arch, &|name| arch.by_name(name).map(|d| d.sem))
+}
+
+/// [`format_event`] with the syscall semantics supplied by `sem_of` (tests use hand-made
+/// [`Sem`]s so they do not depend on the table's contents).
+fn format_event_with(ev: &Event, arch: Arch, sem_of: &dyn Fn(&str) -> Option<Sem>) -> String {
+    let mut s = who(ev);
+    s.push(' ');
+    let c = ev.proc.creds;
+    match &ev.kind {
+        EventKind::Syscall(sys) => {
+            s.push_str(&format_syscall(sys, arch, sem_of(&sys.name)));
+            let _ = write!(s, " as {}/{}", c.uid, c.euid);
+            s.push_str(&outcome(&sys.outcome));
+        }
+        EventKind::Spawn(sp) => {
+            let via = match sp.via {
+                SpawnVia::Fork => "fork",
+                SpawnVia::Vfork => "vfork",
+                SpawnVia::Clone => "clone",
+            };
+            let thread = if sp.thread { " thread" } else { "" };
+            let _ = write!(s, "spawn {via}{thread} -> {}", sp.child);
+        }
+        EventKind::Exec(x) => {
+            let argv: Vec<String> = x.argv.iter().map(|a| quote(a)).collect();
+            let env: Vec<String> = x.env_names.iter().map(|e| escape(e)).collect();
+            let _ = write!(
+                s,
+                "exec {} [{}] env=[{}]",
+                quote(&x.path),
+                argv.join(", "),
+                env.join(", ")
+            );
+            if let Some(t) = x.former_tid {
+                let _ = write!(s, " (from thread {t})");
+            }
+            if c.uid != c.euid {
+                let _ = write!(s, " as {}/{}", c.uid, c.euid);
+            }
+        }
+        EventKind::Exit(x) => {
+            if !x.process {
+                s.push_str("thread ");
+            }
+            s.push_str(&signal_or_code(x.status));
+        }
+    }
+    s
+}
+
+/// Argument slots being filled for one call.
+struct Slots<'a> {
+    sys: &'a Syscall,
+    slots: [Option<String>; 6],
+    count: usize,
+    used: Vec<bool>,
+}
+
+impl<'a> Slots<'a> {
+    fn new(sys: &'a Syscall) -> Self {
+        Slots {
+            sys,
+            slots: Default::default(),
+            count: 0,
+            used: vec![false; sys.targets.len()],
+        }
+    }
+
+    fn word(&self, i: u8) -> u64 {
+        self.sys.args.get(usize::from(i)).copied().unwrap_or(0)
+    }
+
+    fn set(&mut self, i: u8, s: String) {
+        let i = usize::from(i);
+        if i < 6 {
+            self.slots[i] = Some(s);
+            self.count = self.count.max(i + 1);
+        }
+    }
+
+    /// Take the next unused target matching `pick`.
+    fn take<T>(&mut self, pick: impl Fn(&'a Target) -> Option<T>) -> Option<T> {
+        for (i, t) in self.sys.targets.iter().enumerate() {
+            if self.used[i] {
+                continue;
+            }
+            if let Some(v) = pick(t) {
+                self.used[i] = true;
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    /// Set slot `i` to the next path target (or the fd an AT_EMPTY_PATH call acts on).
+    fn path(&mut self, i: u8) {
+        let s = self
+            .take(|t| match &t.object {
+                Object::Path(p) => Some(path_arg(p)),
+                _ => None,
+            })
+            .or_else(|| {
+                self.take(|t| match &t.object {
+                    Object::Fd { fd, path } => {
+                        Some(format!("\"\" ({})", fd_arg(*fd, path.as_deref())))
+                    }
+                    _ => None,
+                })
+            })
+            .unwrap_or_else(|| format!("{:#x}", self.word(i)));
+        self.set(i, s);
+    }
+
+    fn dirfd(&mut self, i: Option<u8>) {
+        if let Some(i) = i {
+            self.set(i, flags::dirfd(self.word(i)));
+        }
+    }
+
+    fn at_flags(&mut self, i: u8) {
+        self.set(i, flags::at_flags(self.word(i)));
+    }
+
+    fn follow(&mut self, f: Follow) {
+        match f {
+            Follow::UnlessFlag { arg, .. } | Follow::IfFlag { arg, .. } => self.at_flags(arg),
+            Follow::Yes | Follow::No => {}
+        }
+    }
+
+    /// Mode or owner arguments that follow a path or fd at `after` for some accesses.
+    fn extra(&mut self, after: u8, access: AccessSet) {
+        if access.contains(Access::Chmod) || access.contains(Access::Create) {
+            self.set(after + 1, flags::mode(self.word(after + 1)));
+        } else if access.contains(Access::Chown) {
+            self.set(after + 1, int_arg(self.word(after + 1)));
+            self.set(after + 2, int_arg(self.word(after + 2)));
+        } else if access.contains(Access::Truncate) {
+            self.set(after + 1, self.word(after + 1).cast_signed().to_string());
+        }
+    }
+
+    fn sock(&mut self, i: u8) {
+        let s = self
+            .take(|t| match &t.object {
+                Object::Socket(a) => Some(sockaddr(a)),
+                _ => None,
+            })
+            .unwrap_or_else(|| raw_word(self.word(i)));
+        self.set(i, s);
+    }
+
+    fn fd(&mut self, i: u8) {
+        let w = self.word(i);
+        let s = self
+            .take(|t| match &t.object {
+                Object::Fd { fd, path } => Some(fd_arg(*fd, path.as_deref())),
+                _ => None,
+            })
+            .unwrap_or_else(|| int_arg(w));
+        self.set(i, s);
+    }
+
+    fn render(self, name: &str) -> String {
+        let mut args = Vec::with_capacity(self.count);
+        for i in 0..self.count {
+            match &self.slots[i] {
+                Some(s) => args.push(s.clone()),
+                None => args.push(raw_word(self.sys.args[i])),
+            }
+        }
+        let mut s = format!("{name}({})", args.join(", "));
+        let rest: Vec<String> = self
+            .sys
+            .targets
+            .iter()
+            .zip(&self.used)
+            .filter(|(_, used)| !**used)
+            .map(|(t, _)| format!("{} {}", access_names(t.access), object(&t.object)))
+            .collect();
+        if !rest.is_empty() {
+            let _ = write!(s, " [{}]", rest.join(", "));
+        }
+        s
+    }
+}
+
+/// `name(args)` placed by the arch table's [`Sem`], or raw words plus targets.
+fn format_syscall(sys: &Syscall, arch: Arch, sem: Option<Sem>) -> String {
+    let mut a = Slots::new(sys);
+    let name = escape(sys.name.as_bytes());
+    match sem {
+        Some(Sem::Open {
+            dirfd,
+            path,
+            flags: fl,
+            how,
+        }) => {
+            a.dirfd(dirfd);
+            a.path(path);
+            match fl {
+                Some(f) if how => {
+                    a.set(f, format!("{:#x}", a.word(f)));
+                    a.set(f + 1, raw_word(a.word(f + 1)));
+                }
+                Some(f) => {
+                    let bits = a.word(f);
+                    a.set(f, flags::open_flags_for(arch, bits));
+                    if bits & (flags::O_CREAT | flags::O_TMPFILE_BIT) != 0 {
+                        a.set(f + 1, flags::mode(a.word(f + 1)));
+                    }
+                }
+                None => a.set(path + 1, flags::mode(a.word(path + 1))),
+            }
+        }
+        Some(Sem::Exec {
+            dirfd,
+            path,
+            argv,
+            envp,
+            flags: fl,
+        }) => {
+            a.dirfd(dirfd);
+            a.path(path);
+            a.set(argv, format!("{:#x}", a.word(argv)));
+            a.set(envp, format!("{:#x}", a.word(envp)));
+            if let Some(f) = fl {
+                a.at_flags(f);
+            }
+        }
+        Some(Sem::Path {
+            dirfd,
+            path,
+            access,
+            follow,
+            empty_path_flag,
+        }) => {
+            a.dirfd(dirfd);
+            a.path(path);
+            a.extra(path, access);
+            a.follow(follow);
+            if let Some(f) = empty_path_flag {
+                a.at_flags(f);
+            }
+        }
+        Some(Sem::TwoPath {
+            olddirfd,
+            old,
+            newdirfd,
+            new,
+            follow,
+            ..
+        }) => {
+            a.dirfd(olddirfd);
+            a.path(old);
+            a.dirfd(newdirfd);
+            a.path(new);
+            a.follow(follow);
+        }
+        Some(Sem::Symlink {
+            target,
+            newdirfd,
+            new,
+        }) => {
+            let paths = sys
+                .targets
+                .iter()
+                .filter(|t| matches!(t.object, Object::Path(_)))
+                .count();
+            if paths >= 2 {
+                // The target text first, as written (it is not resolved by the kernel).
+                let lit = a.take(|t| match &t.object {
+                    Object::Path(p) => Some(quote(&p.literal)),
+                    _ => None,
+                });
+                a.set(target, lit.unwrap_or_default());
+            } else {
+                a.set(target, format!("{:#x}", a.word(target)));
+            }
+            a.dirfd(newdirfd);
+            a.path(new);
+        }
+        Some(Sem::Fd { fd, access }) => {
+            a.fd(fd);
+            a.extra(fd, access);
+        }
+        Some(Sem::Sock { op }) => match op {
+            SockOp::Connect | SockOp::Bind => {
+                a.fd(0);
+                a.sock(1);
+                a.set(2, raw_word(a.word(2)));
+            }
+            SockOp::Listen => {
+                a.fd(0);
+                a.set(1, int_arg(a.word(1)));
+            }
+            SockOp::SendTo => {
+                a.fd(0);
+                a.set(1, format!("{:#x}", a.word(1)));
+                a.set(2, raw_word(a.word(2)));
+                a.set(3, format!("{:#x}", a.word(3)));
+                a.sock(4);
+                a.set(5, raw_word(a.word(5)));
+            }
+            SockOp::SendMsg => {
+                a.fd(0);
+                let name = a.take(|t| match &t.object {
+                    Object::Socket(s) => Some(sockaddr(s)),
+                    _ => None,
+                });
+                let msg = match name {
+                    Some(n) => format!("{{msg_name={n}}}"),
+                    None => format!("{:#x}", a.word(1)),
+                };
+                a.set(1, msg);
+                a.set(2, format!("{:#x}", a.word(2)));
+            }
+            SockOp::SendMmsg => {
+                a.fd(0);
+                a.set(1, format!("{:#x}", a.word(1)));
+                a.set(2, raw_word(a.word(2)));
+                a.set(3, format!("{:#x}", a.word(3)));
+            }
+            SockOp::Socket => {
+                let fam = u16::try_from(a.word(0)).map_or("AF_UNKNOWN", flags::socket_family);
+                a.set(0, fam.to_string());
+                a.set(1, flags::socket_type(a.word(1)));
+                a.set(2, int_arg(a.word(2)));
+            }
+        },
+        Some(Sem::Raw) | None => {
+            // Unknown to the table: every word in hex, trailing zeros dropped.
+            let n = sys.args.iter().rposition(|w| *w != 0).map_or(0, |i| i + 1);
+            for i in 0..n {
+                let w = sys.args[i];
+                a.set(u8::try_from(i).unwrap_or(0), format!("{w:#x}"));
+            }
+        }
+    }
+    a.render(&name)
+}
+
+/// Bytes as a JSON string: as-is when UTF-8, else C-escaped (see [`escape`]).
+pub fn bytes_json(b: &[u8]) -> Value {
+    match std::str::from_utf8(b) {
+        Ok(s) => Value::String(s.to_string()),
+        Err(_) => Value::String(escape(b)),
+    }
+}
+
+fn outcome_json(o: &Outcome) -> Value {
+    match o {
+        Outcome::Value(v) => json!({"result": "value", "value": v}),
+        Outcome::Errno(e) => json!({"result": "errno", "errno": e, "name": errno_name(*e)}),
+        Outcome::Unknown => json!({"result": "unknown"}),
+        Outcome::Denied(e) => json!({"result": "denied", "errno": e, "name": errno_name(*e)}),
+        Outcome::Killed => json!({"result": "killed"}),
+    }
+}
+
+fn sockaddr_json(a: &SockAddr) -> Value {
+    match a {
+        SockAddr::Inet { addr, port } => json!({
+            "family": "AF_INET", "addr": std::net::Ipv4Addr::from(*addr).to_string(), "port": port
+        }),
+        SockAddr::Inet6 {
+            addr,
+            port,
+            scope_id,
+        } => json!({
+            "family": "AF_INET6", "addr": std::net::Ipv6Addr::from(*addr).to_string(),
+            "port": port, "scope_id": scope_id
+        }),
+        SockAddr::Unix(p) => json!({"family": "AF_UNIX", "path": bytes_json(p)}),
+        SockAddr::UnixAbstract(p) => {
+            json!({"family": "AF_UNIX", "abstract": true, "path": bytes_json(p)})
+        }
+        SockAddr::UnixUnnamed => json!({"family": "AF_UNIX", "unnamed": true}),
+        SockAddr::Other { family, bytes } => json!({
+            "family": flags::socket_family(*family), "family_nr": family,
+            "bytes": bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        }),
+        SockAddr::Invalid { len } => json!({"family": "invalid", "len": len}),
+    }
+}
+
+fn target_json(t: &Target) -> Value {
+    let access: Vec<&str> = t.access.iter().map(Access::name).collect();
+    let mut v = match &t.object {
+        Object::Path(p) => json!({
+            "type": "path",
+            "literal": bytes_json(&p.literal),
+            "abs": bytes_json(&p.abs),
+            "resolved": p.resolved.as_deref().map(bytes_json),
+        }),
+        Object::Socket(a) => json!({"type": "socket", "addr": sockaddr_json(a)}),
+        Object::Fd { fd, path } => {
+            json!({"type": "fd", "fd": fd, "path": path.as_deref().map(bytes_json)})
+        }
+        Object::Anon(name) => json!({"type": "anon", "name": bytes_json(name)}),
+    };
+    v["access"] = json!(access);
+    v
+}
+
+/// One event as a JSON object (one line of `sbx show --json`).
+pub fn event_json(ev: &Event) -> Value {
+    let c = ev.proc.creds;
+    let mut v = json!({
+        "time_ns": ev.time_ns,
+        "pid": ev.pid,
+        "tid": ev.tid,
+        "ppid": ev.proc.ppid,
+        "comm": bytes_json(&ev.proc.comm),
+        "exe": bytes_json(&ev.proc.exe),
+        "uid": c.uid, "euid": c.euid, "gid": c.gid, "egid": c.egid,
+    });
+    let extra = match &ev.kind {
+        EventKind::Syscall(s) => json!({
+            "kind": "syscall",
+            "syscall": s.name,
+            "nr": s.nr,
+            "args": s.args,
+            "targets": s.targets.iter().map(target_json).collect::<Vec<_>>(),
+            "outcome": outcome_json(&s.outcome),
+        }),
+        EventKind::Spawn(sp) => json!({
+            "kind": "spawn",
+            "child": sp.child,
+            "thread": sp.thread,
+            "via": match sp.via { SpawnVia::Fork => "fork", SpawnVia::Vfork => "vfork", SpawnVia::Clone => "clone" },
+        }),
+        EventKind::Exec(x) => json!({
+            "kind": "exec",
+            "path": bytes_json(&x.path),
+            "argv": x.argv.iter().map(|a| bytes_json(a)).collect::<Vec<_>>(),
+            "env_names": x.env_names.iter().map(|e| bytes_json(e)).collect::<Vec<_>>(),
+            "former_tid": x.former_tid,
+        }),
+        EventKind::Exit(x) => match x.status {
+            ExitStatus::Code(code) => json!({"kind": "exit", "process": x.process, "code": code}),
+            ExitStatus::Signal(sig) => json!({
+                "kind": "exit", "process": x.process, "signal": sig,
+                "signal_name": flags::signal_name(sig),
+            }),
+        },
+    };
+    if let (Some(obj), Value::Object(more)) = (v.as_object_mut(), extra) {
+        obj.extend(more);
+    }
+    v
+}
+
+/// Which events `sbx show` prints. Empty lists and `None` select everything; the criteria
+/// that are set must all match (a list matches when any of its entries does).
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Process or thread ids.
+    pub pids: Vec<i32>,
+    /// `comm` values, compared exactly.
+    pub comms: Vec<String>,
+    /// Syscall names; when set, only syscall events match.
+    pub syscalls: Vec<String>,
+    /// Matched against every path of the event (absolute and resolved); events without a
+    /// path do not match.
+    pub path_glob: Option<GlobMatcher>,
+}
+
+impl Filter {
+    pub fn matches(&self, ev: &Event) -> bool {
+        if !self.pids.is_empty() && !self.pids.iter().any(|p| *p == ev.pid || *p == ev.tid) {
+            return false;
+        }
+        if !self.comms.is_empty() && !self.comms.iter().any(|c| c.as_bytes() == ev.proc.comm) {
+            return false;
+        }
+        if !self.syscalls.is_empty() {
+            match &ev.kind {
+                EventKind::Syscall(s) if self.syscalls.contains(&s.name) => {}
+                _ => return false,
+            }
+        }
+        if let Some(glob) = &self.path_glob {
+            let hit = |p: &[u8]| glob.is_match_candidate(&Candidate::from_bytes(p));
+            let any = match &ev.kind {
+                EventKind::Syscall(s) => s.targets.iter().any(|t| match &t.object {
+                    Object::Path(p) => hit(&p.abs) || p.resolved.as_deref().is_some_and(hit),
+                    Object::Fd { path: Some(p), .. } => hit(p),
+                    Object::Socket(SockAddr::Unix(p)) => hit(p),
+                    _ => false,
+                }),
+                EventKind::Exec(x) => hit(&x.path),
+                EventKind::Spawn(_) | EventKind::Exit(_) => false,
+            };
+            if !any {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// What `stats` knows about one process.
+#[derive(Debug, Clone, Default)]
+struct ProcStat {
+    ppid: i32,
+    comm: Vec<u8>,
+    exe: Vec<u8>,
+    argv: Vec<Vec<u8>>,
+    exit: Option<ExitStatus>,
+    threads: u64,
+    events: u64,
+}
+
+#[derive(Debug, Clone, Default)]
+struct DirStat {
+    names: BTreeSet<Vec<u8>>,
+    access: BTreeMap<Access, u64>,
+    failed: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Count {
+    calls: u64,
+    failed: u64,
+}
+
+/// A streaming summary of a trace for `sbx stats`: feed every event to [`Stats::add`], then
+/// [`Stats::render`]. Memory grows with distinct processes, paths, peers and syscall names,
+/// not with the number of events.
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    events: u64,
+    kinds: BTreeMap<&'static str, u64>,
+    procs: BTreeMap<i32, ProcStat>,
+    dirs: BTreeMap<Vec<u8>, DirStat>,
+    peers: BTreeMap<String, BTreeMap<Access, u64>>,
+    syscalls: BTreeMap<String, Count>,
+}
+
+fn none_if_empty(s: &mut String, empty: bool) {
+    if empty {
+        s.push_str("  (none)\n");
+    }
+}
+
+/// `/a/b/c` → (`/a/b`, `c`); `/x` → (`/`, `x`); `rel` → (`.`, `rel`).
+fn split_dir(p: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    match p.iter().rposition(|b| *b == b'/') {
+        Some(0) => (b"/".to_vec(), p[1..].to_vec()),
+        Some(i) => (p[..i].to_vec(), p[i + 1..].to_vec()),
+        None => (b".".to_vec(), p.to_vec()),
+    }
+}
+
+impl Stats {
+    pub fn new() -> Stats {
+        Stats::default()
+    }
+
+    pub fn add(&mut self, ev: &Event) {
+        self.events += 1;
+        let kind = match &ev.kind {
+            EventKind::Syscall(_) => "syscall",
+            EventKind::Spawn(_) => "spawn",
+            EventKind::Exec(_) => "exec",
+            EventKind::Exit(_) => "exit",
+        };
+        *self.kinds.entry(kind).or_default() += 1;
+        let p = self.procs.entry(ev.pid).or_insert_with(|| ProcStat {
+            ppid: ev.proc.ppid,
+            ..ProcStat::default()
+        });
+        p.events += 1;
+        p.comm.clone_from(&ev.proc.comm);
+        p.exe.clone_from(&ev.proc.exe);
+        match &ev.kind {
+            EventKind::Spawn(sp) if sp.thread => p.threads += 1,
+            EventKind::Spawn(sp) => {
+                let (comm, exe) = (p.comm.clone(), p.exe.clone());
+                let child = self.procs.entry(sp.child).or_default();
+                child.ppid = ev.pid;
+                if child.comm.is_empty() {
+                    child.comm = comm;
+                    child.exe = exe;
+                }
+            }
+            EventKind::Exec(x) => {
+                p.argv.clone_from(&x.argv);
+                p.exe.clone_from(&x.path);
+            }
+            EventKind::Exit(x) if x.process => p.exit = Some(x.status),
+            EventKind::Exit(_) => {}
+            EventKind::Syscall(s) => self.add_syscall(s),
+        }
+    }
+
+    fn add_syscall(&mut self, s: &Syscall) {
+        let failed = matches!(
+            s.outcome,
+            Outcome::Errno(_) | Outcome::Denied(_) | Outcome::Killed
+        );
+        let c = self.syscalls.entry(s.name.clone()).or_default();
+        c.calls += 1;
+        c.failed += u64::from(failed);
+        for t in &s.targets {
+            let path = match &t.object {
+                Object::Path(p) => Some(p.effective()),
+                Object::Fd { path: Some(p), .. } => Some(p.as_slice()),
+                Object::Socket(a) => {
+                    let peer = self.peers.entry(sockaddr(a)).or_default();
+                    for acc in t.access.iter() {
+                        *peer.entry(acc).or_default() += 1;
+                    }
+                    None
+                }
+                Object::Fd { path: None, .. } | Object::Anon(_) => None,
+            };
+            if let Some(path) = path {
+                let (dir, name) = split_dir(path);
+                let d = self.dirs.entry(dir).or_default();
+                d.names.insert(name);
+                d.failed += u64::from(failed);
+                for acc in t.access.iter() {
+                    *d.access.entry(acc).or_default() += 1;
+                }
+            }
+        }
+    }
+
+    /// The summary as text, sections separated by blank lines.
+    pub fn render(&self, header: &Header) -> String {
+        self.render_with(header, &|name| header.arch.by_name(name).map(|d| d.class))
+    }
+
+    fn render_with(&self, header: &Header, class: &dyn Fn(&str) -> Option<Class>) -> String {
+        let mut s = String::new();
+        let argv: Vec<String> = header.argv.iter().map(|a| quote(a)).collect();
+        let _ = writeln!(
+            s,
+            "trace: sbx {} on {}, kernel {}, user {} ({}:{}), started at unix time {}{}",
+            header.sbx_version,
+            header.arch.name(),
+            header.kernel,
+            header.user,
+            header.uid,
+            header.gid,
+            header.start_unix,
+            if header.metadata {
+                ", with metadata"
+            } else {
+                ""
+            },
+        );
+        let _ = writeln!(
+            s,
+            "command: [{}] in {}",
+            argv.join(", "),
+            quote(&header.cwd)
+        );
+        let kinds: Vec<String> = self.kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let _ = writeln!(s, "events: {} ({})", self.events, kinds.join(", "));
+
+        s.push_str("\nprocesses:\n");
+        self.render_tree(&mut s);
+        none_if_empty(&mut s, self.procs.is_empty());
+
+        s.push_str("\nfiles by directory:\n");
+        for (dir, d) in &self.dirs {
+            let acc: Vec<String> = d
+                .access
+                .iter()
+                .map(|(a, n)| format!("{} {n}", a.name()))
+                .collect();
+            let files = if d.names.len() == 1 { "file" } else { "files" };
+            let _ = write!(
+                s,
+                "  {} ({} {files}): {}",
+                quote(dir),
+                d.names.len(),
+                acc.join(", ")
+            );
+            if d.failed > 0 {
+                let _ = write!(s, "; {} failed", d.failed);
+            }
+            s.push('\n');
+        }
+        none_if_empty(&mut s, self.dirs.is_empty());
+
+        s.push_str("\nnetwork:\n");
+        for (peer, acc) in &self.peers {
+            let acc: Vec<String> = acc
+                .iter()
+                .map(|(a, n)| format!("{} {n}", a.name()))
+                .collect();
+            let _ = writeln!(s, "  {peer}: {}", acc.join(", "));
+        }
+        none_if_empty(&mut s, self.peers.is_empty());
+
+        s.push_str("\ngated syscalls:\n");
+        for (name, c) in self
+            .syscalls
+            .iter()
+            .filter(|(n, _)| class(n) == Some(Class::Gated))
+        {
+            let _ = writeln!(s, "  {name} {}", c.calls);
+        }
+        let gated = self.syscalls.keys().any(|n| class(n) == Some(Class::Gated));
+        none_if_empty(&mut s, !gated);
+        let unknown: Vec<&String> = self
+            .syscalls
+            .keys()
+            .filter(|n| class(n).is_none())
+            .collect();
+        if !unknown.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nsyscalls unknown to the {} table: {}",
+                header.arch.name(),
+                unknown
+                    .iter()
+                    .map(|n| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+
+        s.push_str("\nsyscalls:\n");
+        let mut by_count: Vec<(&String, &Count)> = self.syscalls.iter().collect();
+        by_count.sort_by(|a, b| b.1.calls.cmp(&a.1.calls).then(a.0.cmp(b.0)));
+        for (name, c) in by_count {
+            let _ = write!(s, "  {name} {}", c.calls);
+            if c.failed > 0 {
+                let _ = write!(s, " ({} failed)", c.failed);
+            }
+            s.push('\n');
+        }
+        none_if_empty(&mut s, self.syscalls.is_empty());
+        s
+    }
+
+    /// The process tree, children indented under their parent, iteratively (no recursion
+    /// limit on deep chains).
+    fn render_tree(&self, s: &mut String) {
+        let mut children: BTreeMap<i32, Vec<i32>> = BTreeMap::new();
+        let mut roots = Vec::new();
+        for (&pid, p) in &self.procs {
+            if p.ppid != pid && self.procs.contains_key(&p.ppid) {
+                children.entry(p.ppid).or_default().push(pid);
+            } else {
+                roots.push(pid);
+            }
+        }
+        let mut seen = BTreeSet::new();
+        let mut stack: Vec<(i32, usize)> = roots.into_iter().rev().map(|p| (p, 0)).collect();
+        // A parent cycle (pid reuse) leaves processes unreached: show them as roots.
+        let mut leftovers: Vec<i32> = self.procs.keys().rev().copied().collect();
+        while let Some((pid, depth)) = stack.pop().or_else(|| {
+            while let Some(p) = leftovers.pop() {
+                if !seen.contains(&p) {
+                    return Some((p, 0));
+                }
+            }
+            None
+        }) {
+            if !seen.insert(pid) {
+                continue;
+            }
+            let Some(p) = self.procs.get(&pid) else {
+                continue;
+            };
+            let _ = write!(
+                s,
+                "{}{pid} {} {}",
+                "  ".repeat(depth.min(40) + 1),
+                escape(&p.comm),
+                quote(&p.exe)
+            );
+            if !p.argv.is_empty() {
+                let argv: Vec<String> = p.argv.iter().map(|a| quote(a)).collect();
+                let _ = write!(s, " [{}]", argv.join(", "));
+            }
+            match p.exit {
+                Some(st) => {
+                    let _ = write!(s, " {}", signal_or_code(st));
+                }
+                None => s.push_str(" (no exit seen)"),
+            }
+            if p.threads > 0 {
+                let _ = write!(s, ", {} threads", p.threads);
+            }
+            s.push('\n');
+            if let Some(kids) = children.get(&pid) {
+                for &k in kids.iter().rev() {
+                    stack.push((k, depth + 1));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Creds, Exec, Exit, ProcInfo, Spawn};
+
+    const RDONLY_CLOEXEC: u64 = flags::O_CLOEXEC;
+
+    fn ev(pid: i32, tid: i32, comm: &str, kind: EventKind) -> Event {
+        Event {
+            time_ns: 42,
+            pid,
+            tid,
+            proc: ProcInfo {
+                ppid: 1,
+                comm: comm.as_bytes().to_vec(),
+                exe: format!("/usr/bin/{comm}").into_bytes(),
+                creds: Creds {
+                    uid: 1000,
+                    euid: 1000,
+                    gid: 1000,
+                    egid: 1000,
+                },
+            },
+            kind,
+        }
+    }
+
+    fn p(lit: &[u8], abs: &[u8], resolved: Option<&[u8]>, access: Access) -> Target {
+        Target {
+            access: AccessSet::of(access),
+            object: Object::Path(PathObj {
+                literal: lit.to_vec(),
+                abs: abs.to_vec(),
+                resolved: resolved.map(<[u8]>::to_vec),
+            }),
+        }
+    }
+
+    fn sock(a: SockAddr, access: Access) -> Target {
+        Target {
+            access: AccessSet::of(access),
+            object: Object::Socket(a),
+        }
+    }
+
+    fn call(name: &str, args: [u64; 6], targets: Vec<Target>, outcome: Outcome) -> EventKind {
+        EventKind::Syscall(Syscall {
+            name: name.into(),
+            nr: 0,
+            args,
+            targets,
+            outcome,
+        })
+    }
+
+    const FDCWD: u64 = (-100i64).cast_unsigned();
+    const OPENAT: Sem = Sem::Open {
+        dirfd: Some(0),
+        path: 1,
+        flags: Some(2),
+        how: false,
+    };
+
+    fn show(e: &Event, sem: Option<Sem>) -> String {
+        format_event_with(e, Arch::X86_64, &|_| sem)
+    }
+
+    #[test]
+    fn syscall_lines() {
+        let read = AccessSet::of(Access::Read);
+        let cases: Vec<(Event, Option<Sem>, &str)> = vec![
+            (
+                ev(
+                    4711,
+                    4711,
+                    "node",
+                    call(
+                        "openat",
+                        [FDCWD, 0x7ff0, RDONLY_CLOEXEC, 0, 0, 0],
+                        vec![p(b"/etc/passwd", b"/etc/passwd", None, Access::Read)],
+                        Outcome::Value(3),
+                    ),
+                ),
+                Some(OPENAT),
+                r#"node[4711] openat(AT_FDCWD, "/etc/passwd", O_RDONLY|O_CLOEXEC) as 1000/1000 = 3"#,
+            ),
+            (
+                ev(
+                    4711,
+                    4712,
+                    "node",
+                    call(
+                        "openat",
+                        [FDCWD, 0x7ff0, 0o1101, 0o644, 0, 0],
+                        vec![p(b"out.txt", b"/home/u/out.txt", None, Access::Create)],
+                        Outcome::Errno(2),
+                    ),
+                ),
+                Some(OPENAT),
+                r#"node[4711/4712] openat(AT_FDCWD, "out.txt" -> "/home/u/out.txt", O_WRONLY|O_CREAT|O_TRUNC, 0644) as 1000/1000 = -1 ENOENT"#,
+            ),
+            (
+                ev(
+                    9,
+                    9,
+                    "sh",
+                    call(
+                        "open",
+                        [0x7ff0, 0, 0, 0, 0, 0],
+                        vec![p(
+                            b"/lib/libc.so.6",
+                            b"/lib/libc.so.6",
+                            Some(b"/usr/lib/x86_64-linux-gnu/libc.so.6"),
+                            Access::Read,
+                        )],
+                        Outcome::Denied(13),
+                    ),
+                ),
+                Some(Sem::Open {
+                    dirfd: None,
+                    path: 0,
+                    flags: Some(1),
+                    how: false,
+                }),
+                r#"sh[9] open("/lib/libc.so.6" -> "/usr/lib/x86_64-linux-gnu/libc.so.6", O_RDONLY) as 1000/1000 = -1 EACCES (denied by sbx)"#,
+            ),
+            (
+                ev(
+                    9,
+                    9,
+                    "sh",
+                    call(
+                        "creat",
+                        [0x7ff0, 0o600, 0, 0, 0, 0],
+                        vec![p(
+                            b"/tmp/a\xff\n\"b",
+                            b"/tmp/a\xff\n\"b",
+                            None,
+                            Access::Create,
+                        )],
+                        Outcome::Killed,
+                    ),
+                ),
+                Some(Sem::Open {
+                    dirfd: None,
+                    path: 0,
+                    flags: None,
+                    how: false,
+                }),
+                r#"sh[9] creat("/tmp/a\xff\n\"b", 0600) as 1000/1000 = ? (killed by sbx)"#,
+            ),
+            (
+                ev(
+                    9,
+                    9,
+                    "sh",
+                    call(
+                        "newfstatat",
+                        [3, 0x7ff0, 0x7ffd_1234_5678, 0x100, 0, 0],
+                        vec![p(b"x", b"/d/x", None, Access::Stat)],
+                        Outcome::Value(0),
+                    ),
+                ),
+                Some(Sem::Path {
+                    dirfd: Some(0),
+                    path: 1,
+                    access: AccessSet::of(Access::Stat),
+                    follow: Follow::UnlessFlag {
+                        arg: 3,
+                        nofollow: 0x100,
+                    },
+                    empty_path_flag: Some(3),
+                }),
+                r#"sh[9] newfstatat(3, "x" -> "/d/x", 0x7ffd12345678, AT_SYMLINK_NOFOLLOW) as 1000/1000 = 0"#,
+            ),
+            (
+                ev(
+                    9,
+                    9,
+                    "sh",
+                    call(
+                        "mkdir",
+                        [0x7ff0, 0o755, 0, 0, 0, 0],
+                        vec![p(b"/t/d", b"/t/d", None, Access::Create)],
+                        Outcome::Unknown,
+                    ),
+                ),
+                Some(Sem::Path {
+                    dirfd: None,
+                    path: 0,
+                    access: AccessSet::of(Access::Create),
+                    follow: Follow::No,
+                    empty_path_flag: None,
+                }),
+                r#"sh[9] mkdir("/t/d", 0755) as 1000/1000 = ?"#,
+            ),
+            (
+                ev(
+                    9,
+                    9,
+                    "mv",
+                    call(
+                        "renameat2",
+                        [FDCWD, 0x1_0000, FDCWD, 0x2_0000, 0, 0],
+                        vec![
+                            p(b"/a", b"/a", None, Access::Delete),
+                            p(b"/b", b"/b", None, Access::Create),
+                        ],
+                        Outcome::Value(0),
+                    ),
+                ),
+                Some(Sem::TwoPath {
+                    kind: crate::arch::TwoKind::Rename,
+                    olddirfd: Some(0),
+                    old: 1,
+                    newdirfd: Some(2),
+                    new: 3,
+                    follow: Follow::No,
+                }),
+                r#"mv[9] renameat2(AT_FDCWD, "/a", AT_FDCWD, "/b") as 1000/1000 = 0"#,
+            ),
+            (
+                ev(
+                    9,
+                    9,
+                    "ln",
+                    call(
+                        "symlinkat",
+                        [0x1_0000, FDCWD, 0x2_0000, 0, 0, 0],
+                        vec![
+                            p(b"/etc/shadow", b"/etc/shadow", None, Access::Read),
+                            p(b"l", b"/t/l", None, Access::Symlink),
+                        ],
+                        Outcome::Value(0),
+                    ),
+                ),
+                Some(Sem::Symlink {
+                    target: 0,
+                    newdirfd: Some(1),
+                    new: 2,
+                }),
+                r#"ln[9] symlinkat("/etc/shadow", AT_FDCWD, "l" -> "/t/l") as 1000/1000 = 0"#,
+            ),
+            (
+                ev(
+                    9,
+                    9,
+                    "sh",
+                    call(
+                        "fchmod",
+                        [3, 0o4755, 0, 0, 0, 0],
+                        vec![Target {
+                            access: AccessSet::of(Access::Chmod),
+                            object: Object::Fd {
+                                fd: 3,
+                                path: Some(b"/t/x".to_vec()),
+                            },
+                        }],
+                        Outcome::Value(0),
+                    ),
+                ),
+                Some(Sem::Fd {
+                    fd: 0,
+                    access: AccessSet::of(Access::Chmod),
+                }),
+                r#"sh[9] fchmod(3</t/x>, 04755) as 1000/1000 = 0"#,
+            ),
+            (
+                ev(
+                    7,
+                    7,
+                    "curl",
+                    call(
+                        "connect",
+                        [5, 0x7ff0, 16, 0, 0, 0],
+                        vec![sock(
+                            SockAddr::Inet {
+                                addr: [127, 0, 0, 1],
+                                port: 8080,
+                            },
+                            Access::Connect,
+                        )],
+                        Outcome::Errno(111),
+                    ),
+                ),
+                Some(Sem::Sock {
+                    op: SockOp::Connect,
+                }),
+                r#"curl[7] connect(5, {AF_INET, 127.0.0.1:8080}, 16) as 1000/1000 = -1 ECONNREFUSED"#,
+            ),
+            (
+                ev(
+                    7,
+                    7,
+                    "d",
+                    call(
+                        "bind",
+                        [5, 0x7ff0, 20, 0, 0, 0],
+                        vec![sock(SockAddr::Unix(b"/run/x.sock".to_vec()), Access::Bind)],
+                        Outcome::Value(0),
+                    ),
+                ),
+                Some(Sem::Sock { op: SockOp::Bind }),
+                r#"d[7] bind(5, {AF_UNIX, "/run/x.sock"}, 20) as 1000/1000 = 0"#,
+            ),
+            (
+                ev(
+                    7,
+                    7,
+                    "d",
+                    call(
+                        "sendmsg",
+                        [5, 0x7ff0, 0, 0, 0, 0],
+                        vec![sock(
+                            SockAddr::UnixAbstract(b"abstract".to_vec()),
+                            Access::Send,
+                        )],
+                        Outcome::Value(10),
+                    ),
+                ),
+                Some(Sem::Sock {
+                    op: SockOp::SendMsg,
+                }),
+                r#"d[7] sendmsg(5, {msg_name={AF_UNIX, @"abstract"}}, 0x0) as 1000/1000 = 10"#,
+            ),
+            (
+                ev(
+                    7,
+                    7,
+                    "d",
+                    call(
+                        "sendto",
+                        [5, 0x7ff0, 12, 0, 0x7fe0, 28],
+                        vec![sock(
+                            SockAddr::Inet6 {
+                                addr: std::net::Ipv6Addr::LOCALHOST.octets(),
+                                port: 53,
+                                scope_id: 0,
+                            },
+                            Access::Send,
+                        )],
+                        Outcome::Value(12),
+                    ),
+                ),
+                Some(Sem::Sock { op: SockOp::SendTo }),
+                r#"d[7] sendto(5, 0x7ff0, 12, 0x0, {AF_INET6, [::1]:53}, 28) as 1000/1000 = 12"#,
+            ),
+            (
+                ev(
+                    7,
+                    7,
+                    "d",
+                    call(
+                        "socket",
+                        [2, 1 | flags::SOCK_CLOEXEC, 0, 0, 0, 0],
+                        vec![],
+                        Outcome::Value(4),
+                    ),
+                ),
+                Some(Sem::Sock { op: SockOp::Socket }),
+                r#"d[7] socket(AF_INET, SOCK_STREAM|SOCK_CLOEXEC, 0) as 1000/1000 = 4"#,
+            ),
+            (
+                ev(
+                    7,
+                    7,
+                    "d",
+                    call(
+                        "listen",
+                        [4, 128, 0, 0, 0, 0],
+                        vec![sock(
+                            SockAddr::Inet {
+                                addr: [0, 0, 0, 0],
+                                port: 80,
+                            },
+                            Access::Listen,
+                        )],
+                        Outcome::Value(0),
+                    ),
+                ),
+                Some(Sem::Sock { op: SockOp::Listen }),
+                r#"d[7] listen(4, 128) [listen {AF_INET, 0.0.0.0:80}] as 1000/1000 = 0"#,
+            ),
+            (
+                ev(
+                    3,
+                    3,
+                    "x",
+                    call(
+                        "frobnicate",
+                        [1, 0xdead_beef, 0, 0, 0, 0],
+                        vec![Target {
+                            access: read,
+                            object: Object::Path(PathObj {
+                                literal: b"/x".to_vec(),
+                                abs: b"/x".to_vec(),
+                                resolved: None,
+                            }),
+                        }],
+                        Outcome::Errno(38),
+                    ),
+                ),
+                None,
+                r#"x[3] frobnicate(0x1, 0xdeadbeef) [read "/x"] as 1000/1000 = -1 ENOSYS"#,
+            ),
+            (
+                ev(
+                    3,
+                    3,
+                    "x",
+                    call("ptrace", [0; 6], vec![], Outcome::Errno(999)),
+                ),
+                Some(Sem::Raw),
+                r#"x[3] ptrace() as 1000/1000 = -1 errno 999"#,
+            ),
+        ];
+        for (e, sem, want) in cases {
+            assert_eq!(show(&e, sem), want);
+        }
+    }
+
+    #[test]
+    fn process_lines() {
+        let mut exec = ev(
+            12,
+            12,
+            "sh",
+            EventKind::Exec(Exec {
+                path: b"/bin/ls".to_vec(),
+                argv: vec![b"ls".to_vec(), b"-l".to_vec()],
+                env_names: vec![b"PATH".to_vec(), b"HOME".to_vec()],
+                former_tid: None,
+            }),
+        );
+        let cases: Vec<(Event, &str)> = vec![
+            (
+                exec.clone(),
+                r#"sh[12] exec "/bin/ls" ["ls", "-l"] env=[PATH, HOME]"#,
+            ),
+            (
+                ev(
+                    12,
+                    12,
+                    "sh",
+                    EventKind::Spawn(Spawn {
+                        child: 13,
+                        thread: false,
+                        via: SpawnVia::Fork,
+                    }),
+                ),
+                "sh[12] spawn fork -> 13",
+            ),
+            (
+                ev(
+                    12,
+                    12,
+                    "sh",
+                    EventKind::Spawn(Spawn {
+                        child: 14,
+                        thread: true,
+                        via: SpawnVia::Clone,
+                    }),
+                ),
+                "sh[12] spawn clone thread -> 14",
+            ),
+            (
+                ev(
+                    12,
+                    12,
+                    "sh",
+                    EventKind::Exit(Exit {
+                        status: ExitStatus::Code(0),
+                        process: true,
+                    }),
+                ),
+                "sh[12] exit 0",
+            ),
+            (
+                ev(
+                    12,
+                    12,
+                    "sh",
+                    EventKind::Exit(Exit {
+                        status: ExitStatus::Signal(9),
+                        process: true,
+                    }),
+                ),
+                "sh[12] killed by SIGKILL",
+            ),
+            (
+                ev(
+                    12,
+                    14,
+                    "sh",
+                    EventKind::Exit(Exit {
+                        status: ExitStatus::Code(0),
+                        process: false,
+                    }),
+                ),
+                "sh[12/14] thread exit 0",
+            ),
+        ];
+        for (e, want) in cases {
+            assert_eq!(format_event(&e, Arch::X86_64), want);
+        }
+        exec.proc.creds.euid = 0;
+        if let EventKind::Exec(x) = &mut exec.kind {
+            x.former_tid = Some(13);
+        }
+        assert_eq!(
+            format_event(&exec, Arch::X86_64),
+            r#"sh[12] exec "/bin/ls" ["ls", "-l"] env=[PATH, HOME] (from thread 13) as 1000/0"#
+        );
+    }
+
+    #[test]
+    fn escaping() {
+        let cases: &[(&[u8], &str)] = &[
+            (b"plain/path", "plain/path"),
+            (b"tab\there", "tab\\there"),
+            (b"q\"b\\s", "q\\\"b\\\\s"),
+            (b"\x01\x7f", "\\x01\\x7f"),
+            (b"caf\xc3\xa9", "café"),
+            (b"bad\xff\xfe", "bad\\xff\\xfe"),
+            ("\u{85}".as_bytes(), "\\xc2\\x85"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(escape(input), *want);
+        }
+    }
+
+    #[test]
+    fn json_fields() {
+        let e = ev(
+            5,
+            6,
+            "node",
+            call(
+                "openat",
+                [FDCWD, 1, 0, 0, 0, 0],
+                vec![p(b"x\xff", b"/d/x\xff", Some(b"/r"), Access::Read)],
+                Outcome::Errno(2),
+            ),
+        );
+        let v = event_json(&e);
+        assert_eq!(v["pid"], 5);
+        assert_eq!(v["tid"], 6);
+        assert_eq!(v["ppid"], 1);
+        assert_eq!(v["comm"], "node");
+        assert_eq!(v["euid"], 1000);
+        assert_eq!(v["kind"], "syscall");
+        assert_eq!(v["syscall"], "openat");
+        assert_eq!(v["args"][0], FDCWD);
+        assert_eq!(v["targets"][0]["literal"], "x\\xff");
+        assert_eq!(v["targets"][0]["abs"], "/d/x\\xff");
+        assert_eq!(v["targets"][0]["resolved"], "/r");
+        assert_eq!(v["targets"][0]["access"], json!(["read"]));
+        assert_eq!(
+            v["outcome"],
+            json!({"result": "errno", "errno": 2, "name": "ENOENT"})
+        );
+        let x = event_json(&ev(
+            5,
+            5,
+            "sh",
+            EventKind::Exit(Exit {
+                status: ExitStatus::Signal(9),
+                process: true,
+            }),
+        ));
+        assert_eq!(x["kind"], "exit");
+        assert_eq!(x["signal_name"], "SIGKILL");
+        let c = event_json(&ev(
+            5,
+            5,
+            "sh",
+            call(
+                "connect",
+                [0; 6],
+                vec![sock(
+                    SockAddr::Inet {
+                        addr: [10, 0, 0, 1],
+                        port: 443,
+                    },
+                    Access::Connect,
+                )],
+                Outcome::Value(0),
+            ),
+        ));
+        assert_eq!(
+            c["targets"][0]["addr"],
+            json!({"family": "AF_INET", "addr": "10.0.0.1", "port": 443})
+        );
+        assert_eq!(c["targets"][0]["type"], "socket");
+    }
+
+    #[test]
+    fn filters() {
+        let open = ev(
+            5,
+            6,
+            "node",
+            call(
+                "openat",
+                [0; 6],
+                vec![p(
+                    b"lib",
+                    b"/app/lib",
+                    Some(b"/store/lib\xff"),
+                    Access::Read,
+                )],
+                Outcome::Value(3),
+            ),
+        );
+        let exit = ev(
+            7,
+            7,
+            "sh",
+            EventKind::Exit(Exit {
+                status: ExitStatus::Code(0),
+                process: true,
+            }),
+        );
+        let glob = |g: &str| {
+            Some(
+                globset::GlobBuilder::new(g)
+                    .literal_separator(true)
+                    .build()
+                    .expect("glob")
+                    .compile_matcher(),
+            )
+        };
+        let cases: Vec<(Filter, bool, bool)> = vec![
+            (Filter::default(), true, true),
+            (
+                Filter {
+                    pids: vec![6],
+                    ..Filter::default()
+                },
+                true,
+                false,
+            ),
+            (
+                Filter {
+                    pids: vec![7, 99],
+                    ..Filter::default()
+                },
+                false,
+                true,
+            ),
+            (
+                Filter {
+                    comms: vec!["sh".into()],
+                    ..Filter::default()
+                },
+                false,
+                true,
+            ),
+            (
+                Filter {
+                    syscalls: vec!["openat".into()],
+                    ..Filter::default()
+                },
+                true,
+                false,
+            ),
+            (
+                Filter {
+                    syscalls: vec!["execve".into()],
+                    ..Filter::default()
+                },
+                false,
+                false,
+            ),
+            (
+                Filter {
+                    path_glob: glob("/app/*"),
+                    ..Filter::default()
+                },
+                true,
+                false,
+            ),
+            (
+                Filter {
+                    path_glob: glob("/store/*"),
+                    ..Filter::default()
+                },
+                true,
+                false,
+            ),
+            (
+                Filter {
+                    path_glob: glob("/etc/**"),
+                    ..Filter::default()
+                },
+                false,
+                false,
+            ),
+            // The literal is not matched: only absolute and resolved paths.
+            (
+                Filter {
+                    path_glob: glob("lib"),
+                    ..Filter::default()
+                },
+                false,
+                false,
+            ),
+            (
+                Filter {
+                    pids: vec![5],
+                    comms: vec!["sh".into()],
+                    ..Filter::default()
+                },
+                false,
+                false,
+            ),
+        ];
+        for (i, (f, want_open, want_exit)) in cases.into_iter().enumerate() {
+            assert_eq!(f.matches(&open), want_open, "case {i} open");
+            assert_eq!(f.matches(&exit), want_exit, "case {i} exit");
+        }
+    }
+
+    fn header() -> Header {
+        Header {
+            sbx_version: "0.1.0".into(),
+            arch: Arch::X86_64,
+            kernel: "6.18".into(),
+            argv: vec![b"sh".to_vec(), b"build.sh".to_vec()],
+            cwd: b"/src".to_vec(),
+            home: b"/home/u".to_vec(),
+            tmpdir: b"/tmp".to_vec(),
+            uid: 1000,
+            gid: 1000,
+            user: "u".into(),
+            start_unix: 1_790_000_000,
+            metadata: false,
+        }
+    }
+
+    #[test]
+    fn stats_summary() {
+        let mut st = Stats::new();
+        let evs = vec![
+            ev(
+                10,
+                10,
+                "sh",
+                EventKind::Exec(Exec {
+                    path: b"/bin/sh".to_vec(),
+                    argv: vec![b"sh".to_vec(), b"build.sh".to_vec()],
+                    env_names: vec![],
+                    former_tid: None,
+                }),
+            ),
+            ev(
+                10,
+                10,
+                "sh",
+                EventKind::Spawn(Spawn {
+                    child: 11,
+                    thread: false,
+                    via: SpawnVia::Fork,
+                }),
+            ),
+            ev(
+                10,
+                10,
+                "sh",
+                EventKind::Spawn(Spawn {
+                    child: 12,
+                    thread: true,
+                    via: SpawnVia::Clone,
+                }),
+            ),
+            ev(
+                11,
+                11,
+                "cc",
+                EventKind::Exec(Exec {
+                    path: b"/usr/bin/cc".to_vec(),
+                    argv: vec![b"cc".to_vec(), b"a.c".to_vec()],
+                    env_names: vec![],
+                    former_tid: None,
+                }),
+            ),
+            ev(
+                11,
+                11,
+                "cc",
+                call(
+                    "openat",
+                    [0; 6],
+                    vec![p(b"a.c", b"/src/a.c", None, Access::Read)],
+                    Outcome::Value(3),
+                ),
+            ),
+            ev(
+                11,
+                11,
+                "cc",
+                call(
+                    "openat",
+                    [0; 6],
+                    vec![p(b"b.h", b"/src/b.h", None, Access::Read)],
+                    Outcome::Errno(2),
+                ),
+            ),
+            ev(
+                11,
+                11,
+                "cc",
+                call(
+                    "openat",
+                    [0; 6],
+                    vec![p(b"a.c", b"/src/a.c", None, Access::Read)],
+                    Outcome::Value(3),
+                ),
+            ),
+            ev(
+                11,
+                11,
+                "cc",
+                call(
+                    "openat",
+                    [0; 6],
+                    vec![p(b"/tmp/cc1.s", b"/tmp/cc1.s", None, Access::Write)],
+                    Outcome::Value(4),
+                ),
+            ),
+            ev(
+                11,
+                11,
+                "cc",
+                call("ptrace", [0; 6], vec![], Outcome::Errno(1)),
+            ),
+            ev(
+                11,
+                11,
+                "cc",
+                call(
+                    "connect",
+                    [0; 6],
+                    vec![sock(
+                        SockAddr::Inet {
+                            addr: [1, 2, 3, 4],
+                            port: 443,
+                        },
+                        Access::Connect,
+                    )],
+                    Outcome::Value(0),
+                ),
+            ),
+            ev(
+                11,
+                11,
+                "cc",
+                EventKind::Exit(Exit {
+                    status: ExitStatus::Signal(9),
+                    process: true,
+                }),
+            ),
+            ev(
+                10,
+                10,
+                "sh",
+                EventKind::Exit(Exit {
+                    status: ExitStatus::Code(0),
+                    process: true,
+                }),
+            ),
+        ];
+        for e in &evs {
+            st.add(e);
+        }
+        let class = |n: &str| match n {
+            "ptrace" => Some(Class::Gated),
+            "openat" | "connect" => Some(Class::Checked),
+            _ => None,
+        };
+        let out = st.render_with(&header(), &class);
+        let want = r#"trace: sbx 0.1.0 on x86_64, kernel 6.18, user u (1000:1000), started at unix time 1790000000
+command: ["sh", "build.sh"] in "/src"
+events: 12 (exec 2, exit 2, spawn 2, syscall 6)
+
+processes:
+  10 sh "/usr/bin/sh" ["sh", "build.sh"] exit 0, 1 threads
+    11 cc "/usr/bin/cc" ["cc", "a.c"] killed by SIGKILL
+
+files by directory:
+  "/src" (2 files): read 3; 1 failed
+  "/tmp" (1 file): write 1
+
+network:
+  {AF_INET, 1.2.3.4:443}: connect 1
+
+gated syscalls:
+  ptrace 1
+
+syscalls:
+  openat 4 (1 failed)
+  connect 1
+  ptrace 1 (1 failed)
+"#;
+        assert_eq!(out, want);
+        // With the real (here possibly empty) table nothing panics and unknown names are listed.
+        let real = st.render(&header());
+        assert!(real.contains("openat 4 (1 failed)"));
+    }
+
+    #[test]
+    fn stats_tree_survives_cycles_and_deep_chains() {
+        let mut st = Stats::new();
+        // pid reuse can make a parent cycle: 20 -> 21 -> 20.
+        let mut a = ev(
+            20,
+            20,
+            "a",
+            EventKind::Exit(Exit {
+                status: ExitStatus::Code(0),
+                process: true,
+            }),
+        );
+        a.proc.ppid = 21;
+        let mut b = ev(
+            21,
+            21,
+            "b",
+            EventKind::Exit(Exit {
+                status: ExitStatus::Code(1),
+                process: true,
+            }),
+        );
+        b.proc.ppid = 20;
+        st.add(&a);
+        st.add(&b);
+        for pid in 100..3000 {
+            let mut e = ev(
+                pid,
+                pid,
+                "d",
+                EventKind::Spawn(Spawn {
+                    child: pid + 1,
+                    thread: false,
+                    via: SpawnVia::Fork,
+                }),
+            );
+            e.proc.ppid = pid - 1;
+            st.add(&e);
+        }
+        let out = st.render_with(&header(), &|_| None);
+        assert!(
+            out.contains("\nnetwork:\n  (none)\n\ngated syscalls:\n  (none)\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("  20 a \"/usr/bin/a\" exit 0\n    21 b \"/usr/bin/b\" exit 1\n"),
+            "{out}"
+        );
+        assert!(out.contains("3000 d"));
+    }
+}

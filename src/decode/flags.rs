@@ -1,1 +1,599 @@
-//! (in progress)
+//! Flag bits to names, for display (`sbx show`, reports): open/at/clone flags, modes, socket
+//! families and types, signals.
+//!
+//! Pure tables of Linux values defined here (no libc calls outside tests, where they are
+//! checked against libc's constants on the native architecture). The values are the generic
+//! ones shared by x86_64 and aarch64, except four open flags that aarch64 places differently:
+//! [`open_flags_for`] takes the architecture, [`open_flags`] assumes x86_64. Unknown bits are
+//! printed in hex so nothing is hidden.
+
+use crate::arch::Arch;
+
+/// `AT_FDCWD`: "relative to the current directory" in a dirfd argument.
+pub const AT_FDCWD: i32 = -100;
+
+pub const O_ACCMODE: u64 = 0o3;
+pub const O_RDONLY: u64 = 0o0;
+pub const O_WRONLY: u64 = 0o1;
+pub const O_RDWR: u64 = 0o2;
+pub const O_CREAT: u64 = 0o100;
+pub const O_EXCL: u64 = 0o200;
+pub const O_NOCTTY: u64 = 0o400;
+pub const O_TRUNC: u64 = 0o1000;
+pub const O_APPEND: u64 = 0o2000;
+pub const O_NONBLOCK: u64 = 0o4000;
+pub const O_DSYNC: u64 = 0o10000;
+pub const O_ASYNC: u64 = 0o20000;
+pub const O_NOATIME: u64 = 0o1_000_000;
+pub const O_CLOEXEC: u64 = 0o2_000_000;
+/// `__O_SYNC`; `O_SYNC` is `__O_SYNC | O_DSYNC`.
+pub const O_SYNC_BIT: u64 = 0o4_000_000;
+pub const O_SYNC: u64 = O_SYNC_BIT | O_DSYNC;
+pub const O_PATH: u64 = 0o10_000_000;
+/// `__O_TMPFILE`; `O_TMPFILE` is `__O_TMPFILE | O_DIRECTORY`.
+pub const O_TMPFILE_BIT: u64 = 0o20_000_000;
+
+/// The four open flags whose values differ between architectures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArchOpenFlags {
+    pub direct: u64,
+    pub largefile: u64,
+    pub directory: u64,
+    pub nofollow: u64,
+}
+
+/// x86_64 (and the asm-generic values).
+pub const OPEN_X86_64: ArchOpenFlags = ArchOpenFlags {
+    direct: 0o40000,
+    largefile: 0o100_000,
+    directory: 0o200_000,
+    nofollow: 0o400_000,
+};
+/// aarch64 (arch/arm64/include/uapi/asm/fcntl.h).
+pub const OPEN_AARCH64: ArchOpenFlags = ArchOpenFlags {
+    direct: 0o200_000,
+    largefile: 0o400_000,
+    directory: 0o40000,
+    nofollow: 0o100_000,
+};
+
+impl ArchOpenFlags {
+    pub fn of(arch: Arch) -> ArchOpenFlags {
+        match arch {
+            Arch::X86_64 => OPEN_X86_64,
+            Arch::Aarch64 => OPEN_AARCH64,
+        }
+    }
+}
+
+pub const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+pub const AT_REMOVEDIR: u64 = 0x200;
+pub const AT_SYMLINK_FOLLOW: u64 = 0x400;
+pub const AT_NO_AUTOMOUNT: u64 = 0x800;
+pub const AT_EMPTY_PATH: u64 = 0x1000;
+pub const AT_STATX_FORCE_SYNC: u64 = 0x2000;
+pub const AT_STATX_DONT_SYNC: u64 = 0x4000;
+pub const AT_RECURSIVE: u64 = 0x8000;
+
+/// `CSIGNAL`: the low byte of clone flags is the exit signal.
+pub const CSIGNAL: u64 = 0xff;
+pub const CLONE_VM: u64 = 0x100;
+pub const CLONE_VFORK: u64 = 0x4000;
+pub const CLONE_THREAD: u64 = 0x10000;
+
+const CLONE_NAMES: &[(u64, &str)] = &[
+    (CLONE_VM, "CLONE_VM"),
+    (0x200, "CLONE_FS"),
+    (0x400, "CLONE_FILES"),
+    (0x800, "CLONE_SIGHAND"),
+    (0x1000, "CLONE_PIDFD"),
+    (0x2000, "CLONE_PTRACE"),
+    (CLONE_VFORK, "CLONE_VFORK"),
+    (0x8000, "CLONE_PARENT"),
+    (CLONE_THREAD, "CLONE_THREAD"),
+    (0x20000, "CLONE_NEWNS"),
+    (0x40000, "CLONE_SYSVSEM"),
+    (0x80000, "CLONE_SETTLS"),
+    (0x100000, "CLONE_PARENT_SETTID"),
+    (0x200000, "CLONE_CHILD_CLEARTID"),
+    (0x400000, "CLONE_DETACHED"),
+    (0x800000, "CLONE_UNTRACED"),
+    (0x1000000, "CLONE_CHILD_SETTID"),
+    (0x2000000, "CLONE_NEWCGROUP"),
+    (0x4000000, "CLONE_NEWUTS"),
+    (0x8000000, "CLONE_NEWIPC"),
+    (0x10000000, "CLONE_NEWUSER"),
+    (0x20000000, "CLONE_NEWPID"),
+    (0x40000000, "CLONE_NEWNET"),
+    (0x80000000, "CLONE_IO"),
+    (0x100000000, "CLONE_CLEAR_SIGHAND"),
+    (0x200000000, "CLONE_INTO_CGROUP"),
+];
+
+const AT_NAMES: &[(u64, &str)] = &[
+    (AT_SYMLINK_NOFOLLOW, "AT_SYMLINK_NOFOLLOW"),
+    // 0x200 is also AT_EACCESS (faccessat) and AT_HANDLE_FID; REMOVEDIR is the common one.
+    (AT_REMOVEDIR, "AT_REMOVEDIR"),
+    (AT_SYMLINK_FOLLOW, "AT_SYMLINK_FOLLOW"),
+    (AT_NO_AUTOMOUNT, "AT_NO_AUTOMOUNT"),
+    (AT_EMPTY_PATH, "AT_EMPTY_PATH"),
+    (AT_STATX_FORCE_SYNC, "AT_STATX_FORCE_SYNC"),
+    (AT_STATX_DONT_SYNC, "AT_STATX_DONT_SYNC"),
+    (AT_RECURSIVE, "AT_RECURSIVE"),
+];
+
+/// `names` of the bits set in `bits`, `|`-joined in table order, then any leftover bits in
+/// hex; `zero` when nothing is set. A table entry may have several bits: it matches only when
+/// all are set, and its bits are then consumed.
+fn join(bits: u64, names: &[(u64, &str)], mut parts: Vec<String>, zero: &str) -> String {
+    let mut left = bits;
+    for &(mask, name) in names {
+        if mask != 0 && left & mask == mask {
+            parts.push(name.to_string());
+            left &= !mask;
+        }
+    }
+    if left != 0 {
+        parts.push(format!("{left:#x}"));
+    }
+    if parts.is_empty() {
+        zero.to_string()
+    } else {
+        parts.join("|")
+    }
+}
+
+/// Open flags on x86_64: `O_RDONLY|O_CLOEXEC`, `O_WRONLY|O_CREAT|O_TRUNC`.
+pub fn open_flags(bits: u64) -> String {
+    open_flags_for(Arch::X86_64, bits)
+}
+
+/// Open flags with `arch`'s values for O_DIRECT, O_LARGEFILE, O_DIRECTORY and O_NOFOLLOW.
+pub fn open_flags_for(arch: Arch, bits: u64) -> String {
+    let a = ArchOpenFlags::of(arch);
+    let mode = match bits & O_ACCMODE {
+        O_RDONLY => "O_RDONLY",
+        O_WRONLY => "O_WRONLY",
+        O_RDWR => "O_RDWR",
+        _ => "O_ACCMODE",
+    };
+    let names = [
+        (O_CREAT, "O_CREAT"),
+        (O_EXCL, "O_EXCL"),
+        (O_NOCTTY, "O_NOCTTY"),
+        (O_TRUNC, "O_TRUNC"),
+        (O_APPEND, "O_APPEND"),
+        (O_NONBLOCK, "O_NONBLOCK"),
+        // Composites before their parts.
+        (O_SYNC, "O_SYNC"),
+        (O_DSYNC, "O_DSYNC"),
+        (O_ASYNC, "O_ASYNC"),
+        (a.direct, "O_DIRECT"),
+        (a.largefile, "O_LARGEFILE"),
+        (O_TMPFILE_BIT | a.directory, "O_TMPFILE"),
+        (a.directory, "O_DIRECTORY"),
+        (a.nofollow, "O_NOFOLLOW"),
+        (O_NOATIME, "O_NOATIME"),
+        (O_CLOEXEC, "O_CLOEXEC"),
+        (O_PATH, "O_PATH"),
+        (O_SYNC_BIT, "__O_SYNC"),
+        (O_TMPFILE_BIT, "__O_TMPFILE"),
+    ];
+    join(bits & !O_ACCMODE, &names, vec![mode.to_string()], "")
+}
+
+/// `*at` flags: `AT_SYMLINK_NOFOLLOW|AT_EMPTY_PATH`, `0` when none.
+pub fn at_flags(bits: u64) -> String {
+    join(bits, AT_NAMES, Vec::new(), "0")
+}
+
+/// A dirfd argument (an `int` in the low 32 bits): `AT_FDCWD` or the number.
+pub fn dirfd(word: u64) -> String {
+    let fd = u32::try_from(word & 0xffff_ffff).unwrap_or(0).cast_signed();
+    if fd == AT_FDCWD {
+        "AT_FDCWD".to_string()
+    } else {
+        fd.to_string()
+    }
+}
+
+/// clone(2) flags: `CLONE_VM|CLONE_VFORK|SIGCHLD` (the low byte is the exit signal).
+/// `CLONE_NEWTIME` (0x80, clone3/unshare only) overlaps the signal byte and is not named.
+pub fn clone_flags(bits: u64) -> String {
+    let sig = i32::try_from(bits & CSIGNAL).unwrap_or(0);
+    let mut s = join(bits & !CSIGNAL, CLONE_NAMES, Vec::new(), "");
+    if sig != 0 {
+        if !s.is_empty() {
+            s.push('|');
+        }
+        s.push_str(&signal_name(sig));
+    }
+    if s.is_empty() { "0".to_string() } else { s }
+}
+
+/// A mode argument in octal (`0644`, `04755`), with the file type when set (`S_IFREG|0644`).
+pub fn mode(bits: u64) -> String {
+    const TYPES: &[(u64, &str)] = &[
+        (0o140000, "S_IFSOCK"),
+        (0o120000, "S_IFLNK"),
+        (0o100000, "S_IFREG"),
+        (0o060000, "S_IFBLK"),
+        (0o040000, "S_IFDIR"),
+        (0o020000, "S_IFCHR"),
+        (0o010000, "S_IFIFO"),
+    ];
+    let fmt = bits & 0o170000;
+    let perm = bits & !0o170000;
+    match TYPES.iter().find(|(t, _)| *t == fmt) {
+        Some((_, name)) => format!("{name}|0{perm:03o}"),
+        None => format!("0{perm:03o}"),
+    }
+}
+
+/// An address family name (`AF_INET`), `AF_UNKNOWN` for numbers not in the table.
+pub fn socket_family(family: u16) -> &'static str {
+    match family {
+        0 => "AF_UNSPEC",
+        1 => "AF_UNIX",
+        2 => "AF_INET",
+        3 => "AF_AX25",
+        4 => "AF_IPX",
+        5 => "AF_APPLETALK",
+        6 => "AF_NETROM",
+        7 => "AF_BRIDGE",
+        8 => "AF_ATMPVC",
+        9 => "AF_X25",
+        10 => "AF_INET6",
+        11 => "AF_ROSE",
+        12 => "AF_DECnet",
+        13 => "AF_NETBEUI",
+        14 => "AF_SECURITY",
+        15 => "AF_KEY",
+        16 => "AF_NETLINK",
+        17 => "AF_PACKET",
+        19 => "AF_ECONET",
+        20 => "AF_ATMSVC",
+        21 => "AF_RDS",
+        22 => "AF_SNA",
+        23 => "AF_IRDA",
+        24 => "AF_PPPOX",
+        25 => "AF_WANPIPE",
+        26 => "AF_LLC",
+        27 => "AF_IB",
+        28 => "AF_MPLS",
+        29 => "AF_CAN",
+        30 => "AF_TIPC",
+        31 => "AF_BLUETOOTH",
+        32 => "AF_IUCV",
+        33 => "AF_RXRPC",
+        34 => "AF_ISDN",
+        35 => "AF_PHONET",
+        36 => "AF_IEEE802154",
+        37 => "AF_CAIF",
+        38 => "AF_ALG",
+        39 => "AF_NFC",
+        40 => "AF_VSOCK",
+        41 => "AF_KCM",
+        42 => "AF_QIPCRTR",
+        43 => "AF_SMC",
+        44 => "AF_XDP",
+        45 => "AF_MCTP",
+        _ => "AF_UNKNOWN",
+    }
+}
+
+pub const SOCK_NONBLOCK: u64 = 0o4000;
+pub const SOCK_CLOEXEC: u64 = 0o2_000_000;
+
+/// A socket type argument: `SOCK_STREAM|SOCK_CLOEXEC`.
+pub fn socket_type(bits: u64) -> String {
+    let base = match bits & 0xf {
+        1 => "SOCK_STREAM".to_string(),
+        2 => "SOCK_DGRAM".to_string(),
+        3 => "SOCK_RAW".to_string(),
+        4 => "SOCK_RDM".to_string(),
+        5 => "SOCK_SEQPACKET".to_string(),
+        6 => "SOCK_DCCP".to_string(),
+        10 => "SOCK_PACKET".to_string(),
+        n => format!("{n:#x}"),
+    };
+    join(
+        bits & !0xf,
+        &[
+            (SOCK_NONBLOCK, "SOCK_NONBLOCK"),
+            (SOCK_CLOEXEC, "SOCK_CLOEXEC"),
+        ],
+        vec![base],
+        "",
+    )
+}
+
+/// A signal name (`SIGKILL`, `SIGRTMIN+3`), or the number for anything else.
+pub fn signal_name(sig: i32) -> String {
+    const NAMES: [&str; 32] = [
+        "0",
+        "SIGHUP",
+        "SIGINT",
+        "SIGQUIT",
+        "SIGILL",
+        "SIGTRAP",
+        "SIGABRT",
+        "SIGBUS",
+        "SIGFPE",
+        "SIGKILL",
+        "SIGUSR1",
+        "SIGSEGV",
+        "SIGUSR2",
+        "SIGPIPE",
+        "SIGALRM",
+        "SIGTERM",
+        "SIGSTKFLT",
+        "SIGCHLD",
+        "SIGCONT",
+        "SIGSTOP",
+        "SIGTSTP",
+        "SIGTTIN",
+        "SIGTTOU",
+        "SIGURG",
+        "SIGXCPU",
+        "SIGXFSZ",
+        "SIGVTALRM",
+        "SIGPROF",
+        "SIGWINCH",
+        "SIGIO",
+        "SIGPWR",
+        "SIGSYS",
+    ];
+    match usize::try_from(sig) {
+        Ok(n) if (1..32).contains(&n) => NAMES[n].to_string(),
+        // glibc reserves 32 and 33; SIGRTMIN as the kernel sees it is 32.
+        Ok(32) => "SIGRTMIN".to_string(),
+        Ok(n) if (33..=64).contains(&n) => format!("SIGRTMIN+{}", n - 32),
+        _ => sig.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    macro_rules! table {
+        ($name:ident, $f:expr, [$(($input:expr, $want:expr)),* $(,)?]) => {
+            #[test]
+            fn $name() {
+                $(
+                    let input = $input;
+                    assert_eq!($f(input), $want, "input {input:?}");
+                )*
+            }
+        };
+    }
+
+    table!(
+        open_flags_names,
+        open_flags,
+        [
+            (0, "O_RDONLY"),
+            (O_CLOEXEC, "O_RDONLY|O_CLOEXEC"),
+            (O_WRONLY | O_CREAT | O_TRUNC, "O_WRONLY|O_CREAT|O_TRUNC"),
+            (O_RDWR | O_APPEND | O_NONBLOCK, "O_RDWR|O_APPEND|O_NONBLOCK"),
+            (0o3, "O_ACCMODE"),
+            (O_SYNC, "O_RDONLY|O_SYNC"),
+            (O_DSYNC, "O_RDONLY|O_DSYNC"),
+            (
+                0o200_000 | 0o400_000 | O_CLOEXEC,
+                "O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC"
+            ),
+            (O_TMPFILE_BIT | 0o200_000 | O_RDWR, "O_RDWR|O_TMPFILE"),
+            (O_PATH | 0o100_000, "O_RDONLY|O_LARGEFILE|O_PATH"),
+            (O_RDONLY | 0x8000_0000, "O_RDONLY|0x80000000"),
+        ]
+    );
+
+    #[test]
+    fn open_flags_follow_the_arch() {
+        assert_eq!(
+            open_flags_for(Arch::Aarch64, 0o40000),
+            "O_RDONLY|O_DIRECTORY"
+        );
+        assert_eq!(open_flags_for(Arch::X86_64, 0o40000), "O_RDONLY|O_DIRECT");
+        assert_eq!(
+            open_flags_for(Arch::Aarch64, 0o100_000),
+            "O_RDONLY|O_NOFOLLOW"
+        );
+        assert_eq!(
+            open_flags_for(Arch::Aarch64, O_TMPFILE_BIT | 0o40000 | O_WRONLY),
+            "O_WRONLY|O_TMPFILE"
+        );
+    }
+
+    table!(
+        at_flags_names,
+        at_flags,
+        [
+            (0, "0"),
+            (AT_SYMLINK_NOFOLLOW, "AT_SYMLINK_NOFOLLOW"),
+            (
+                AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
+                "AT_SYMLINK_NOFOLLOW|AT_EMPTY_PATH"
+            ),
+            (AT_REMOVEDIR, "AT_REMOVEDIR"),
+            (AT_SYMLINK_FOLLOW, "AT_SYMLINK_FOLLOW"),
+            (AT_RECURSIVE | 0x1, "AT_RECURSIVE|0x1"),
+        ]
+    );
+
+    table!(
+        dirfd_names,
+        dirfd,
+        [
+            ((-100i64).cast_unsigned(), "AT_FDCWD"),
+            (0xffff_ff9c, "AT_FDCWD"),
+            (3, "3"),
+            (0xffff_ffff, "-1"),
+        ]
+    );
+
+    table!(
+        clone_flag_names,
+        clone_flags,
+        [
+            (0, "0"),
+            (17, "SIGCHLD"),
+            (CLONE_VM | CLONE_VFORK | 17, "CLONE_VM|CLONE_VFORK|SIGCHLD"),
+            (
+                0x3d0f00,
+                "CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_SYSVSEM|CLONE_SETTLS|CLONE_PARENT_SETTID|CLONE_CHILD_CLEARTID"
+            ),
+            (0x1000_0000 | 0x2000_0000, "CLONE_NEWUSER|CLONE_NEWPID"),
+            (0x4000_0000_0000, "0x400000000000"),
+        ]
+    );
+
+    table!(
+        mode_names,
+        mode,
+        [
+            (0o644, "0644"),
+            (0o4755, "04755"),
+            (0, "0000"),
+            (0o100_600, "S_IFREG|0600"),
+            (0o020_666, "S_IFCHR|0666"),
+        ]
+    );
+
+    table!(
+        socket_type_names,
+        socket_type,
+        [
+            (1, "SOCK_STREAM"),
+            (2 | SOCK_CLOEXEC, "SOCK_DGRAM|SOCK_CLOEXEC"),
+            (
+                1 | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                "SOCK_STREAM|SOCK_NONBLOCK|SOCK_CLOEXEC"
+            ),
+            (0xe, "0xe"),
+        ]
+    );
+
+    table!(
+        signal_names,
+        signal_name,
+        [
+            (9, "SIGKILL"),
+            (17, "SIGCHLD"),
+            (31, "SIGSYS"),
+            (32, "SIGRTMIN"),
+            (35, "SIGRTMIN+3"),
+            (0, "0"),
+            (-5, "-5"),
+            (99, "99"),
+        ]
+    );
+
+    #[test]
+    fn families() {
+        assert_eq!(socket_family(1), "AF_UNIX");
+        assert_eq!(socket_family(2), "AF_INET");
+        assert_eq!(socket_family(10), "AF_INET6");
+        assert_eq!(socket_family(16), "AF_NETLINK");
+        assert_eq!(socket_family(999), "AF_UNKNOWN");
+    }
+
+    /// Our constants against libc's on the architecture the tests run on.
+    #[test]
+    fn constants_match_libc() {
+        let a = ArchOpenFlags::of(Arch::native());
+        let open: &[(u64, libc::c_int)] = &[
+            (O_WRONLY, libc::O_WRONLY),
+            (O_RDWR, libc::O_RDWR),
+            (O_CREAT, libc::O_CREAT),
+            (O_EXCL, libc::O_EXCL),
+            (O_NOCTTY, libc::O_NOCTTY),
+            (O_TRUNC, libc::O_TRUNC),
+            (O_APPEND, libc::O_APPEND),
+            (O_NONBLOCK, libc::O_NONBLOCK),
+            (O_DSYNC, libc::O_DSYNC),
+            (O_ASYNC, libc::O_ASYNC),
+            (O_SYNC, libc::O_SYNC),
+            (O_NOATIME, libc::O_NOATIME),
+            (O_CLOEXEC, libc::O_CLOEXEC),
+            (O_PATH, libc::O_PATH),
+            (O_TMPFILE_BIT | a.directory, libc::O_TMPFILE),
+            (a.direct, libc::O_DIRECT),
+            (a.directory, libc::O_DIRECTORY),
+            (a.nofollow, libc::O_NOFOLLOW),
+            (AT_SYMLINK_NOFOLLOW, libc::AT_SYMLINK_NOFOLLOW),
+            (AT_REMOVEDIR, libc::AT_REMOVEDIR),
+            (AT_SYMLINK_FOLLOW, libc::AT_SYMLINK_FOLLOW),
+            (AT_NO_AUTOMOUNT, libc::AT_NO_AUTOMOUNT),
+            (AT_EMPTY_PATH, libc::AT_EMPTY_PATH),
+            (AT_STATX_FORCE_SYNC, libc::AT_STATX_FORCE_SYNC),
+            (AT_STATX_DONT_SYNC, libc::AT_STATX_DONT_SYNC),
+            (SOCK_NONBLOCK, libc::SOCK_NONBLOCK),
+            (SOCK_CLOEXEC, libc::SOCK_CLOEXEC),
+            (CLONE_VM, libc::CLONE_VM),
+            (CLONE_VFORK, libc::CLONE_VFORK),
+            (CLONE_THREAD, libc::CLONE_THREAD),
+        ];
+        for &(ours, theirs) in open {
+            assert_eq!(ours, u64::try_from(theirs).expect("positive"), "{ours:#o}");
+        }
+        // libc's O_LARGEFILE is 0 on 64-bit targets; the kernel value is ours.
+        assert_eq!(i64::from(AT_FDCWD), i64::from(libc::AT_FDCWD));
+        for (bits, name) in CLONE_NAMES {
+            let libc_val: Option<libc::c_int> = match *name {
+                "CLONE_FS" => Some(libc::CLONE_FS),
+                "CLONE_FILES" => Some(libc::CLONE_FILES),
+                "CLONE_SIGHAND" => Some(libc::CLONE_SIGHAND),
+                "CLONE_PIDFD" => Some(libc::CLONE_PIDFD),
+                "CLONE_PTRACE" => Some(libc::CLONE_PTRACE),
+                "CLONE_PARENT" => Some(libc::CLONE_PARENT),
+                "CLONE_NEWNS" => Some(libc::CLONE_NEWNS),
+                "CLONE_SYSVSEM" => Some(libc::CLONE_SYSVSEM),
+                "CLONE_SETTLS" => Some(libc::CLONE_SETTLS),
+                "CLONE_PARENT_SETTID" => Some(libc::CLONE_PARENT_SETTID),
+                "CLONE_CHILD_CLEARTID" => Some(libc::CLONE_CHILD_CLEARTID),
+                "CLONE_UNTRACED" => Some(libc::CLONE_UNTRACED),
+                "CLONE_CHILD_SETTID" => Some(libc::CLONE_CHILD_SETTID),
+                "CLONE_NEWCGROUP" => Some(libc::CLONE_NEWCGROUP),
+                "CLONE_NEWUTS" => Some(libc::CLONE_NEWUTS),
+                "CLONE_NEWIPC" => Some(libc::CLONE_NEWIPC),
+                "CLONE_NEWUSER" => Some(libc::CLONE_NEWUSER),
+                "CLONE_NEWPID" => Some(libc::CLONE_NEWPID),
+                "CLONE_NEWNET" => Some(libc::CLONE_NEWNET),
+                "CLONE_IO" => Some(libc::CLONE_IO),
+                _ => None,
+            };
+            if let Some(v) = libc_val {
+                assert_eq!(*bits, u64::from(v.cast_unsigned()), "{name}");
+            }
+        }
+        for fam in [
+            libc::AF_UNIX,
+            libc::AF_INET,
+            libc::AF_INET6,
+            libc::AF_NETLINK,
+            libc::AF_PACKET,
+            libc::AF_VSOCK,
+            libc::AF_ALG,
+            libc::AF_XDP,
+        ] {
+            let f = u16::try_from(fam).expect("small");
+            assert_ne!(socket_family(f), "AF_UNKNOWN", "{fam}");
+        }
+        assert_eq!(
+            socket_family(u16::try_from(libc::AF_INET6).expect("small")),
+            "AF_INET6"
+        );
+        for (sig, name) in [
+            (libc::SIGKILL, "SIGKILL"),
+            (libc::SIGCHLD, "SIGCHLD"),
+            (libc::SIGSYS, "SIGSYS"),
+            (libc::SIGPWR, "SIGPWR"),
+            (libc::SIGSTKFLT, "SIGSTKFLT"),
+        ] {
+            assert_eq!(signal_name(sig), name);
+        }
+    }
+}

@@ -6,9 +6,10 @@
 //! record (with a warning) and rejects garbage with a one-line error. Pure over `Read`/`Write`.
 
 pub mod reader;
+mod wire;
 pub mod writer;
 
-pub use reader::{ReadError, TraceReader};
+pub use reader::{ReadError, ReadErrorKind, TraceReader};
 pub use writer::{TraceWriter, WriteError};
 
 use serde::{Deserialize, Serialize};
