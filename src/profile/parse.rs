@@ -239,10 +239,13 @@ pub fn parse_inet_addr(text: &str) -> Result<InetAddr, ParseErrorKind> {
     Ok(InetAddr { host, port })
 }
 
-/// The globset options every path pattern is built with.
+/// The globset options every path pattern is built with: `*` and `?` stop at `/`, `\` escapes,
+/// `{,x}` may have an empty alternative.
 pub fn glob_builder(pattern: &str) -> GlobBuilder<'_> {
     let mut b = GlobBuilder::new(pattern);
-    b.literal_separator(true).backslash_escape(true);
+    b.literal_separator(true)
+        .backslash_escape(true)
+        .empty_alternates(true);
     b
 }
 
