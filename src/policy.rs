@@ -620,10 +620,11 @@ impl CompiledPolicy {
 /// it leads.
 fn candidates(p: &PathObj) -> Vec<&[u8]> {
     let mut out = vec![p.abs.as_slice()];
-    if let Some(r) = &p.resolved {
-        if r != &p.abs && !is_self_alias(&p.abs, r) {
-            out.push(r.as_slice());
-        }
+    if let Some(r) = &p.resolved
+        && r != &p.abs
+        && !is_self_alias(&p.abs, r)
+    {
+        out.push(r.as_slice());
     }
     out
 }
@@ -1226,9 +1227,39 @@ mod tests {
     }
 
     #[test]
-    fn shipped_snippets_compile() {
+    fn shipped_snippets_compile_and_keep_secrets_out() {
+        let mut all = String::new();
         for name in crate::profile::snippets::names() {
             let _ = policy(&format!("include {name}\n"));
+            all.push_str(&format!("include {name}\n"));
+        }
+        let everything = policy(&all);
+        for secret in [
+            "/etc/shadow",
+            "/etc/gshadow",
+            "/home/u[1]/.ssh/id_ed25519",
+            "/home/u[1]/.aws/credentials",
+            "/home/u[1]/.npmrc",
+            "/home/u[1]/.netrc",
+            "/home/u[1]/.git-credentials",
+            "/home/u[1]/.docker/config.json",
+            "/home/u[1]/.config/gh/hosts.yml",
+            "/home/u[1]/.gnupg/private-keys-v1.d/x.key",
+            "/home/u[1]/.bash_history",
+            "/etc/ssl/private/server.key",
+            "/root/.ssh/id_rsa",
+        ] {
+            for access in [R, W] {
+                let d = everything.decide(acc(access), &path(secret));
+                // node probes ${HOME}/.npmrc: admitted only while it does not exist.
+                let probed = secret.ends_with(".npmrc") && access == R;
+                let ok = if probed {
+                    d == Decision::AllowIfAbsent
+                } else {
+                    matches!(d, Decision::Deny { .. })
+                };
+                assert!(ok, "{secret} {access:?}: {d:?}");
+            }
         }
         let pol = policy("include base\ninclude tmp\n");
         assert_eq!(

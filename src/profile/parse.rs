@@ -144,10 +144,7 @@ impl ParseError {
         };
         let line = line.strip_suffix('\r').unwrap_or(line);
         let col = usize::try_from(self.span.col.saturating_sub(1)).unwrap_or(0);
-        let start = line
-            .char_indices()
-            .nth(col)
-            .map_or(line.len(), |(i, _)| i);
+        let start = line.char_indices().nth(col).map_or(line.len(), |(i, _)| i);
         let len = usize::try_from(self.span.len).unwrap_or(1);
         let end = (start + len).min(line.len());
         let width = line.get(start..end).map_or(1, |s| s.chars().count()).max(1);
@@ -296,15 +293,13 @@ pub fn check_unix_pattern(text: &str) -> Result<(), ParseErrorKind> {
 
 fn valid_include_name(s: &str) -> bool {
     !s.is_empty()
-        && s
-            .bytes()
+        && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
 
 fn valid_syscall_name(s: &str) -> bool {
     !s.is_empty()
-        && s
-            .bytes()
+        && s.bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
@@ -359,7 +354,13 @@ fn tokenize(line: &str) -> Result<Line, (u32, u32, ParseErrorKind)> {
                     }
                     b'\\' => {
                         let esc_start = i;
-                        let bad = |msg: String| (col_of(esc_start), 2, ParseErrorKind::BadQuote { message: msg });
+                        let bad = |msg: String| {
+                            (
+                                col_of(esc_start),
+                                2,
+                                ParseErrorKind::BadQuote { message: msg },
+                            )
+                        };
                         match bytes.get(i + 1) {
                             Some(b'\\') => out.push(b'\\'),
                             Some(b'"') => out.push(b'"'),
@@ -774,7 +775,10 @@ mod tests {
     #[test]
     fn caret_rendering() {
         let text = "read /ok\n  raed /etc/passwd\n";
-        let errs = parse_str("npm.profile", text).err().map(|e| e.0).unwrap_or_default();
+        let errs = parse_str("npm.profile", text)
+            .err()
+            .map(|e| e.0)
+            .unwrap_or_default();
         assert_eq!(
             errs[0].render_with_source(text),
             "npm.profile:2:3: unknown verb \"raed\" (expected one of read, write, delete, exec, \
@@ -867,7 +871,13 @@ mod tests {
                     port: None,
                 }),
             ),
-            ("*:*", Some(InetAddr { host: None, port: None })),
+            (
+                "*:*",
+                Some(InetAddr {
+                    host: None,
+                    port: None,
+                }),
+            ),
             ("1.2.3:80", None),
             ("1.2.3.4:", None),
             (":80", None),

@@ -190,9 +190,24 @@ mod tests {
                 },
             ],
             rules: vec![
-                rule(Effect::Allow, Verb::Write, Pattern::Path("${CWD}/out/**".into()), &[]),
-                rule(Effect::Allow, Verb::Read, Pattern::Path("/etc/b".into()), &["why b"]),
-                rule(Effect::Allow, Verb::Read, Pattern::Path("/a b/\u{10FFFF}".into()), &[]),
+                rule(
+                    Effect::Allow,
+                    Verb::Write,
+                    Pattern::Path("${CWD}/out/**".into()),
+                    &[],
+                ),
+                rule(
+                    Effect::Allow,
+                    Verb::Read,
+                    Pattern::Path("/etc/b".into()),
+                    &["why b"],
+                ),
+                rule(
+                    Effect::Allow,
+                    Verb::Read,
+                    Pattern::Path("/a b/\u{10FFFF}".into()),
+                    &[],
+                ),
                 rule(
                     Effect::Deny,
                     Verb::Read,
@@ -208,7 +223,12 @@ mod tests {
                     },
                     &[],
                 ),
-                rule(Effect::Allow, Verb::Syscall, Pattern::Syscall("ptrace".into()), &[]),
+                rule(
+                    Effect::Allow,
+                    Verb::Syscall,
+                    Pattern::Syscall("ptrace".into()),
+                    &[],
+                ),
             ],
         };
         let want = "# learned by sbx\n#\n\ninclude base\ninclude node\n\n\
@@ -276,12 +296,12 @@ mod tests {
     fn pattern_for(verb: Verb) -> BoxedStrategy<Pattern> {
         match verb {
             Verb::Connect | Verb::Bind | Verb::Send => prop_oneof![
-                prop::sample::select(vec!["1.2.3.4:80", "*:53", "[::1]:*", "*:*"]).prop_map(
-                    |a| Pattern::Net {
+                prop::sample::select(vec!["1.2.3.4:80", "*:53", "[::1]:*", "*:*"]).prop_map(|a| {
+                    Pattern::Net {
                         proto: Proto::Tcp,
-                        addr: a.to_string()
+                        addr: a.to_string(),
                     }
-                ),
+                }),
                 prop::sample::select(vec!["10.0.0.1:5353", "*:53"]).prop_map(|a| Pattern::Net {
                     proto: Proto::Udp,
                     addr: a.to_string()

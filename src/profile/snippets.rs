@@ -108,7 +108,7 @@ impl Resolver<'_> {
                 span: inc.span,
                 kind,
             };
-            if self.stack[1..].iter().any(|n| *n == inc.name) {
+            if self.stack[1..].contains(&inc.name) {
                 let mut chain = self.stack[1..].to_vec();
                 chain.push(inc.name.clone());
                 return Err(err(ResolveErrorKind::Cycle { chain }));
@@ -160,7 +160,14 @@ mod tests {
         for (name, text) in SNIPPETS {
             assert!(names().contains(name), "{name} not listed");
             let parsed = parse_str(&format!("{name}.profile"), text);
-            assert!(parsed.is_ok(), "{}", parsed.err().map(|e| e.render_with_source(text)).unwrap_or_default());
+            assert!(
+                parsed.is_ok(),
+                "{}",
+                parsed
+                    .err()
+                    .map(|e| e.render_with_source(text))
+                    .unwrap_or_default()
+            );
         }
         let mut sorted = NAMES.to_vec();
         sorted.sort_unstable();
@@ -191,12 +198,29 @@ mod tests {
         for (name, text) in SNIPPETS {
             let p = parse_str(name, text).unwrap_or_default();
             for r in &p.rules {
-                assert!(!r.comments.is_empty(), "{name}: rule at line {} has no comment", r.span.line);
-                if let Pattern::Path(path) = &r.pattern {
-                    if r.effect == crate::profile::Effect::Allow {
-                        for bad in ["${HOME}/**", "/etc/shadow", "/etc/**", "/**", ".ssh", ".aws", "/etc/ssl/**"] {
+                assert!(
+                    !r.comments.is_empty(),
+                    "{name}: rule at line {} has no comment",
+                    r.span.line
+                );
+                if let Pattern::Path(path) = &r.pattern
+                    && r.effect == crate::profile::Effect::Allow
+                {
+                    {
+                        for bad in [
+                            "${HOME}/**",
+                            "/etc/shadow",
+                            "/etc/**",
+                            "/**",
+                            ".ssh",
+                            ".aws",
+                            "/etc/ssl/**",
+                        ] {
                             assert_ne!(path.as_str(), bad, "{name} allows {path}");
-                            assert!(!(bad.starts_with('.') && path.contains(bad)), "{name} allows {path}");
+                            assert!(
+                                !(bad.starts_with('.') && path.contains(bad)),
+                                "{name} allows {path}"
+                            );
                         }
                     }
                 }
@@ -215,15 +239,29 @@ mod tests {
 
     #[test]
     fn resolve_flattens_once_with_origins() {
-        let p = parse_str("app.profile", "include node\ninclude shell\nread /app\n").unwrap_or_default();
+        let p = parse_str("app.profile", "include node\ninclude shell\nread /app\n")
+            .unwrap_or_default();
         let r = resolve(&p, "app.profile").map_err(|e| e.to_string());
         let r = r.unwrap_or_default();
-        let base_rules = parse_str("b", snippet("base").unwrap_or("")).unwrap_or_default().rules.len();
-        let from_base = r.rules.iter().filter(|(_, o)| o.file == "base.profile").count();
+        let base_rules = parse_str("b", snippet("base").unwrap_or(""))
+            .unwrap_or_default()
+            .rules
+            .len();
+        let from_base = r
+            .rules
+            .iter()
+            .filter(|(_, o)| o.file == "base.profile")
+            .count();
         assert!(base_rules > 0);
         assert_eq!(from_base, base_rules, "base included exactly once");
-        let last = r.rules.last().map(|(rule, o)| (rule.pattern.clone(), o.file.clone()));
-        assert_eq!(last, Some((Pattern::Path("/app".into()), "app.profile".into())));
+        let last = r
+            .rules
+            .last()
+            .map(|(rule, o)| (rule.pattern.clone(), o.file.clone()));
+        assert_eq!(
+            last,
+            Some((Pattern::Path("/app".into()), "app.profile".into()))
+        );
         // Base comes before node's own rules (depth first).
         let first_node = r.rules.iter().position(|(_, o)| o.file == "node.profile");
         let last_base = r.rules.iter().rposition(|(_, o)| o.file == "base.profile");
@@ -233,8 +271,14 @@ mod tests {
     #[test]
     fn unknown_and_cycle_errors() {
         let p = parse_str("app.profile", "read /x\ninclude nope\n").unwrap_or_default();
-        let e = resolve(&p, "app.profile").err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(e.starts_with("app.profile:2:1: unknown snippet \"nope\" (shipped: base,"), "{e}");
+        let e = resolve(&p, "app.profile")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            e.starts_with("app.profile:2:1: unknown snippet \"nope\" (shipped: base,"),
+            "{e}"
+        );
 
         let lookup = |name: &str| match name {
             "a" => Some("include b\n".to_string()),
@@ -242,12 +286,18 @@ mod tests {
             _ => None,
         };
         let p = parse_str("main", "include a\n").unwrap_or_default();
-        let e = resolve_with(&p, "main", &lookup).err().map(|e| e.to_string()).unwrap_or_default();
+        let e = resolve_with(&p, "main", &lookup)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert_eq!(e, "b.profile:2:1: include cycle: a -> b -> a");
 
         let self_cycle = |name: &str| (name == "s").then(|| "include s\n".to_string());
         let p = parse_str("main", "include s\n").unwrap_or_default();
-        let e = resolve_with(&p, "main", &self_cycle).err().map(|e| e.to_string()).unwrap_or_default();
+        let e = resolve_with(&p, "main", &self_cycle)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert_eq!(e, "s.profile:1:1: include cycle: s -> s");
     }
 }

@@ -83,8 +83,9 @@ pub(crate) fn scan(pattern: &str) -> Result<Vec<Piece<'_>>, VarError> {
                 if bytes.get(i + 1) != Some(&b'{') {
                     return Err(VarError::Syntax {
                         offset: i,
-                        message: "\"$\" must start \"${NAME}\" (write \"\\$\" for a literal dollar)"
-                            .to_string(),
+                        message:
+                            "\"$\" must start \"${NAME}\" (write \"\\$\" for a literal dollar)"
+                                .to_string(),
                     });
                 }
                 let Some(close) = pattern[i + 2..].find('}') else {
@@ -140,10 +141,10 @@ pub fn vars_in(pattern: &str) -> Vec<String> {
         }
     };
     for p in pieces {
-        if let Piece::Var { name, .. } = p {
-            if !names.iter().any(|n| n == name) {
-                names.push(name.to_string());
-            }
+        if let Piece::Var { name, .. } = p
+            && !names.iter().any(|n| n == name)
+        {
+            names.push(name.to_string());
         }
     }
     names
@@ -202,7 +203,11 @@ pub fn escape_glob(text: &str) -> String {
 pub fn abstract_path(path: &[u8], env: &Env) -> String {
     let text = path_to_text(path);
     let mut best: Option<(&str, usize)> = None;
-    for (name, value) in [("CWD", &env.cwd), ("HOME", &env.home), ("TMPDIR", &env.tmpdir)] {
+    for (name, value) in [
+        ("CWD", &env.cwd),
+        ("HOME", &env.home),
+        ("TMPDIR", &env.tmpdir),
+    ] {
         let value = value.trim_end_matches('/');
         if value.is_empty() || !value.starts_with('/') {
             continue;
@@ -232,10 +237,10 @@ fn raw_char(b: u8) -> char {
 /// Path bytes -> pattern text, losslessly. Valid UTF-8 without reserved code points is
 /// borrowed unchanged (the common case).
 pub fn path_to_text(bytes: &[u8]) -> Cow<'_, str> {
-    if let Ok(s) = std::str::from_utf8(bytes) {
-        if !s.chars().any(is_reserved) {
-            return Cow::Borrowed(s);
-        }
+    if let Ok(s) = std::str::from_utf8(bytes)
+        && !s.chars().any(is_reserved)
+    {
+        return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(bytes.len() + 8);
     for chunk in bytes.utf8_chunks() {
