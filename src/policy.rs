@@ -548,7 +548,10 @@ impl CompiledPolicy {
             {
                 return Check::Allow;
             }
-            let probed = self.allows(space, Verb::Probe, c);
+            let probed = self.allows(space, Verb::Probe, c)
+                && self
+                    .set(space, Effect::Deny, Verb::Probe)
+                    .is_none_or(|s| !s.is_match(c));
             if probed && enoent {
                 return Check::Allow;
             }
@@ -737,7 +740,7 @@ mod tests {
         let pol = policy(
             "read /etc/*\nread /usr/lib/**\nwrite ${CWD}/out/**\ndeny read /etc/shadow\n\
              deny write ${CWD}/out/keep\nprobe /opt/maybe/*\nread ${HOME}/.npm/**\n\
-             exec /usr/bin/{node,git}\ndelete ${CWD}/out/*.tmp\n",
+             exec /usr/bin/{node,git}\ndelete ${CWD}/out/*.tmp\ndeny probe /opt/maybe/no\n",
         );
         let cases: &[(&[Access], &str, &str)] = &[
             (R, "/etc/passwd", "allow"),
@@ -762,6 +765,7 @@ mod tests {
                 "allow",
             ),
             (R, "/opt/maybe/x", "if-absent"),
+            (R, "/opt/maybe/no", "deny read no-rule"), // `deny probe` removes the probe
             (W, "/opt/maybe/x", "deny write no-rule"),
             (&[Access::Exec], "/usr/bin/node", "allow"),
             (&[Access::Exec], "/usr/bin/python3", "deny exec no-rule"),

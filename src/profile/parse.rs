@@ -765,6 +765,21 @@ mod tests {
     }
 
     #[test]
+    fn documented_example_parses_and_is_canonical() {
+        let doc = include_str!("../../docs/profile-format.md");
+        let example = doc
+            .split("```text\n")
+            .nth(1)
+            .and_then(|s| s.split("```").next())
+            .unwrap_or("");
+        let parsed = parse_str("example", example).map_err(|e| e.render_with_source(example));
+        let parsed = parsed.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(parsed.header.len(), 2);
+        assert_eq!(parsed.rules.len(), 8);
+        assert_eq!(super::super::render::render(&parsed), example);
+    }
+
+    #[test]
     fn collects_all_errors() {
         let text = "raed /x\nread /ok\nwrite rel\nconnect tcp 1.2.3.4:x\n";
         let errs = parse_str("f", text).err().map(|e| e.0).unwrap_or_default();
