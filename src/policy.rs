@@ -24,8 +24,9 @@ use globset::{Candidate, GlobSet, GlobSetBuilder};
 
 use crate::event::{Access, AccessSet, Event, EventKind, Object, Outcome, PathObj, SockAddr};
 use crate::profile::parse::{ParseErrorKind, glob_builder, parse_inet_addr};
+use crate::profile::parse::{ParseErrors, parse_str};
 use crate::profile::render::{quote_if_needed, render_rule};
-use crate::profile::snippets::{Origin, Resolved};
+use crate::profile::snippets::{Origin, ResolveError, Resolved, resolve};
 use crate::profile::vars::{Env, VarError, expand, path_to_text};
 use crate::profile::{Effect, Pattern, Proto, Span, Verb};
 
@@ -131,6 +132,17 @@ pub fn verbs_of(access: AccessSet) -> Vec<Verb> {
         }
     }
     verbs.into_iter().collect()
+}
+
+/// Anything that can go wrong between profile text and a compiled policy.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LoadError {
+    #[error("{0}")]
+    Parse(#[from] ParseErrors),
+    #[error("{0}")]
+    Resolve(#[from] ResolveError),
+    #[error("{0}")]
+    Compile(#[from] PolicyError),
 }
 
 /// Where a compiled rule came from, for deny messages.
@@ -323,6 +335,13 @@ impl CompiledPolicy {
         })
     }
 
+    /// Parse, resolve includes against the shipped snippets, and compile, in one step.
+    pub fn load(file: &str, text: &str, env: &Env) -> Result<CompiledPolicy, LoadError> {
+        let profile = parse_str(file, text)?;
+        let resolved = resolve(&profile, file)?;
+        Ok(CompiledPolicy::compile(&resolved, env)?)
+    }
+
     /// Decide one access to one object (see the module doc for the semantics).
     ///
     /// For inet sockets the protocol is not known here: a deny rule of either protocol wins,
@@ -482,11 +501,15 @@ impl CompiledPolicy {
             Object::Anon(name) => anon(out, name),
             Object::Socket(addr) => {
                 for &verb in &verbs {
-                    if matches!(verb, Verb::Connect | Verb::Bind | Verb::Send) {
+                    if !matches!(verb, Verb::Connect | Verb::Bind | Verb::Send) {
+                        continue;
+                    }
+                    let check = self.check_net(verb, None, addr);
+                    if check != Check::Allow {
                         out.push(Finding {
                             verb,
                             object: sockaddr_text(addr),
-                            check: self.check_net(verb, None, addr),
+                            check,
                         });
                     }
                 }
@@ -505,11 +528,14 @@ impl CompiledPolicy {
                     }
                     _ => self.glob_check(Space::Path, verb, &cand, true, enoent),
                 };
-                out.push(Finding {
-                    verb,
-                    object: quote_if_needed(&text).into_owned(),
-                    check,
-                });
+                // Allowed checks are not recorded: this is the enforce hot path.
+                if check != Check::Allow {
+                    out.push(Finding {
+                        verb,
+                        object: quote_if_needed(&text).into_owned(),
+                        check,
+                    });
+                }
             }
         }
     }
@@ -679,8 +705,6 @@ fn sockaddr_text(addr: &SockAddr) -> String {
 mod tests {
     use super::*;
     use crate::event::{ProcInfo, Syscall, Target};
-    use crate::profile::parse::parse_str;
-    use crate::profile::snippets::resolve;
 
     fn env() -> Env {
         Env {
@@ -692,9 +716,7 @@ mod tests {
     }
 
     fn policy(text: &str) -> CompiledPolicy {
-        let p = parse_str("t.profile", text).unwrap_or_else(|e| panic!("{e}"));
-        let r = resolve(&p, "t.profile").unwrap_or_else(|e| panic!("{e}"));
-        CompiledPolicy::compile(&r, &env()).unwrap_or_else(|e| panic!("{e}"))
+        CompiledPolicy::load("t.profile", text, &env()).unwrap_or_else(|e| panic!("{e}"))
     }
 
     fn path(abs: &str) -> Object {
@@ -740,12 +762,19 @@ mod tests {
         let pol = policy(
             "read /etc/*\nread /usr/lib/**\nwrite ${CWD}/out/**\ndeny read /etc/shadow\n\
              deny write ${CWD}/out/keep\nprobe /opt/maybe/*\nread ${HOME}/.npm/**\n\
-             exec /usr/bin/{node,git}\ndelete ${CWD}/out/*.tmp\ndeny probe /opt/maybe/no\n",
+             exec /usr/bin/{node,git}\ndelete ${CWD}/out/*.tmp\ndeny probe /opt/maybe/no\n\
+             read /home/v/**\ndeny read **/.ssh/**\n",
         );
         let cases: &[(&[Access], &str, &str)] = &[
             (R, "/etc/passwd", "allow"),
             (R, "/etc/ssl/certs/x", "deny read no-rule"), // `*` stops at `/`
             (R, "/usr/lib/x/y/z.so", "allow"),            // `**` crosses `/`
+            (R, "/usr/lib", "deny read no-rule"),         // `/a/**` is below `/a` only
+            (
+                R,
+                "/home/v/.ssh/id_rsa",
+                "deny read by deny read **/.ssh/**",
+            ),
             (R, "/etc/shadow", "deny read by deny read /etc/shadow"),
             (W, "/etc/passwd", "deny write no-rule"),
             (W, "/work/app/out/a/b", "allow"),
