@@ -1,1 +1,1318 @@
-//! (in progress)
+//! The compiled policy: the single decision function used by enforce, tests and learn.
+//!
+//! [`CompiledPolicy::compile`] takes a profile flattened by `profile::snippets::resolve`, expands
+//! its `${VARS}` against an [`Env`] (values glob-escaped), and builds one `GlobSet` per
+//! (effect, verb) for paths, the same for unix socket paths and abstract names, a list of
+//! tcp/udp rules, and the syscall allow set.
+//!
+//! Semantics (docs/profile-format.md, "Semantics"):
+//! - an access implies one or more verbs ([`verbs_of`]); every implied verb must be allowed,
+//!   and a `deny` rule matching ANY implied verb on ANY checked path wins over every allow;
+//! - a path object is checked as written (`abs`) AND where it leads (`resolved`), except that
+//!   `/proc/self/X` resolving to `/proc/<pid>/X` is the same object;
+//! - a read, exec or stat allowed only by a `probe` rule is [`Decision::AllowIfAbsent`];
+//! - stat is also allowed by a read, write, exec or delete rule on the same path.
+//!
+//! Pure: no I/O; matching works on path bytes (non-UTF-8 included).
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::net::IpAddr;
+
+use globset::{Candidate, GlobSet, GlobSetBuilder};
+
+use crate::event::{Access, AccessSet, Event, EventKind, Object, Outcome, PathObj, SockAddr};
+use crate::profile::parse::{ParseErrorKind, glob_builder, parse_inet_addr};
+use crate::profile::parse::{ParseErrors, parse_str};
+use crate::profile::render::{quote_if_needed, render_rule};
+use crate::profile::snippets::{Origin, ResolveError, Resolved, resolve};
+use crate::profile::vars::{Env, VarError, expand, path_to_text};
+use crate::profile::{Effect, Pattern, Proto, Span, Verb};
+
+/// The verdict on one access.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Allow,
+    /// Allowed only if the path does not exist (a `probe` rule): the tracer must check.
+    AllowIfAbsent,
+    Deny {
+        verb: Verb,
+        reason: DenyReason,
+    },
+}
+
+/// Why an access was denied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DenyReason {
+    /// No allow rule covers it.
+    NoRule,
+    /// An explicit `deny` rule matched.
+    DenyRule {
+        /// The rule as rendered (`deny read ${HOME}/.ssh/**`).
+        rule: String,
+        origin: Origin,
+        span: Span,
+    },
+}
+
+impl fmt::Display for DenyReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DenyReason::NoRule => write!(f, "no rule allows it"),
+            DenyReason::DenyRule { rule, origin, span } => write!(
+                f,
+                "denied by \"{rule}\" at {}:{}:{}",
+                origin.file, span.line, span.col
+            ),
+        }
+    }
+}
+
+/// A rule that could not be compiled, with where it came from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{}:{}: {kind}", span.line, span.col)]
+pub struct PolicyError {
+    pub file: String,
+    pub span: Span,
+    pub kind: PolicyErrorKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyErrorKind {
+    #[error("{0}")]
+    Var(#[from] VarError),
+    #[error("pattern {pattern:?} is not absolute after expansion (expanded to {expanded:?})")]
+    NotAbsolute { pattern: String, expanded: String },
+    #[error("bad glob {pattern:?}: {message}")]
+    Glob { pattern: String, message: String },
+    #[error("{0}")]
+    Net(ParseErrorKind),
+}
+
+/// The verbs an access implies (every one must be allowed).
+pub fn verbs_of(access: AccessSet) -> Vec<Verb> {
+    let mut verbs = BTreeSet::new();
+    for a in access.iter() {
+        match a {
+            Access::Read => {
+                verbs.insert(Verb::Read);
+            }
+            Access::Write
+            | Access::Create
+            | Access::Truncate
+            | Access::Chmod
+            | Access::Chown
+            | Access::Symlink => {
+                verbs.insert(Verb::Write);
+            }
+            Access::Delete | Access::Rename => {
+                verbs.insert(Verb::Delete);
+            }
+            // A hard link gives a second name to the source: it needs read and write on it.
+            Access::Link => {
+                verbs.insert(Verb::Read);
+                verbs.insert(Verb::Write);
+            }
+            Access::Exec => {
+                verbs.insert(Verb::Exec);
+            }
+            Access::Stat | Access::Chdir => {
+                verbs.insert(Verb::Stat);
+            }
+            Access::Connect => {
+                verbs.insert(Verb::Connect);
+            }
+            Access::Bind | Access::Listen => {
+                verbs.insert(Verb::Bind);
+            }
+            Access::Send => {
+                verbs.insert(Verb::Send);
+            }
+        }
+    }
+    verbs.into_iter().collect()
+}
+
+/// Anything that can go wrong between profile text and a compiled policy.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LoadError {
+    #[error("{0}")]
+    Parse(#[from] ParseErrors),
+    #[error("{0}")]
+    Resolve(#[from] ResolveError),
+    #[error("{0}")]
+    Compile(#[from] PolicyError),
+}
+
+/// Where a compiled rule came from, for deny messages.
+#[derive(Debug, Clone)]
+struct RuleRef {
+    text: String,
+    origin: Origin,
+    span: Span,
+}
+
+/// A GlobSet plus, per glob index, the rule it came from.
+#[derive(Debug, Clone)]
+struct PathSet {
+    set: GlobSet,
+    rules: Vec<usize>,
+}
+
+impl PathSet {
+    fn first_match(&self, c: &Candidate<'_>) -> Option<usize> {
+        if self.set.is_empty() {
+            return None;
+        }
+        self.set
+            .matches_candidate(c)
+            .first()
+            .and_then(|&i| self.rules.get(i).copied())
+    }
+
+    fn is_match(&self, c: &Candidate<'_>) -> bool {
+        !self.set.is_empty() && self.set.is_match_candidate(c)
+    }
+}
+
+#[derive(Debug)]
+struct SetBuilder {
+    builder: GlobSetBuilder,
+    rules: Vec<usize>,
+}
+
+impl Default for SetBuilder {
+    fn default() -> Self {
+        SetBuilder {
+            builder: GlobSetBuilder::new(),
+            rules: Vec::new(),
+        }
+    }
+}
+
+/// Which name space a glob rule matches in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Space {
+    /// Files (read, write, ... and unix socket paths share globs but not sets).
+    Path,
+    UnixPath,
+    UnixAbstract,
+}
+
+#[derive(Debug, Clone)]
+struct NetRule {
+    effect: Effect,
+    verb: Verb,
+    proto: Proto,
+    host: Option<IpAddr>,
+    port: Option<u16>,
+    rule: usize,
+}
+
+/// One check of one verb on one object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Check {
+    Allow,
+    IfAbsent,
+    NoRule,
+    /// Index into `rules`.
+    DenyRule(usize),
+}
+
+/// A failed (or conditional) check, with the object in profile syntax.
+#[derive(Debug, Clone)]
+struct Finding {
+    verb: Verb,
+    object: String,
+    check: Check,
+}
+
+/// A profile compiled for matching. Build with [`CompiledPolicy::compile`].
+#[derive(Debug, Clone)]
+pub struct CompiledPolicy {
+    rules: Vec<RuleRef>,
+    sets: BTreeMap<(Space, Effect, Verb), PathSet>,
+    net: Vec<NetRule>,
+    syscalls_allow: BTreeSet<String>,
+    syscalls_deny: BTreeSet<String>,
+}
+
+impl CompiledPolicy {
+    /// Expand and compile every rule. Errors name the rule's file, line and column.
+    pub fn compile(resolved: &Resolved, env: &Env) -> Result<CompiledPolicy, PolicyError> {
+        let mut rules = Vec::new();
+        let mut builders: BTreeMap<(Space, Effect, Verb), SetBuilder> = BTreeMap::new();
+        let mut net = Vec::new();
+        let mut syscalls_allow = BTreeSet::new();
+        let mut syscalls_deny = BTreeSet::new();
+        for (rule, origin) in &resolved.rules {
+            let idx = rules.len();
+            rules.push(RuleRef {
+                text: render_rule(rule),
+                origin: origin.clone(),
+                span: rule.span,
+            });
+            let err = |kind| PolicyError {
+                file: origin.file.clone(),
+                span: rule.span,
+                kind,
+            };
+            let mut add_glob = |space: Space, pattern: &str, absolute: bool| {
+                let expanded = expand(pattern, env).map_err(|e| err(e.into()))?;
+                if absolute && !(expanded.starts_with('/') || expanded.starts_with("**")) {
+                    return Err(err(PolicyErrorKind::NotAbsolute {
+                        pattern: pattern.to_string(),
+                        expanded,
+                    }));
+                }
+                let glob = glob_builder(&expanded).build().map_err(|e| {
+                    err(PolicyErrorKind::Glob {
+                        pattern: pattern.to_string(),
+                        message: e.kind().to_string(),
+                    })
+                })?;
+                let b = builders.entry((space, rule.effect, rule.verb)).or_default();
+                b.builder.add(glob);
+                b.rules.push(idx);
+                Ok(())
+            };
+            match &rule.pattern {
+                Pattern::Path(p) => add_glob(Space::Path, p, true)?,
+                Pattern::Net {
+                    proto: Proto::Unix,
+                    addr,
+                } => match addr.strip_prefix('@') {
+                    Some(name) => add_glob(Space::UnixAbstract, name, false)?,
+                    None => add_glob(Space::UnixPath, addr, true)?,
+                },
+                Pattern::Net { proto, addr } => {
+                    let a = parse_inet_addr(addr).map_err(|k| err(PolicyErrorKind::Net(k)))?;
+                    net.push(NetRule {
+                        effect: rule.effect,
+                        verb: rule.verb,
+                        proto: *proto,
+                        host: a.host.map(|h| h.to_canonical()),
+                        port: a.port,
+                        rule: idx,
+                    });
+                }
+                Pattern::Syscall(name) => {
+                    match rule.effect {
+                        Effect::Allow => syscalls_allow.insert(name.clone()),
+                        Effect::Deny => syscalls_deny.insert(name.clone()),
+                    };
+                }
+            }
+        }
+        let mut sets = BTreeMap::new();
+        for (key, b) in builders {
+            let set = b.builder.build().map_err(|e| {
+                let first = b.rules.first().and_then(|&i| rules.get(i));
+                PolicyError {
+                    file: first.map(|r| r.origin.file.clone()).unwrap_or_default(),
+                    span: first.map(|r| r.span).unwrap_or_default(),
+                    kind: PolicyErrorKind::Glob {
+                        pattern: e.glob().unwrap_or("").to_string(),
+                        message: e.kind().to_string(),
+                    },
+                }
+            })?;
+            sets.insert(
+                key,
+                PathSet {
+                    set,
+                    rules: b.rules,
+                },
+            );
+        }
+        Ok(CompiledPolicy {
+            rules,
+            sets,
+            net,
+            syscalls_allow,
+            syscalls_deny,
+        })
+    }
+
+    /// Parse, resolve includes against the shipped snippets, and compile, in one step.
+    pub fn load(file: &str, text: &str, env: &Env) -> Result<CompiledPolicy, LoadError> {
+        let profile = parse_str(file, text)?;
+        let resolved = resolve(&profile, file)?;
+        Ok(CompiledPolicy::compile(&resolved, env)?)
+    }
+
+    /// Decide one access to one object (see the module doc for the semantics).
+    ///
+    /// For inet sockets the protocol is not known here: a deny rule of either protocol wins,
+    /// and an allow rule of either protocol allows. Use [`CompiledPolicy::decide_net`] when the
+    /// caller knows the socket type.
+    pub fn decide(&self, access: AccessSet, object: &Object) -> Decision {
+        let mut findings = Vec::new();
+        self.check_target(access, object, false, &mut findings);
+        self.fold(&findings)
+    }
+
+    /// Decide a network verb (connect, bind, send) with a known protocol.
+    pub fn decide_net(&self, verb: Verb, proto: Proto, addr: &SockAddr) -> Decision {
+        let check = self.check_net(verb, Some(proto), addr);
+        self.fold(&[Finding {
+            verb,
+            object: sockaddr_text(addr),
+            check,
+        }])
+    }
+
+    /// Whether the gated syscall `name` is allowed (an allow rule and no deny rule).
+    pub fn syscall_allowed(&self, name: &str) -> bool {
+        self.syscalls_allow.contains(name) && !self.syscalls_deny.contains(name)
+    }
+
+    /// The allowed gated syscalls, sorted.
+    pub fn allowed_syscalls(&self) -> Vec<String> {
+        self.syscalls_allow
+            .difference(&self.syscalls_deny)
+            .cloned()
+            .collect()
+    }
+
+    /// What in `ev` this policy does not admit (empty = admitted), as (verb, object) with the
+    /// object in profile syntax. Used by learn's self-check.
+    ///
+    /// - Syscall events: every target is checked like [`CompiledPolicy::decide`]; when the
+    ///   syscall failed with ENOENT a `probe` rule admits any path verb (a read rule admits
+    ///   the failed read as well); an event without targets is a gated syscall and needs
+    ///   `syscall NAME` (see [`CompiledPolicy::admits_event_with`] to gate named syscalls
+    ///   that also have targets).
+    /// - Exec events need `exec` on the new program's path.
+    /// - Spawn and exit events are always admitted.
+    pub fn admits_event(&self, ev: &Event) -> Vec<(Verb, String)> {
+        self.admits_event_with(ev, &|_| false)
+    }
+
+    /// [`CompiledPolicy::admits_event`], also requiring `syscall NAME` for every syscall event
+    /// whose name `is_gated` accepts, whether or not it has targets.
+    pub fn admits_event_with(
+        &self,
+        ev: &Event,
+        is_gated: &dyn Fn(&str) -> bool,
+    ) -> Vec<(Verb, String)> {
+        let mut findings = Vec::new();
+        match &ev.kind {
+            EventKind::Syscall(sc) => {
+                if (sc.targets.is_empty() || is_gated(&sc.name)) && !self.syscall_allowed(&sc.name)
+                {
+                    findings.push(Finding {
+                        verb: Verb::Syscall,
+                        object: sc.name.clone(),
+                        check: Check::NoRule,
+                    });
+                }
+                let enoent = sc.outcome == Outcome::Errno(2);
+                for t in &sc.targets {
+                    self.check_target(t.access, &t.object, enoent, &mut findings);
+                }
+            }
+            EventKind::Exec(ex) => {
+                let obj = Object::Path(PathObj {
+                    literal: ex.path.clone(),
+                    abs: ex.path.clone(),
+                    resolved: None,
+                });
+                self.check_target(AccessSet::of(Access::Exec), &obj, false, &mut findings);
+            }
+            EventKind::Spawn(_) | EventKind::Exit(_) => {}
+        }
+        findings
+            .into_iter()
+            .filter(|f| f.check != Check::Allow)
+            .map(|f| (f.verb, f.object))
+            .collect()
+    }
+
+    /// Deny rules first, then missing rules, then probes.
+    fn fold(&self, findings: &[Finding]) -> Decision {
+        let worst = findings
+            .iter()
+            .filter(|f| f.check != Check::Allow)
+            .max_by_key(|f| match f.check {
+                Check::DenyRule(_) => 3,
+                Check::NoRule => 2,
+                Check::IfAbsent => 1,
+                Check::Allow => 0,
+            });
+        match worst {
+            None => Decision::Allow,
+            Some(f) => match f.check {
+                Check::Allow => Decision::Allow,
+                Check::IfAbsent => Decision::AllowIfAbsent,
+                Check::NoRule => Decision::Deny {
+                    verb: f.verb,
+                    reason: DenyReason::NoRule,
+                },
+                Check::DenyRule(i) => Decision::Deny {
+                    verb: f.verb,
+                    reason: match self.rules.get(i) {
+                        Some(r) => DenyReason::DenyRule {
+                            rule: r.text.clone(),
+                            origin: r.origin.clone(),
+                            span: r.span,
+                        },
+                        None => DenyReason::NoRule,
+                    },
+                },
+            },
+        }
+    }
+
+    /// Push one finding per (verb, checked object). With `enoent`, the syscall is known to
+    /// have failed with ENOENT, so a probe rule admits every path verb without condition.
+    fn check_target(
+        &self,
+        access: AccessSet,
+        object: &Object,
+        enoent: bool,
+        out: &mut Vec<Finding>,
+    ) {
+        let verbs = verbs_of(access);
+        let anon = |out: &mut Vec<Finding>, what: &[u8]| {
+            // Pipes, memfds, sockets: nothing to name; only exec (fileless exec) is refused.
+            if verbs.contains(&Verb::Exec) {
+                out.push(Finding {
+                    verb: Verb::Exec,
+                    object: quote_if_needed(&path_to_text(what)).into_owned(),
+                    check: Check::NoRule,
+                });
+            }
+        };
+        match object {
+            Object::Path(p) => self.check_paths(&verbs, &candidates(p), enoent, out),
+            Object::Fd {
+                path: Some(path), ..
+            } if path.starts_with(b"/") => {
+                self.check_paths(&verbs, &[path.as_slice()], enoent, out)
+            }
+            Object::Fd { path, fd } => {
+                let what = path
+                    .clone()
+                    .unwrap_or_else(|| format!("fd {fd}").into_bytes());
+                anon(out, &what);
+            }
+            Object::Anon(name) => anon(out, name),
+            Object::Socket(addr) => {
+                for &verb in &verbs {
+                    if !matches!(verb, Verb::Connect | Verb::Bind | Verb::Send) {
+                        continue;
+                    }
+                    let check = self.check_net(verb, None, addr);
+                    if check != Check::Allow {
+                        out.push(Finding {
+                            verb,
+                            object: sockaddr_text(addr),
+                            check,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    fn check_paths(&self, verbs: &[Verb], paths: &[&[u8]], enoent: bool, out: &mut Vec<Finding>) {
+        for path in paths {
+            let text = path_to_text(path);
+            let cand = Candidate::from_bytes(text.as_bytes());
+            for &verb in verbs {
+                let check = match verb {
+                    Verb::Connect | Verb::Bind | Verb::Send => {
+                        self.glob_check(Space::UnixPath, verb, &cand, false, enoent)
+                    }
+                    _ => self.glob_check(Space::Path, verb, &cand, true, enoent),
+                };
+                // Allowed checks are not recorded: this is the enforce hot path.
+                if check != Check::Allow {
+                    out.push(Finding {
+                        verb,
+                        object: quote_if_needed(&text).into_owned(),
+                        check,
+                    });
+                }
+            }
+        }
+    }
+
+    fn set(&self, space: Space, effect: Effect, verb: Verb) -> Option<&PathSet> {
+        self.sets.get(&(space, effect, verb))
+    }
+
+    fn allows(&self, space: Space, verb: Verb, c: &Candidate<'_>) -> bool {
+        self.set(space, Effect::Allow, verb)
+            .is_some_and(|s| s.is_match(c))
+    }
+
+    fn glob_check(
+        &self,
+        space: Space,
+        verb: Verb,
+        c: &Candidate<'_>,
+        files: bool,
+        enoent: bool,
+    ) -> Check {
+        if let Some(i) = self
+            .set(space, Effect::Deny, verb)
+            .and_then(|s| s.first_match(c))
+        {
+            return Check::DenyRule(i);
+        }
+        if self.allows(space, verb, c) {
+            return Check::Allow;
+        }
+        if files {
+            if verb == Verb::Stat
+                && [Verb::Read, Verb::Write, Verb::Exec, Verb::Delete]
+                    .iter()
+                    .any(|&v| self.allows(space, v, c))
+            {
+                return Check::Allow;
+            }
+            let probed = self.allows(space, Verb::Probe, c)
+                && self
+                    .set(space, Effect::Deny, Verb::Probe)
+                    .is_none_or(|s| !s.is_match(c));
+            if probed && enoent {
+                return Check::Allow;
+            }
+            if probed && matches!(verb, Verb::Read | Verb::Exec | Verb::Stat) {
+                return Check::IfAbsent;
+            }
+        }
+        Check::NoRule
+    }
+
+    fn check_net(&self, verb: Verb, proto: Option<Proto>, addr: &SockAddr) -> Check {
+        let unix_ok = proto.is_none_or(|p| p == Proto::Unix);
+        match addr {
+            SockAddr::Inet { addr, port } => {
+                self.inet_check(verb, proto, IpAddr::from(*addr), *port)
+            }
+            SockAddr::Inet6 { addr, port, .. } => {
+                self.inet_check(verb, proto, IpAddr::from(*addr).to_canonical(), *port)
+            }
+            SockAddr::Unix(path) if unix_ok => {
+                let text = path_to_text(path);
+                self.glob_check(
+                    Space::UnixPath,
+                    verb,
+                    &Candidate::from_bytes(text.as_bytes()),
+                    false,
+                    false,
+                )
+            }
+            SockAddr::UnixAbstract(name) if unix_ok => {
+                let text = path_to_text(name);
+                self.glob_check(
+                    Space::UnixAbstract,
+                    verb,
+                    &Candidate::from_bytes(text.as_bytes()),
+                    false,
+                    false,
+                )
+            }
+            // Autobind or socketpair-like: reaches nothing.
+            SockAddr::UnixUnnamed if unix_ok => Check::Allow,
+            _ => Check::NoRule,
+        }
+    }
+
+    fn inet_check(&self, verb: Verb, proto: Option<Proto>, ip: IpAddr, port: u16) -> Check {
+        let matching = |effect: Effect| {
+            self.net.iter().find(|r| {
+                r.effect == effect
+                    && r.verb == verb
+                    && r.proto != Proto::Unix
+                    && proto.is_none_or(|p| p == r.proto)
+                    && r.host.is_none_or(|h| h == ip)
+                    && r.port.is_none_or(|p| p == port)
+            })
+        };
+        if let Some(r) = matching(Effect::Deny) {
+            return Check::DenyRule(r.rule);
+        }
+        if matching(Effect::Allow).is_some() {
+            Check::Allow
+        } else {
+            Check::NoRule
+        }
+    }
+}
+
+/// The paths to check for a path object: as written and, unless it is the same object, where
+/// it leads.
+fn candidates(p: &PathObj) -> Vec<&[u8]> {
+    let mut out = vec![p.abs.as_slice()];
+    if let Some(r) = &p.resolved
+        && r != &p.abs
+        && !is_self_alias(&p.abs, r)
+    {
+        out.push(r.as_slice());
+    }
+    out
+}
+
+/// `/proc/self/X` -> `/proc/<pid>/X` and `/proc/thread-self/X` -> `/proc/<pid>/task/<tid>/X`
+/// name the caller itself: the resolved form adds nothing to check.
+fn is_self_alias(abs: &[u8], resolved: &[u8]) -> bool {
+    fn digits(s: &[u8]) -> Option<&[u8]> {
+        let n = s.iter().take_while(|b| b.is_ascii_digit()).count();
+        (n > 0).then(|| &s[n..])
+    }
+    let Some(after) = resolved.strip_prefix(b"/proc/") else {
+        return false;
+    };
+    let Some(after_pid) = digits(after) else {
+        return false;
+    };
+    if let Some(rest) = abs.strip_prefix(b"/proc/self") {
+        return rest == after_pid && (rest.is_empty() || rest.starts_with(b"/"));
+    }
+    if let Some(rest) = abs.strip_prefix(b"/proc/thread-self") {
+        let Some(task) = after_pid.strip_prefix(b"/task/") else {
+            return false;
+        };
+        return digits(task) == Some(rest) && (rest.is_empty() || rest.starts_with(b"/"));
+    }
+    false
+}
+
+/// A socket address in profile syntax (without the protocol when it is not known).
+fn sockaddr_text(addr: &SockAddr) -> String {
+    match addr {
+        SockAddr::Inet { addr, port } => format!("{}:{port}", IpAddr::from(*addr)),
+        SockAddr::Inet6 { addr, port, .. } => {
+            format!("[{}]:{port}", std::net::Ipv6Addr::from(*addr))
+        }
+        SockAddr::Unix(p) => format!("unix {}", quote_if_needed(&path_to_text(p))),
+        SockAddr::UnixAbstract(n) => {
+            let text: Cow<'_, str> = path_to_text(n);
+            format!("unix {}", quote_if_needed(&format!("@{text}")))
+        }
+        SockAddr::UnixUnnamed => "unix (unnamed)".to_string(),
+        SockAddr::Other { family, .. } => format!("family {family}"),
+        SockAddr::Invalid { len } => format!("invalid address ({len} bytes)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{ProcInfo, Syscall, Target};
+
+    fn env() -> Env {
+        Env {
+            cwd: "/work/app".into(),
+            home: "/home/u[1]".into(),
+            tmpdir: "/tmp".into(),
+            vars: BTreeMap::new(),
+        }
+    }
+
+    fn policy(text: &str) -> CompiledPolicy {
+        CompiledPolicy::load("t.profile", text, &env()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn path(abs: &str) -> Object {
+        Object::Path(PathObj {
+            literal: abs.as_bytes().to_vec(),
+            abs: abs.as_bytes().to_vec(),
+            resolved: None,
+        })
+    }
+
+    fn linked(abs: &str, resolved: &str) -> Object {
+        Object::Path(PathObj {
+            literal: abs.as_bytes().to_vec(),
+            abs: abs.as_bytes().to_vec(),
+            resolved: Some(resolved.as_bytes().to_vec()),
+        })
+    }
+
+    fn acc(list: &[Access]) -> AccessSet {
+        list.iter().copied().collect()
+    }
+
+    const R: &[Access] = &[Access::Read];
+    const W: &[Access] = &[Access::Write];
+
+    fn short(d: &Decision) -> String {
+        match d {
+            Decision::Allow => "allow".into(),
+            Decision::AllowIfAbsent => "if-absent".into(),
+            Decision::Deny {
+                verb,
+                reason: DenyReason::NoRule,
+            } => format!("deny {} no-rule", verb.name()),
+            Decision::Deny {
+                verb,
+                reason: DenyReason::DenyRule { rule, .. },
+            } => format!("deny {} by {rule}", verb.name()),
+        }
+    }
+
+    #[test]
+    fn path_decision_table() {
+        let pol = policy(
+            "read /etc/*\nread /usr/lib/**\nwrite ${CWD}/out/**\ndeny read /etc/shadow\n\
+             deny write ${CWD}/out/keep\nprobe /opt/maybe/*\nread ${HOME}/.npm/**\n\
+             exec /usr/bin/{node,git}\ndelete ${CWD}/out/*.tmp\ndeny probe /opt/maybe/no\n\
+             read /home/v/**\ndeny read **/.ssh/**\n",
+        );
+        let cases: &[(&[Access], &str, &str)] = &[
+            (R, "/etc/passwd", "allow"),
+            (R, "/etc/ssl/certs/x", "deny read no-rule"), // `*` stops at `/`
+            (R, "/usr/lib/x/y/z.so", "allow"),            // `**` crosses `/`
+            (R, "/usr/lib", "deny read no-rule"),         // `/a/**` is below `/a` only
+            (
+                R,
+                "/home/v/.ssh/id_rsa",
+                "deny read by deny read **/.ssh/**",
+            ),
+            (R, "/etc/shadow", "deny read by deny read /etc/shadow"),
+            (W, "/etc/passwd", "deny write no-rule"),
+            (W, "/work/app/out/a/b", "allow"),
+            (
+                W,
+                "/work/app/out/keep",
+                "deny write by deny write ${CWD}/out/keep",
+            ),
+            (
+                &[Access::Read, Access::Write],
+                "/work/app/out/x",
+                "deny read no-rule",
+            ),
+            (
+                &[Access::Create, Access::Truncate],
+                "/work/app/out/x",
+                "allow",
+            ),
+            (R, "/opt/maybe/x", "if-absent"),
+            (R, "/opt/maybe/no", "deny read no-rule"), // `deny probe` removes the probe
+            (W, "/opt/maybe/x", "deny write no-rule"),
+            (&[Access::Exec], "/usr/bin/node", "allow"),
+            (&[Access::Exec], "/usr/bin/python3", "deny exec no-rule"),
+            (&[Access::Rename], "/work/app/out/a.tmp", "allow"),
+            (&[Access::Delete], "/work/app/out/a", "deny delete no-rule"),
+            // Link needs read and write on the source.
+            (&[Access::Link], "/work/app/out/a", "deny read no-rule"),
+            (
+                &[Access::Link],
+                "/etc/shadow",
+                "deny read by deny read /etc/shadow",
+            ),
+            // Stat is implied by any other verb's rule, and probe makes it conditional.
+            (&[Access::Stat], "/etc/hosts", "allow"),
+            (&[Access::Stat], "/opt/maybe/q", "if-absent"),
+            (&[Access::Chdir], "/nowhere", "deny stat no-rule"),
+            // The HOME value "/home/u[1]" is escaped: a literal match only.
+            (R, "/home/u[1]/.npm/x", "allow"),
+            (R, "/home/u1/.npm/x", "deny read no-rule"),
+            (&[], "/anything", "allow"),
+        ];
+        for (access, p, want) in cases {
+            let got = short(&pol.decide(acc(access), &path(p)));
+            assert_eq!(&got, want, "{access:?} {p}");
+        }
+    }
+
+    #[test]
+    fn deny_wins_across_rules_and_order() {
+        for text in [
+            "read /secret/**\ndeny read /secret/key\n",
+            "deny read /secret/key\nread /secret/**\n",
+            "read /secret/key\ndeny read /secret/*\n",
+        ] {
+            let pol = policy(text);
+            assert!(matches!(
+                pol.decide(acc(R), &path("/secret/key")),
+                Decision::Deny {
+                    reason: DenyReason::DenyRule { .. },
+                    ..
+                }
+            ));
+        }
+    }
+
+    #[test]
+    fn abs_and_resolved_are_both_checked() {
+        let pol =
+            policy("read /allowed/**\ndeny read /secret/**\nread /lib/**\nread /usr/lib/**\n");
+        let cases = [
+            (
+                linked("/allowed/link", "/secret/key"),
+                "deny read by deny read /secret/**",
+            ),
+            (linked("/allowed/link", "/elsewhere/x"), "deny read no-rule"),
+            (linked("/elsewhere/x", "/allowed/y"), "deny read no-rule"),
+            (linked("/lib/x.so", "/usr/lib/x.so"), "allow"),
+        ];
+        for (obj, want) in cases {
+            assert_eq!(short(&pol.decide(acc(R), &obj)), want, "{obj:?}");
+        }
+    }
+
+    #[test]
+    fn proc_self_alias_is_not_checked_twice() {
+        let pol = policy("read /proc/self/maps\n");
+        assert_eq!(
+            pol.decide(acc(R), &linked("/proc/self/maps", "/proc/4711/maps")),
+            Decision::Allow
+        );
+        assert_eq!(
+            pol.decide(
+                acc(R),
+                &linked("/proc/thread-self/maps", "/proc/4711/task/4712/maps")
+            ),
+            Decision::Deny {
+                verb: Verb::Read,
+                reason: DenyReason::NoRule
+            }
+        );
+        let pol = policy("read /proc/thread-self/maps\n");
+        assert_eq!(
+            pol.decide(
+                acc(R),
+                &linked("/proc/thread-self/maps", "/proc/4711/task/4712/maps")
+            ),
+            Decision::Allow
+        );
+        // A magic link leading elsewhere is checked.
+        let pol = policy("read /proc/self/root/**\n");
+        assert!(matches!(
+            pol.decide(acc(R), &linked("/proc/self/root/etc/shadow", "/etc/shadow")),
+            Decision::Deny { .. }
+        ));
+        assert!(!is_self_alias(b"/proc/self/maps", b"/proc/12/mapsx"));
+        assert!(!is_self_alias(b"/proc/selfish", b"/proc/12ish"));
+    }
+
+    #[test]
+    fn non_utf8_paths_match() {
+        let pol = policy("read \"/data/\\xff*\"\nread /any/*\n");
+        let obj = |b: &[u8]| {
+            Object::Path(PathObj {
+                literal: b.to_vec(),
+                abs: b.to_vec(),
+                resolved: None,
+            })
+        };
+        assert_eq!(pol.decide(acc(R), &obj(b"/data/\xffabc")), Decision::Allow);
+        assert!(matches!(
+            pol.decide(acc(R), &obj(b"/data/\xfeabc")),
+            Decision::Deny { .. }
+        ));
+        assert_eq!(pol.decide(acc(R), &obj(b"/any/\xfe\xfd")), Decision::Allow);
+        assert!(matches!(
+            pol.decide(acc(R), &obj(b"/any/\xfe/x")),
+            Decision::Deny { .. }
+        ));
+    }
+
+    #[test]
+    fn fds_and_anonymous_objects() {
+        let pol = policy("write /work/**\n");
+        let fd = |p: Option<&str>| Object::Fd {
+            fd: 3,
+            path: p.map(|s| s.as_bytes().to_vec()),
+        };
+        let w = acc(&[Access::Chmod]);
+        assert_eq!(pol.decide(w, &fd(Some("/work/x"))), Decision::Allow);
+        assert!(matches!(
+            pol.decide(w, &fd(Some("/etc/x"))),
+            Decision::Deny { .. }
+        ));
+        assert_eq!(pol.decide(w, &fd(Some("pipe:[123]"))), Decision::Allow);
+        assert_eq!(pol.decide(w, &fd(None)), Decision::Allow);
+        let x = acc(&[Access::Exec]);
+        assert!(matches!(
+            pol.decide(x, &fd(None)),
+            Decision::Deny {
+                verb: Verb::Exec,
+                ..
+            }
+        ));
+        assert!(matches!(
+            pol.decide(x, &Object::Anon(b"memfd:x".to_vec())),
+            Decision::Deny {
+                verb: Verb::Exec,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn network_table() {
+        let pol = policy(
+            "connect tcp 127.0.0.1:8080\nconnect udp *:53\nconnect tcp [::1]:*\n\
+             deny connect tcp 10.0.0.1:*\nconnect tcp *:443\nbind tcp 0.0.0.0:3000\n\
+             send udp 10.1.1.1:5353\nconnect unix /run/app/*.sock\nconnect unix @/tmp/.X11-unix/X*\n",
+        );
+        let v4 = |a: [u8; 4], port| SockAddr::Inet { addr: a, port };
+        let v6 = |s: &str, port| SockAddr::Inet6 {
+            addr: s
+                .parse::<std::net::Ipv6Addr>()
+                .map(|a| a.octets())
+                .unwrap_or_default(),
+            port,
+            scope_id: 0,
+        };
+        let cases: Vec<(Verb, Option<Proto>, SockAddr, &str)> = vec![
+            (
+                Verb::Connect,
+                Some(Proto::Tcp),
+                v4([127, 0, 0, 1], 8080),
+                "allow",
+            ),
+            (
+                Verb::Connect,
+                Some(Proto::Tcp),
+                v4([127, 0, 0, 1], 8081),
+                "deny connect no-rule",
+            ),
+            (
+                Verb::Connect,
+                Some(Proto::Udp),
+                v4([127, 0, 0, 1], 8080),
+                "deny connect no-rule",
+            ),
+            (
+                Verb::Connect,
+                Some(Proto::Udp),
+                v4([8, 8, 8, 8], 53),
+                "allow",
+            ),
+            (
+                Verb::Connect,
+                Some(Proto::Tcp),
+                v4([8, 8, 8, 8], 53),
+                "deny connect no-rule",
+            ),
+            (Verb::Connect, Some(Proto::Tcp), v6("::1", 9), "allow"),
+            (
+                Verb::Connect,
+                Some(Proto::Tcp),
+                v6("::2", 9),
+                "deny connect no-rule",
+            ),
+            // IPv4-mapped IPv6 is the IPv4 address, for allows and denies.
+            (
+                Verb::Connect,
+                Some(Proto::Tcp),
+                v6("::ffff:127.0.0.1", 8080),
+                "allow",
+            ),
+            (
+                Verb::Connect,
+                Some(Proto::Tcp),
+                v6("::ffff:10.0.0.1", 443),
+                "deny connect by deny connect tcp 10.0.0.1:*",
+            ),
+            (
+                Verb::Connect,
+                Some(Proto::Tcp),
+                v4([1, 2, 3, 4], 443),
+                "allow",
+            ),
+            (
+                Verb::Bind,
+                Some(Proto::Tcp),
+                v4([0, 0, 0, 0], 3000),
+                "allow",
+            ),
+            (
+                Verb::Bind,
+                Some(Proto::Tcp),
+                v4([127, 0, 0, 1], 3000),
+                "deny bind no-rule",
+            ),
+            (
+                Verb::Send,
+                Some(Proto::Udp),
+                v4([10, 1, 1, 1], 5353),
+                "allow",
+            ),
+            (
+                Verb::Send,
+                Some(Proto::Udp),
+                v4([10, 1, 1, 1], 53),
+                "deny send no-rule",
+            ),
+            (
+                Verb::Connect,
+                Some(Proto::Unix),
+                SockAddr::Unix(b"/run/app/a.sock".to_vec()),
+                "allow",
+            ),
+            (
+                Verb::Connect,
+                Some(Proto::Unix),
+                SockAddr::Unix(b"/run/app/x/a.sock".to_vec()),
+                "deny connect no-rule",
+            ),
+            (
+                Verb::Connect,
+                Some(Proto::Tcp),
+                SockAddr::Unix(b"/run/app/a.sock".to_vec()),
+                "deny connect no-rule",
+            ),
+            (
+                Verb::Connect,
+                Some(Proto::Unix),
+                SockAddr::UnixAbstract(b"/tmp/.X11-unix/X0".to_vec()),
+                "allow",
+            ),
+            (
+                Verb::Connect,
+                Some(Proto::Unix),
+                SockAddr::UnixAbstract(b"/run/app/a.sock".to_vec()),
+                "deny connect no-rule",
+            ),
+            (
+                Verb::Connect,
+                None,
+                SockAddr::Other {
+                    family: 16,
+                    bytes: vec![],
+                },
+                "deny connect no-rule",
+            ),
+            // Without a protocol: any protocol's allow, any protocol's deny.
+            (Verb::Connect, None, v4([9, 9, 9, 9], 53), "allow"),
+            (
+                Verb::Connect,
+                None,
+                v4([10, 0, 0, 1], 53),
+                "deny connect by deny connect tcp 10.0.0.1:*",
+            ),
+        ];
+        for (verb, proto, addr, want) in cases {
+            let got = match proto {
+                Some(p) => pol.decide_net(verb, p, &addr),
+                None => {
+                    let access = match verb {
+                        Verb::Bind => Access::Bind,
+                        Verb::Send => Access::Send,
+                        _ => Access::Connect,
+                    };
+                    pol.decide(AccessSet::of(access), &Object::Socket(addr.clone()))
+                }
+            };
+            assert_eq!(short(&got), want, "{verb:?} {proto:?} {addr:?}");
+        }
+        // Listen maps to bind.
+        assert_eq!(
+            pol.decide(
+                AccessSet::of(Access::Listen),
+                &Object::Socket(v4([0, 0, 0, 0], 3000))
+            ),
+            Decision::Allow
+        );
+    }
+
+    #[test]
+    fn syscalls() {
+        let pol = policy("syscall ptrace\nsyscall mount\ndeny syscall mount\nsyscall bpf\n");
+        assert!(pol.syscall_allowed("ptrace"));
+        assert!(!pol.syscall_allowed("mount"));
+        assert!(!pol.syscall_allowed("kexec_load"));
+        assert_eq!(
+            pol.allowed_syscalls(),
+            vec!["bpf".to_string(), "ptrace".to_string()]
+        );
+    }
+
+    #[test]
+    fn compile_errors_carry_location() {
+        let p = parse_str("t.profile", "read /ok\nread ${NOPE}/x\n").unwrap_or_default();
+        let r = resolve(&p, "t.profile").unwrap_or_default();
+        let e = CompiledPolicy::compile(&r, &env())
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            e.as_deref(),
+            Some("t.profile:2:1: undefined variable \"${NOPE}\" (set it in the environment)")
+        );
+        let mut vars = BTreeMap::new();
+        vars.insert("REL".to_string(), "rel/dir".to_string());
+        let p = parse_str("t.profile", "read ${REL}/x\n").unwrap_or_default();
+        let r = resolve(&p, "t.profile").unwrap_or_default();
+        let e = CompiledPolicy::compile(&r, &Env { vars, ..env() }).err();
+        assert!(matches!(
+            e.map(|e| e.kind),
+            Some(PolicyErrorKind::NotAbsolute { .. })
+        ));
+    }
+
+    #[test]
+    fn deny_reason_names_origin() {
+        let pol = policy("include ssl\n");
+        let d = pol.decide(acc(R), &path("/etc/ssl/private/server.key"));
+        let Decision::Deny { reason, .. } = d else {
+            panic!("expected deny, got {d:?}")
+        };
+        let text = reason.to_string();
+        assert!(
+            text.starts_with("denied by \"deny read /etc/ssl/private/**\" at ssl.profile:"),
+            "{text}"
+        );
+        assert_eq!(
+            pol.decide(acc(R), &path("/etc/ssl/certs/ca.pem")),
+            Decision::Allow
+        );
+    }
+
+    fn ev(kind: EventKind) -> Event {
+        Event {
+            time_ns: 0,
+            pid: 1,
+            tid: 1,
+            proc: ProcInfo::default(),
+            kind,
+        }
+    }
+
+    fn open(p: &str, access: &[Access], outcome: Outcome) -> Event {
+        ev(EventKind::Syscall(Syscall {
+            name: "openat".into(),
+            nr: 257,
+            args: [0; 6],
+            targets: vec![Target {
+                access: acc(access),
+                object: path(p),
+            }],
+            outcome,
+        }))
+    }
+
+    #[test]
+    fn admits_events() {
+        let pol = policy("read /etc/*\nprobe /opt/*\nexec /usr/bin/node\nsyscall ptrace\n");
+        let none: Vec<(Verb, String)> = vec![];
+        assert_eq!(
+            pol.admits_event(&open("/etc/hosts", R, Outcome::Value(3))),
+            none
+        );
+        assert_eq!(
+            pol.admits_event(&open("/etc/nope", R, Outcome::Errno(2))),
+            none
+        );
+        assert_eq!(
+            pol.admits_event(&open("/opt/x", R, Outcome::Errno(2))),
+            none
+        );
+        assert_eq!(
+            pol.admits_event(&open("/opt/x", R, Outcome::Value(3))),
+            vec![(Verb::Read, "/opt/x".to_string())]
+        );
+        // A failed create in a probed place is a probe too.
+        assert_eq!(
+            pol.admits_event(&open("/opt/x", &[Access::Create], Outcome::Errno(2))),
+            none
+        );
+        assert_eq!(
+            pol.admits_event(&open("/home/a b", R, Outcome::Errno(13))),
+            vec![(Verb::Read, "\"/home/a b\"".to_string())]
+        );
+        let exec = |p: &str| {
+            ev(EventKind::Exec(crate::event::Exec {
+                path: p.as_bytes().to_vec(),
+                argv: vec![],
+                env_names: vec![],
+                former_tid: None,
+            }))
+        };
+        assert_eq!(pol.admits_event(&exec("/usr/bin/node")), none);
+        assert_eq!(
+            pol.admits_event(&exec("/bin/sh")),
+            vec![(Verb::Exec, "/bin/sh".to_string())]
+        );
+        let gated = |name: &str| {
+            ev(EventKind::Syscall(Syscall {
+                name: name.into(),
+                nr: 0,
+                args: [0; 6],
+                targets: vec![],
+                outcome: Outcome::Value(0),
+            }))
+        };
+        assert_eq!(pol.admits_event(&gated("ptrace")), none);
+        assert_eq!(
+            pol.admits_event(&gated("bpf")),
+            vec![(Verb::Syscall, "bpf".to_string())]
+        );
+        // With targets, the gate applies only through admits_event_with.
+        let mut mount = open("/etc/hosts", R, Outcome::Value(0));
+        if let EventKind::Syscall(sc) = &mut mount.kind {
+            sc.name = "mount".into();
+        }
+        assert_eq!(pol.admits_event(&mount), none);
+        assert_eq!(
+            pol.admits_event_with(&mount, &|n| n == "mount"),
+            vec![(Verb::Syscall, "mount".to_string())]
+        );
+    }
+
+    #[test]
+    fn shipped_snippets_compile_and_keep_secrets_out() {
+        let mut all = String::new();
+        for name in crate::profile::snippets::names() {
+            let _ = policy(&format!("include {name}\n"));
+            all.push_str(&format!("include {name}\n"));
+        }
+        let everything = policy(&all);
+        for secret in [
+            "/etc/shadow",
+            "/etc/gshadow",
+            "/home/u[1]/.ssh/id_ed25519",
+            "/home/u[1]/.aws/credentials",
+            "/home/u[1]/.npmrc",
+            "/home/u[1]/.netrc",
+            "/home/u[1]/.git-credentials",
+            "/home/u[1]/.docker/config.json",
+            "/home/u[1]/.config/gh/hosts.yml",
+            "/home/u[1]/.gnupg/private-keys-v1.d/x.key",
+            "/home/u[1]/.bash_history",
+            "/etc/ssl/private/server.key",
+            "/root/.ssh/id_rsa",
+        ] {
+            for access in [R, W] {
+                let d = everything.decide(acc(access), &path(secret));
+                // node probes ${HOME}/.npmrc: admitted only while it does not exist.
+                let probed = secret.ends_with(".npmrc") && access == R;
+                let ok = if probed {
+                    d == Decision::AllowIfAbsent
+                } else {
+                    matches!(d, Decision::Deny { .. })
+                };
+                assert!(ok, "{secret} {access:?}: {d:?}");
+            }
+        }
+        let pol = policy("include base\ninclude tmp\n");
+        assert_eq!(
+            pol.decide(
+                acc(R),
+                &linked(
+                    "/lib/x86_64-linux-gnu/libc.so.6",
+                    "/usr/lib/x86_64-linux-gnu/libc.so.6"
+                )
+            ),
+            Decision::Allow
+        );
+        assert!(matches!(
+            pol.decide(acc(R), &path("/etc/shadow")),
+            Decision::Deny { .. }
+        ));
+        assert!(matches!(
+            pol.decide(acc(R), &path("/home/u[1]/.ssh/id_rsa")),
+            Decision::Deny { .. }
+        ));
+        assert_eq!(pol.decide(acc(W), &path("/tmp/x/y")), Decision::Allow);
+    }
+}

@@ -1,1 +1,396 @@
-//! (in progress)
+//! `${VARS}` in path patterns, and the text encoding of path bytes inside patterns.
+//!
+//! Enforce expands `${CWD}`, `${HOME}`, `${TMPDIR}` and `${NAME}` (any environment variable the
+//! caller put in [`Env::vars`]) with [`expand`]; learn abstracts concrete paths back into
+//! variables with [`abstract_path`]. Every substituted value is glob-ESCAPED first, so a `HOME`
+//! containing `*` or `[` cannot widen a rule.
+//!
+//! Paths are bytes, globs are `str`: [`path_to_text`] maps a path to pattern text losslessly
+//! (bytes that are not UTF-8 become one reserved code point each, U+10FF80..=U+10FFFF), and
+//! [`text_to_path`] maps back. Policy matching runs candidates through the same mapping.
+//!
+//! Pure: the caller builds the [`Env`] (from the real environment or a trace header).
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+/// The values variables expand to. The caller fills it (enforce from the process environment,
+/// tests by hand). `tmpdir` should default to `/tmp` when `TMPDIR` is unset.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Env {
+    /// `${CWD}`: the directory the workload starts in.
+    pub cwd: String,
+    /// `${HOME}`.
+    pub home: String,
+    /// `${TMPDIR}`.
+    pub tmpdir: String,
+    /// Any other `${NAME}`.
+    pub vars: BTreeMap<String, String>,
+}
+
+impl Env {
+    /// The raw value of a variable: the three built-ins first, then `vars`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        match name {
+            "CWD" => Some(&self.cwd),
+            "HOME" => Some(&self.home),
+            "TMPDIR" => Some(&self.tmpdir),
+            _ => self.vars.get(name).map(String::as_str),
+        }
+    }
+}
+
+/// Why a pattern could not be expanded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VarError {
+    #[error("undefined variable \"${{{name}}}\" (set it in the environment)")]
+    Undefined { name: String },
+    #[error("variable \"${{{name}}}\" is empty")]
+    Empty { name: String },
+    #[error("variable \"${{{name}}}\" is not an absolute path: \"{value}\"")]
+    NotAbsolute { name: String, value: String },
+    #[error("{message} at byte {offset}")]
+    Syntax { offset: usize, message: String },
+}
+
+/// One piece of a pattern: literal text or a variable reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Piece<'a> {
+    /// Literal pattern text (glob syntax, backslash escapes kept).
+    Lit(&'a str),
+    /// `${NAME}`, with the byte offset of the `$`.
+    Var { name: &'a str, offset: usize },
+}
+
+/// Split a pattern into literal text and `${NAME}` references.
+///
+/// `\X` escapes X (so `\$` is a literal dollar); a `$` not starting `${NAME}` is an error.
+pub(crate) fn scan(pattern: &str) -> Result<Vec<Piece<'_>>, VarError> {
+    let bytes = pattern.as_bytes();
+    let mut pieces = Vec::new();
+    let mut lit_start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => {
+                // Skip the escaped character (whole UTF-8 sequence).
+                i += 1;
+                if let Some(c) = pattern[i..].chars().next() {
+                    i += c.len_utf8();
+                }
+            }
+            b'$' => {
+                if bytes.get(i + 1) != Some(&b'{') {
+                    return Err(VarError::Syntax {
+                        offset: i,
+                        message:
+                            "\"$\" must start \"${NAME}\" (write \"\\$\" for a literal dollar)"
+                                .to_string(),
+                    });
+                }
+                let Some(close) = pattern[i + 2..].find('}') else {
+                    return Err(VarError::Syntax {
+                        offset: i,
+                        message: "unclosed \"${\"".to_string(),
+                    });
+                };
+                let name = &pattern[i + 2..i + 2 + close];
+                if !valid_var_name(name) {
+                    return Err(VarError::Syntax {
+                        offset: i,
+                        message: format!(
+                            "invalid variable name \"{name}\" (expected letters, digits, _)"
+                        ),
+                    });
+                }
+                if lit_start < i {
+                    pieces.push(Piece::Lit(&pattern[lit_start..i]));
+                }
+                pieces.push(Piece::Var { name, offset: i });
+                i += 2 + close + 1;
+                lit_start = i;
+            }
+            _ => i += 1,
+        }
+    }
+    if lit_start < pattern.len() {
+        pieces.push(Piece::Lit(&pattern[lit_start.min(pattern.len())..]));
+    }
+    Ok(pieces)
+}
+
+fn valid_var_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The variable names a pattern uses, in order of first use, without duplicates.
+/// A pattern with bad variable syntax yields the names before the error.
+pub fn vars_in(pattern: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let pieces = match scan(pattern) {
+        Ok(p) => p,
+        Err(_) => {
+            // Collect what we can: scan the prefix up to the error.
+            let mut end = pattern.len();
+            if let Err(VarError::Syntax { offset, .. }) = scan(pattern) {
+                end = offset;
+            }
+            scan(&pattern[..end]).unwrap_or_default()
+        }
+    };
+    for p in pieces {
+        if let Piece::Var { name, .. } = p
+            && !names.iter().any(|n| n == name)
+        {
+            names.push(name.to_string());
+        }
+    }
+    names
+}
+
+/// Expand every `${NAME}` in `pattern`; each value is glob-escaped (and trailing `/` removed)
+/// before it is substituted. `CWD`, `HOME` and `TMPDIR` must be non-empty absolute paths.
+pub fn expand(pattern: &str, env: &Env) -> Result<String, VarError> {
+    let mut out = String::with_capacity(pattern.len());
+    for piece in scan(pattern)? {
+        match piece {
+            Piece::Lit(s) => out.push_str(s),
+            Piece::Var { name, .. } => {
+                let value = env.get(name).ok_or_else(|| VarError::Undefined {
+                    name: name.to_string(),
+                })?;
+                let builtin = matches!(name, "CWD" | "HOME" | "TMPDIR");
+                if builtin && value.is_empty() {
+                    return Err(VarError::Empty {
+                        name: name.to_string(),
+                    });
+                }
+                if builtin && !value.starts_with('/') {
+                    return Err(VarError::NotAbsolute {
+                        name: name.to_string(),
+                        value: value.to_string(),
+                    });
+                }
+                let trimmed = if builtin {
+                    value.trim_end_matches('/')
+                } else {
+                    value
+                };
+                out.push_str(&escape_glob(&path_to_text(trimmed.as_bytes())));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Escape glob (and variable) metacharacters so `text` matches only itself.
+/// The result is meant for globs built with `backslash_escape(true)`.
+pub fn escape_glob(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\\' | '*' | '?' | '[' | ']' | '{' | '}' | ',' | '$') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Replace the longest of `${CWD}`, `${HOME}`, `${TMPDIR}` that is a whole-component prefix of
+/// `path` by the variable, and escape the rest. For learn: `/home/u/.npm/x` -> `${HOME}/.npm/x`.
+pub fn abstract_path(path: &[u8], env: &Env) -> String {
+    let text = path_to_text(path);
+    let mut best: Option<(&str, usize)> = None;
+    for (name, value) in [
+        ("CWD", &env.cwd),
+        ("HOME", &env.home),
+        ("TMPDIR", &env.tmpdir),
+    ] {
+        let value = value.trim_end_matches('/');
+        if value.is_empty() || !value.starts_with('/') {
+            continue;
+        }
+        let whole = text.len() == value.len() || text.as_bytes().get(value.len()) == Some(&b'/');
+        if text.starts_with(value) && whole && best.is_none_or(|(_, len)| value.len() > len) {
+            best = Some((name, value.len()));
+        }
+    }
+    match best {
+        Some((name, len)) => format!("${{{name}}}{}", escape_glob(&text[len..])),
+        None => escape_glob(&text),
+    }
+}
+
+const RAW_FIRST: u32 = 0x10FF80;
+
+fn is_reserved(c: char) -> bool {
+    u32::from(c) >= RAW_FIRST
+}
+
+fn raw_char(b: u8) -> char {
+    // b >= 0x80 here, so the code point is in U+10FF80..=U+10FFFF, all valid scalar values.
+    char::from_u32(RAW_FIRST - 0x80 + u32::from(b)).unwrap_or(char::REPLACEMENT_CHARACTER)
+}
+
+/// Path bytes -> pattern text, losslessly. Valid UTF-8 without reserved code points is
+/// borrowed unchanged (the common case).
+pub fn path_to_text(bytes: &[u8]) -> Cow<'_, str> {
+    if let Ok(s) = std::str::from_utf8(bytes)
+        && !s.chars().any(is_reserved)
+    {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(bytes.len() + 8);
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if is_reserved(c) {
+                let mut buf = [0u8; 4];
+                for &b in c.encode_utf8(&mut buf).as_bytes() {
+                    out.push(raw_char(b));
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        for &b in chunk.invalid() {
+            out.push(raw_char(b));
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Pattern text -> path bytes: the inverse of [`path_to_text`].
+pub fn text_to_path(text: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    for c in text.chars() {
+        if is_reserved(c) {
+            let b = u32::from(c) - RAW_FIRST + 0x80;
+            out.push(u8::try_from(b).unwrap_or(b'?'));
+        } else {
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        }
+    }
+    out
+}
+
+/// The raw byte a reserved code point stands for, if `c` is one.
+pub(crate) fn raw_byte(c: char) -> Option<u8> {
+    if is_reserved(c) {
+        u8::try_from(u32::from(c) - RAW_FIRST + 0x80).ok()
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> Env {
+        let mut vars = BTreeMap::new();
+        vars.insert("NPM_PREFIX".to_string(), "/opt/npm".to_string());
+        vars.insert("EMPTY".to_string(), String::new());
+        Env {
+            cwd: "/src/app".to_string(),
+            home: "/home/u*[x]".to_string(),
+            tmpdir: "/tmp/".to_string(),
+            vars,
+        }
+    }
+
+    #[test]
+    fn expand_table() {
+        let cases: &[(&str, Result<&str, VarError>)] = &[
+            ("/etc/passwd", Ok("/etc/passwd")),
+            ("${CWD}/**", Ok("/src/app/**")),
+            ("${HOME}/.npm/**", Ok("/home/u\\*\\[x\\]/.npm/**")),
+            ("${TMPDIR}/x", Ok("/tmp/x")),
+            ("${NPM_PREFIX}/lib", Ok("/opt/npm/lib")),
+            ("${EMPTY}/lib", Ok("/lib")),
+            ("/a/\\$x", Ok("/a/\\$x")),
+            (
+                "${NOPE}/x",
+                Err(VarError::Undefined {
+                    name: "NOPE".into(),
+                }),
+            ),
+        ];
+        for (pat, want) in cases {
+            let got = expand(pat, &env());
+            assert_eq!(got.as_deref(), want.as_ref().map(|s| *s), "pattern {pat}");
+        }
+    }
+
+    #[test]
+    fn expand_rejects_empty_and_relative_builtins() {
+        let mut e = env();
+        e.home = String::new();
+        assert_eq!(
+            expand("${HOME}/x", &e),
+            Err(VarError::Empty {
+                name: "HOME".into()
+            })
+        );
+        e.cwd = "rel".into();
+        assert!(matches!(
+            expand("${CWD}/x", &e),
+            Err(VarError::NotAbsolute { .. })
+        ));
+    }
+
+    #[test]
+    fn syntax_errors() {
+        for bad in ["/a/$x", "/a/${x", "/a/${1x}", "/a/${}", "/a/$"] {
+            assert!(
+                matches!(scan(bad), Err(VarError::Syntax { .. })),
+                "{bad} should fail"
+            );
+        }
+    }
+
+    #[test]
+    fn vars_in_lists_unique_names() {
+        assert_eq!(
+            vars_in("${HOME}/${X}/${HOME}/\\${Y}"),
+            vec!["HOME".to_string(), "X".to_string()]
+        );
+        assert_eq!(vars_in("${A}/$oops"), vec!["A".to_string()]);
+    }
+
+    #[test]
+    fn path_text_round_trip() {
+        let cases: &[&[u8]] = &[
+            b"/etc/passwd",
+            b"/a/\xff\xfe/b",
+            "/é/ü".as_bytes(),
+            "/\u{10FFAA}".as_bytes(),
+        ];
+        for &bytes in cases {
+            let text = path_to_text(bytes);
+            assert_eq!(text_to_path(&text), bytes.to_vec());
+        }
+        assert!(matches!(path_to_text(b"/etc"), Cow::Borrowed(_)));
+        // The raw byte 0xAA and the valid reserved char U+10FFAA map to different text.
+        assert_ne!(
+            path_to_text(b"/\xaa"),
+            path_to_text("/\u{10FFAA}".as_bytes())
+        );
+    }
+
+    #[test]
+    fn abstract_prefers_longest_whole_component() {
+        let e = Env {
+            cwd: "/home/u/src".into(),
+            home: "/home/u".into(),
+            tmpdir: "/tmp".into(),
+            vars: BTreeMap::new(),
+        };
+        assert_eq!(abstract_path(b"/home/u/src/a.js", &e), "${CWD}/a.js");
+        assert_eq!(abstract_path(b"/home/u/.npm", &e), "${HOME}/.npm");
+        assert_eq!(abstract_path(b"/home/user2", &e), "/home/user2");
+        assert_eq!(abstract_path(b"/tmp/a*b", &e), "${TMPDIR}/a\\*b");
+    }
+}

@@ -1,0 +1,34 @@
+# python: the CPython interpreter from the distribution or pyenv.
+# Shipped with sbx (`include python`). ${HOME}/.pyenv holds interpreters only; pip's config
+# (${HOME}/.config/pip, ${HOME}/.pypirc) can hold index tokens and is not allowed.
+
+include base
+
+# The interpreter as installed by the distribution or built into /usr/local.
+exec /usr/{,local/}bin/python3*
+# The standard library and site-packages of the distribution interpreter.
+read /usr/lib/python3*/**
+# The standard library of a /usr/local build, and pip installs into it.
+read /usr/local/lib/python3*/**
+# Debian's python helper modules.
+read /usr/share/python3/**
+# Startup looks for a venv marker next to the interpreter; admitted only while absent.
+probe /usr/{,local/}bin/pyvenv.cfg
+# Startup looks for a venv marker one level up; admitted only while absent.
+probe /usr/{,local/}pyvenv.cfg
+# Startup looks for a build-directory marker next to the interpreter; admitted while absent.
+probe /usr/{,local/}bin/pybuilddir.txt
+# pyenv's shims are shell scripts that find and run the selected interpreter.
+exec ${HOME}/.pyenv/shims/*
+# pyenv itself (libexec commands run by the shims).
+exec ${HOME}/.pyenv/libexec/*
+# Interpreters installed by pyenv.
+exec ${HOME}/.pyenv/versions/*/bin/*
+# pyenv's interpreters, standard libraries, version files and shims.
+read ${HOME}/.pyenv/**
+# Byte-code caches next to the project's modules (directory and files).
+write ${CWD}/**/__pycache__
+# Byte-code files are written to a temporary name first.
+write ${CWD}/**/__pycache__/*
+# ...and renamed over the final name (the source of a rename is a delete).
+delete ${CWD}/**/__pycache__/*
