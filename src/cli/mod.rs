@@ -1,8 +1,12 @@
 //! The command line: clap definitions (their doc comments are the `--help`) and dispatch.
 //! Only this layer uses `anyhow`; it adds the context (file names) errors need.
 
+pub mod enforce;
 pub mod exit;
+pub mod learn;
+pub mod profile;
 pub mod record;
+pub mod show;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -27,6 +31,57 @@ pub enum Command {
     ///
     /// Example: sbx record -o npm.trace -- npm install
     Record(RecordArgs),
+    /// Print a trace, one strace-like line per event (or JSON Lines).
+    ///
+    /// Example: sbx show --comm node --syscall openat trace.bin
+    Show(ShowArgs),
+    /// Summarize a trace: process tree, files by directory, network peers, gated syscalls.
+    ///
+    /// Example: sbx stats trace.bin
+    Stats(StatsArgs),
+    /// Generalize one or more traces into a profile.
+    ///
+    /// Example: sbx learn run1.bin run2.bin -o npm.profile
+    Learn(LearnArgs),
+    /// Run a command under a profile: kill (or deny, or report) what the profile does not allow.
+    ///
+    /// Example: sbx enforce npm.profile -- npm install
+    Enforce(EnforceArgs),
+    /// Parse and validate a profile (exit 0 when valid, 1 when not).
+    ///
+    /// Example: sbx check npm.profile
+    Check(CheckArgs),
+    /// Rule-level unified diff of two profiles (exit 0 when equal, 1 when they differ).
+    ///
+    /// Example: sbx diff old.profile new.profile
+    Diff(DiffArgs),
+    /// List the shipped profile snippets, or print one.
+    ///
+    /// Example: sbx profiles node
+    Profiles(ProfilesArgs),
+    /// List the syscall table of this architecture with each syscall's class.
+    ///
+    /// Example: sbx syscalls --stopped
+    Syscalls(SyscallsArgs),
+}
+
+/// When to color output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether to color a stream that is (or is not) a terminal; NO_COLOR wins over auto.
+    pub fn enabled(self, is_tty: bool) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        }
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -42,10 +97,137 @@ pub struct RecordArgs {
     pub command: Vec<OsString>,
 }
 
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// The trace to print.
+    pub trace: PathBuf,
+    /// JSON Lines instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Only events of these process or thread ids.
+    #[arg(long)]
+    pub pid: Vec<i32>,
+    /// Only events of processes with this comm (e.g. node).
+    #[arg(long)]
+    pub comm: Vec<String>,
+    /// Only these syscalls (e.g. openat).
+    #[arg(long)]
+    pub syscall: Vec<String>,
+    /// Only events touching a path matching this glob (e.g. '/etc/**').
+    #[arg(long)]
+    pub path: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct StatsArgs {
+    /// The trace to summarize.
+    pub trace: PathBuf,
+    /// Print only the number of events.
+    #[arg(long)]
+    pub count: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LearnArgs {
+    /// The traces to learn from (several runs are merged).
+    #[arg(required = true)]
+    pub traces: Vec<PathBuf>,
+    /// Write the profile here instead of stdout.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Widen this existing profile: its rules are kept.
+    #[arg(long)]
+    pub base: Option<PathBuf>,
+    /// A directory with at least this many distinct children used the same way becomes dir/**.
+    #[arg(long, default_value_t = crate::learn::DEFAULT_DIR_THRESHOLD)]
+    pub threshold: usize,
+    /// Include these shipped snippets (default: base, plus node/python/shell/git when the
+    /// trace ran them).
+    #[arg(long = "include")]
+    pub includes: Vec<String>,
+    /// Do not include any shipped snippet.
+    #[arg(long)]
+    pub no_includes: bool,
+}
+
+/// What enforce does on a violation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// SIGKILL the whole tree before the violating syscall runs (default).
+    Kill,
+    /// The violating syscall fails with EACCES/EPERM; the run goes on.
+    Deny,
+    /// Nothing is blocked; every violation is reported.
+    Audit,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct EnforceArgs {
+    /// The profile to enforce.
+    pub profile: PathBuf,
+    /// What to do on a violation.
+    #[arg(long, value_enum, default_value_t = Mode::Kill)]
+    pub mode: Mode,
+    /// Also record the run (all events) to this trace, e.g. for `sbx learn --base`.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Write a JSON report (violations, diff, exit status) here.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Also check metadata syscalls (stat, access, readlink...) against `stat` rules.
+    #[arg(long)]
+    pub metadata: bool,
+    /// List the profile rules that the run never used.
+    #[arg(long)]
+    pub unused: bool,
+    /// Color the diff.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// The command to run, after `--`.
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<OsString>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// The profile to check.
+    pub profile: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    pub old: PathBuf,
+    pub new: PathBuf,
+    /// Color the diff.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ProfilesArgs {
+    /// Print this snippet instead of listing them all.
+    pub name: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SyscallsArgs {
+    /// Print only the names of the syscalls `sbx record` stops on (checked, gated, creds).
+    #[arg(long)]
+    pub stopped: bool,
+}
+
 /// Run the parsed command; returns the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Record(a) => record::run(a),
+        Command::Show(a) => show::run_show(a),
+        Command::Stats(a) => show::run_stats(a),
+        Command::Learn(a) => learn::run(a),
+        Command::Enforce(a) => enforce::run(a),
+        Command::Check(a) => profile::run_check(a),
+        Command::Diff(a) => profile::run_diff(a),
+        Command::Profiles(a) => profile::run_profiles(a),
+        Command::Syscalls(a) => profile::run_syscalls(a),
     }
 }
 

@@ -1,0 +1,1 @@
+//! `sbx enforce` (in progress)

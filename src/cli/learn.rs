@@ -1,0 +1,1 @@
+//! `sbx learn` (in progress)

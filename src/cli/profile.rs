@@ -1,0 +1,112 @@
+//! `sbx check`, `sbx diff`, `sbx profiles`, `sbx syscalls`, and loading a profile for enforce.
+
+use std::io::IsTerminal;
+use std::path::Path;
+
+use anyhow::Context;
+
+use super::{CheckArgs, DiffArgs, ProfilesArgs, SyscallsArgs, exit};
+use crate::arch::{Arch, Class};
+use crate::policy::{CompiledPolicy, LoadError};
+use crate::profile::parse::parse_str;
+use crate::profile::render::render;
+use crate::profile::snippets;
+use crate::profile::vars::Env;
+
+/// The variables of this run: `${CWD}` = the current directory, `${HOME}`, `${TMPDIR}`
+/// (default /tmp), and every environment variable by name.
+pub fn current_env() -> Env {
+    let mut env = Env::default();
+    for (k, v) in std::env::vars_os() {
+        if let (Some(k), Some(v)) = (k.to_str(), v.to_str()) {
+            env.vars.insert(k.to_string(), v.to_string());
+        }
+    }
+    env.cwd = std::env::current_dir().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
+    env.home = std::env::var("HOME").unwrap_or_default();
+    env.tmpdir = std::env::var("TMPDIR").ok().filter(|t| !t.is_empty()).unwrap_or_else(|| "/tmp".into());
+    env
+}
+
+/// Read a profile file.
+pub fn read_profile(path: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read profile {}", path.display()))
+}
+
+/// Parse, resolve includes and compile a profile against `env`. Errors are returned as one
+/// message with `file:line:col` and the source line.
+pub fn load_policy(path: &Path, text: &str, env: &Env) -> anyhow::Result<CompiledPolicy> {
+    let name = path.display().to_string();
+    CompiledPolicy::load(&name, text, env).map_err(|e| match e {
+        LoadError::Parse(p) => anyhow::anyhow!("{}", p.render_with_source(text).trim_end()),
+        e => anyhow::anyhow!("{e}"),
+    })
+}
+
+pub fn run_check(a: CheckArgs) -> anyhow::Result<u8> {
+    let text = read_profile(&a.profile)?;
+    match load_policy(&a.profile, &text, &current_env()) {
+        Ok(p) => {
+            let n = parse_str(&a.profile.display().to_string(), &text).map(|p| p.rules.len()).unwrap_or(0);
+            println!("{}: ok ({n} rules, {} allowed gated syscalls)", a.profile.display(), p.allowed_syscalls().len());
+            Ok(exit::OK)
+        }
+        Err(e) => {
+            eprintln!("{e:#}");
+            Ok(exit::INVALID)
+        }
+    }
+}
+
+pub fn run_diff(a: DiffArgs) -> anyhow::Result<u8> {
+    let canon = |p: &Path| -> anyhow::Result<String> {
+        let text = read_profile(p)?;
+        let prof = parse_str(&p.display().to_string(), &text)
+            .map_err(|e| anyhow::anyhow!("{}", e.render_with_source(&text).trim_end()))?;
+        Ok(render(&prof))
+    };
+    let (old, new) = (canon(&a.old)?, canon(&a.new)?);
+    if old == new {
+        return Ok(exit::OK);
+    }
+    let color = a.color.enabled(std::io::stdout().is_terminal());
+    print!(
+        "{}",
+        crate::diff::unified(&old, &new, &a.old.display().to_string(), &a.new.display().to_string(), color)
+    );
+    Ok(1)
+}
+
+pub fn run_profiles(a: ProfilesArgs) -> anyhow::Result<u8> {
+    match a.name {
+        Some(n) => match snippets::snippet(&n) {
+            Some(text) => print!("{text}"),
+            None => anyhow::bail!("unknown snippet {n:?} (shipped: {})", snippets::names().join(", ")),
+        },
+        None => {
+            for n in snippets::names() {
+                let text = snippets::snippet(n).unwrap_or("");
+                let about = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("# ").filter(|l| !l.trim().is_empty()))
+                    .unwrap_or("");
+                println!("{n:<8} {about}");
+            }
+        }
+    }
+    Ok(exit::OK)
+}
+
+pub fn run_syscalls(a: SyscallsArgs) -> anyhow::Result<u8> {
+    let arch = Arch::native();
+    for d in arch.table() {
+        if a.stopped {
+            if matches!(d.class, Class::Checked | Class::Gated | Class::Creds) {
+                println!("{}", d.name);
+            }
+        } else {
+            println!("{:<24} {:>4} {:?}", d.name, d.nr, d.class);
+        }
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,86 @@
+//! `sbx show` and `sbx stats`: read a trace and print it.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Write};
+use std::path::Path;
+
+use anyhow::Context;
+
+use super::{ShowArgs, StatsArgs};
+use crate::show::{Filter, Stats, event_json, format_event};
+use crate::trace::TraceReader;
+
+/// Open a trace, with the file name in every error.
+pub fn open_trace(path: &Path) -> anyhow::Result<TraceReader<BufReader<File>>> {
+    let f = File::open(path).with_context(|| format!("cannot open trace {}", path.display()))?;
+    TraceReader::new(BufReader::with_capacity(1 << 16, f))
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// Iterate the events of a trace, calling `f` on each; a truncated tail is a warning, a
+/// corrupt record an error.
+pub fn for_each_event(
+    path: &Path,
+    mut f: impl FnMut(&crate::trace::Header, &crate::event::Event) -> anyhow::Result<()>,
+) -> anyhow::Result<crate::trace::Header> {
+    let mut r = open_trace(path)?;
+    let header = r.header().clone();
+    for ev in r.by_ref() {
+        let ev = ev.map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        f(&header, &ev)?;
+    }
+    if let Some(off) = r.truncated() {
+        eprintln!(
+            "sbx: warning: {}: trace cut short at byte {off} (the recorder was killed?); read up to the last whole record",
+            path.display()
+        );
+    }
+    Ok(header)
+}
+
+pub fn run_show(a: ShowArgs) -> anyhow::Result<u8> {
+    let path_glob = match &a.path {
+        Some(g) => Some(
+            crate::profile::parse::glob_builder(g)
+                .build()
+                .with_context(|| format!("bad --path glob {g:?}"))?
+                .compile_matcher(),
+        ),
+        None => None,
+    };
+    let filter = Filter { pids: a.pid, comms: a.comm, syscalls: a.syscall, path_glob };
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    for_each_event(&a.trace, |h, ev| {
+        if !filter.matches(ev) {
+            return Ok(());
+        }
+        if a.json {
+            serde_json::to_writer(&mut out, &event_json(ev))?;
+            out.write_all(b"\n")?;
+        } else {
+            writeln!(out, "{}", format_event(ev, h.arch))?;
+        }
+        Ok(())
+    })?;
+    out.flush()?;
+    Ok(super::exit::OK)
+}
+
+pub fn run_stats(a: StatsArgs) -> anyhow::Result<u8> {
+    let mut stats = Stats::new();
+    let mut n: u64 = 0;
+    let header = for_each_event(&a.trace, |_, ev| {
+        n += 1;
+        if !a.count {
+            stats.add(ev);
+        }
+        Ok(())
+    })?;
+    if a.count {
+        println!("{n}");
+    } else {
+        print!("{}", stats.render(&header));
+    }
+    Ok(super::exit::OK)
+}
