@@ -39,7 +39,12 @@ pub const HOME_SECRET_PLACES: &[&str] = &[
 ];
 
 /// Absolute secret places (outside `${HOME}`).
-pub const ABS_SECRET_PLACES: &[&str] = &["/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-"];
+pub const ABS_SECRET_PLACES: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+];
 
 /// Places no generalization may cover although reading them is not a "secret" warning:
 /// other processes' memory and environment.
@@ -104,7 +109,7 @@ pub fn abstract_vars(path: &[u8], vars: &[Var]) -> String {
         .filter(|(_, v)| !v.is_empty() && v.as_slice() != b"/")
         .collect();
     // Longest first; ties keep table order (stable sort).
-    sorted.sort_by(|a, b| b.1.len().cmp(&a.1.len()));
+    sorted.sort_by_key(|v| std::cmp::Reverse(v.1.len()));
     let mut head: Option<&str> = None;
     let mut rest: &[u8] = path;
     for (name, value) in &sorted {
@@ -163,7 +168,9 @@ pub fn rewrite_proc(path: &[u8], pid: i32, tid: i32) -> Cow<'_, [u8]> {
         out.push(b'/');
         let digits = !seg.is_empty() && seg.iter().all(u8::is_ascii_digit);
         if i == 0 && digits {
-            let n = std::str::from_utf8(seg).ok().and_then(|s| s.parse::<i64>().ok());
+            let n = std::str::from_utf8(seg)
+                .ok()
+                .and_then(|s| s.parse::<i64>().ok());
             if n == Some(i64::from(pid)) || n == Some(i64::from(tid)) {
                 out.extend_from_slice(b"self");
             } else {
@@ -275,10 +282,8 @@ pub fn generalize_segment(seg: &str) -> Option<String> {
         return None;
     }
     for p in TEMP_PREFIXES {
-        if let Some(rest) = seg.strip_prefix(p) {
-            if rest.len() >= 4 {
-                return Some(format!("{}*", escape_segment(p.as_bytes())));
-            }
+        if seg.strip_prefix(p).is_some_and(|rest| rest.len() >= 4) {
+            return Some(format!("{}*", escape_segment(p.as_bytes())));
         }
     }
     if let Some(i) = seg.find(".so.") {
@@ -331,6 +336,17 @@ pub fn is_secret(path_after_vars: &str) -> bool {
         let s = seg.to_ascii_lowercase();
         s.contains("token") || s.contains("secret") || s.ends_with(".pem") || s.starts_with("id_")
     })
+}
+
+/// Is this (variable-abstracted) path one of the fixed secret places (`${HOME}/.ssh` & co,
+/// `/etc/shadow` & co), ignoring the file-name patterns? Used on a HOME-only abstraction of
+/// paths under the start directory, so a start directory equal to HOME still protects
+/// `~/.ssh` while the project's own `js-tokens/` is not a secret.
+pub fn is_secret_place(path_after_vars: &str) -> bool {
+    let p = path_after_vars;
+    ABS_SECRET_PLACES.iter().any(|s| under(p, s))
+        || p.strip_prefix("${HOME}/")
+            .is_some_and(|rel| HOME_SECRET_PLACES.iter().any(|s| under(rel, s)))
 }
 
 /// `p` equals `place` or lies under it (segment boundary).
@@ -463,8 +479,8 @@ fn deep_enough(dir: &str) -> bool {
     match s.first() {
         Some(&"") => s.len() >= 3,
         Some(&"${HOME}") => s.len() >= 3,
-        Some(v) if v.starts_with("${") => s.len() >= 1,
-        _ => false,
+        Some(v) => v.starts_with("${"),
+        None => false,
     }
 }
 
@@ -479,7 +495,11 @@ struct Node {
 /// such directory wins), unless it is too shallow ([`deep_enough`]) or `dir/**` would cover
 /// one of `forbidden` ([`covers`]). Paths inside a collapsed directory are dropped; the
 /// directory itself is kept when it was used itself. The result is sorted.
-pub fn collapse(paths: &BTreeSet<String>, threshold: usize, forbidden: &[String]) -> BTreeSet<String> {
+pub fn collapse(
+    paths: &BTreeSet<String>,
+    threshold: usize,
+    forbidden: &[String],
+) -> BTreeSet<String> {
     let mut root = Node::default();
     for p in paths {
         let mut node = &mut root;
@@ -496,9 +516,19 @@ pub fn collapse(paths: &BTreeSet<String>, threshold: usize, forbidden: &[String]
     out
 }
 
-fn walk(prefix: String, node: &Node, threshold: usize, forbidden: &[String], out: &mut BTreeSet<String>) {
+fn walk(
+    prefix: String,
+    node: &Node,
+    threshold: usize,
+    forbidden: &[String],
+    out: &mut BTreeSet<String>,
+) {
     if node.terminal {
-        out.insert(if prefix.is_empty() { "/".to_string() } else { prefix.clone() });
+        out.insert(if prefix.is_empty() {
+            "/".to_string()
+        } else {
+            prefix.clone()
+        });
     }
     if node.children.is_empty() {
         return;
@@ -520,7 +550,13 @@ fn walk(prefix: String, node: &Node, threshold: usize, forbidden: &[String], out
 /// The full path pipeline for a non-secret path of one event: `/proc` rewriting, variables,
 /// random segments. If the random-segment globs would cover a forbidden place the path is kept
 /// with variables only.
-pub fn generalize_path(path: &[u8], pid: i32, tid: i32, vars: &[Var], forbidden: &[String]) -> String {
+pub fn generalize_path(
+    path: &[u8],
+    pid: i32,
+    tid: i32,
+    vars: &[Var],
+    forbidden: &[String],
+) -> String {
     let path = rewrite_proc(path, pid, tid);
     let abstracted = abstract_vars(&path, vars);
     let mut changed = false;
@@ -567,7 +603,10 @@ mod tests {
     fn abstract_vars_table() {
         let v = vars();
         let cases: &[(&[u8], &str)] = &[
-            (b"/home/u/proj/node_modules/a.js", "${CWD}/node_modules/a.js"),
+            (
+                b"/home/u/proj/node_modules/a.js",
+                "${CWD}/node_modules/a.js",
+            ),
             (b"/home/u/proj", "${CWD}"),
             (b"/home/u/projX/a", "${HOME}/projX/a"),
             (b"/home/u/.npm/_cacache", "${HOME}/.npm/_cacache"),
@@ -584,7 +623,12 @@ mod tests {
             (b"/a/new\nline", "/a/new?line"),
         ];
         for (input, want) in cases {
-            assert_eq!(abstract_vars(input, &v), *want, "{}", String::from_utf8_lossy(input));
+            assert_eq!(
+                abstract_vars(input, &v),
+                *want,
+                "{}",
+                String::from_utf8_lossy(input)
+            );
         }
     }
 
@@ -614,7 +658,10 @@ mod tests {
             ("3f2a9c1d4e5b6a7c8d9e0f1a2b3c4d5e", Some("*")),
             ("deadbeef00", Some("*")),
             ("550e8400-e29b-41d4-a716-446655440000", Some("*")),
-            ("sess-550e8400-e29b-41d4-a716-446655440000.json", Some("sess-*.json")),
+            (
+                "sess-550e8400-e29b-41d4-a716-446655440000.json",
+                Some("sess-*.json"),
+            ),
             ("2026-12-02T19_25_25_123Z-debug-0.log", Some("*.log")),
             ("package.json.3516583047", Some("package.json.*")),
             ("foo-a3xk9z", Some("foo-*")),
@@ -677,14 +724,30 @@ mod tests {
         assert!(covers("${HOME}/*/**", "${HOME}/.config/gh"));
         assert!(covers("/proc/self/**", "/proc/*/mem"));
         assert!(!covers("/proc/self/fd/**", "/proc/*/mem"));
-        assert!(subsumes("${CWD}/node_modules/**", "${CWD}/node_modules/a/b.js"));
-        assert!(subsumes("${CWD}/node_modules/**", "${CWD}/node_modules/a/**"));
+        assert!(subsumes(
+            "${CWD}/node_modules/**",
+            "${CWD}/node_modules/a/b.js"
+        ));
+        assert!(subsumes(
+            "${CWD}/node_modules/**",
+            "${CWD}/node_modules/a/**"
+        ));
         assert!(!subsumes("${CWD}/node_modules/**", "${CWD}/node_modules"));
         assert!(subsumes("${TMPDIR}/*", "${TMPDIR}/x"));
         assert!(!subsumes("${TMPDIR}/x", "${TMPDIR}/*"));
         assert!(subsumes("/a/*.js", "/a/b.js"));
         assert!(!subsumes("/a/*.js", "/a/b.json"));
         assert!(seg_match("a\\*b", "a*b") && !seg_match("a\\*b", "axb"));
+    }
+
+    #[test]
+    fn secret_places_ignore_name_patterns() {
+        assert!(is_secret_place("${HOME}/.ssh/config"));
+        assert!(is_secret_place("/etc/shadow"));
+        assert!(!is_secret_place(
+            "${HOME}/proj/node_modules/js-tokens/index.js"
+        ));
+        assert!(is_secret("${HOME}/proj/node_modules/js-tokens/index.js"));
     }
 
     #[test]

@@ -33,17 +33,82 @@ pub const DEFAULT_DIR_THRESHOLD: usize = 8;
 /// Syscalls that are checked or metadata (they carry objects): a target-less event of one of
 /// these is not a gated syscall use. Used only when [`LearnOptions::is_gated`] is not set.
 const NOT_GATED: &[&str] = &[
-    "open", "openat", "openat2", "creat", "execve", "execveat", "stat", "lstat", "fstat",
-    "newfstatat", "statx", "access", "faccessat", "faccessat2", "readlink", "readlinkat",
-    "chdir", "fchdir", "getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr",
-    "flistxattr", "statfs", "fstatfs", "unlink", "unlinkat", "rmdir", "mkdir", "mkdirat",
-    "rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "chmod",
-    "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "truncate",
-    "ftruncate", "mknod", "mknodat", "utime", "utimes", "utimensat", "futimesat", "setxattr",
-    "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr", "socket",
-    "socketpair", "connect", "bind", "listen", "accept", "accept4", "sendto", "sendmsg",
+    "open",
+    "openat",
+    "openat2",
+    "creat",
+    "execve",
+    "execveat",
+    "stat",
+    "lstat",
+    "fstat",
+    "newfstatat",
+    "statx",
+    "access",
+    "faccessat",
+    "faccessat2",
+    "readlink",
+    "readlinkat",
+    "chdir",
+    "fchdir",
+    "getxattr",
+    "lgetxattr",
+    "fgetxattr",
+    "listxattr",
+    "llistxattr",
+    "flistxattr",
+    "statfs",
+    "fstatfs",
+    "unlink",
+    "unlinkat",
+    "rmdir",
+    "mkdir",
+    "mkdirat",
+    "rename",
+    "renameat",
+    "renameat2",
+    "link",
+    "linkat",
+    "symlink",
+    "symlinkat",
+    "chmod",
+    "fchmod",
+    "fchmodat",
+    "fchmodat2",
+    "chown",
+    "fchown",
+    "lchown",
+    "fchownat",
+    "truncate",
+    "ftruncate",
+    "mknod",
+    "mknodat",
+    "utime",
+    "utimes",
+    "utimensat",
+    "futimesat",
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
+    "socket",
+    "socketpair",
+    "connect",
+    "bind",
+    "listen",
+    "accept",
+    "accept4",
+    "sendto",
+    "sendmsg",
     "sendmmsg",
 ];
+
+/// "Is this rule already allowed?": verb and pattern text.
+pub type AllowedFn = Box<dyn Fn(Verb, &str) -> bool>;
+/// "Is this syscall gated?": syscall name.
+pub type GatedFn = Box<dyn Fn(&str) -> bool>;
 
 /// What to learn and how (CLI flags of `sbx learn`).
 pub struct LearnOptions {
@@ -53,14 +118,14 @@ pub struct LearnOptions {
     /// "Is this rule already allowed by the includes?" (verb, pattern text as rendered after
     /// the verb: a path glob, `tcp *:443`, a syscall name). Rules for which it returns true are
     /// left out. The CLI wires it to the policy compiled from the includes.
-    pub already_allowed: Option<Box<dyn Fn(Verb, &str) -> bool>>,
+    pub already_allowed: Option<AllowedFn>,
     /// Include names to put in the profile (e.g. `["base"]`).
     pub includes: Vec<String>,
     /// An existing profile (`--base`): its rules are kept and widened by what is observed.
     pub base: Option<Profile>,
     /// Is a syscall name gated (from the arch table)? When unset, a target-less syscall event
     /// is learned as `syscall NAME` unless its name is a known checked/metadata syscall.
-    pub is_gated: Option<Box<dyn Fn(&str) -> bool>>,
+    pub is_gated: Option<GatedFn>,
 }
 
 impl Default for LearnOptions {
@@ -79,7 +144,10 @@ impl fmt::Debug for LearnOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LearnOptions")
             .field("dir_threshold", &self.dir_threshold)
-            .field("already_allowed", &self.already_allowed.as_ref().map(|_| "<fn>"))
+            .field(
+                "already_allowed",
+                &self.already_allowed.as_ref().map(|_| "<fn>"),
+            )
             .field("includes", &self.includes)
             .field("base", &self.base.as_ref().map(|b| b.rules.len()))
             .field("is_gated", &self.is_gated.as_ref().map(|_| "<fn>"))
@@ -125,7 +193,10 @@ impl fmt::Debug for Learner {
         f.debug_struct("Learner")
             .field("opts", &self.opts)
             .field("traces", &self.traces)
-            .field("paths", &self.paths.values().map(BTreeSet::len).sum::<usize>())
+            .field(
+                "paths",
+                &self.paths.values().map(BTreeSet::len).sum::<usize>(),
+            )
             .field("secrets", &self.secrets.len())
             .field("net", &self.net.len())
             .field("syscalls", &self.syscalls.len())
@@ -251,7 +322,11 @@ impl Learner {
                     for verb in verbs {
                         // A failed lookup of a missing path reads nothing: a probe. Metadata
                         // calls stay `stat` (they are metadata either way).
-                        let verb = if missing && verb != Verb::Stat { Verb::Probe } else { verb };
+                        let verb = if missing && verb != Verb::Stat {
+                            Verb::Probe
+                        } else {
+                            verb
+                        };
                         self.add_pathobj(ev, verb, p);
                     }
                 }
@@ -282,11 +357,14 @@ impl Learner {
         if path.is_empty() {
             return;
         }
-        let home_only: [Var; 1] = [("HOME".into(), self.ctx.home.clone())];
-        let secret = generalize::is_secret(&generalize::abstract_vars(path, &home_only))
-            || generalize::is_secret(&generalize::abstract_vars(path, &self.ctx.vars));
+        // The full abstraction decides, except that a start directory at or above HOME must
+        // not hide ~/.ssh & co: those fixed places are also checked against HOME alone.
+        let exact = generalize::abstract_vars(path, &self.ctx.vars);
+        let secret = generalize::is_secret(&exact) || {
+            let home_only: [Var; 1] = [("HOME".into(), self.ctx.home.clone())];
+            generalize::is_secret_place(&generalize::abstract_vars(path, &home_only))
+        };
         if secret {
-            let exact = generalize::abstract_vars(path, &self.ctx.vars);
             self.forbidden.insert(exact.clone());
             if matches!(verb, Verb::Probe | Verb::Stat) {
                 self.exact.insert((verb, exact));
@@ -295,7 +373,8 @@ impl Learner {
             }
             return;
         }
-        let g = generalize::generalize_path(path, ev.pid, ev.tid, &self.ctx.vars, &self.ctx.forbidden);
+        let g =
+            generalize::generalize_path(path, ev.pid, ev.tid, &self.ctx.vars, &self.ctx.forbidden);
         let set = self.paths.entry(verb).or_default();
         if !set.contains(&g) {
             set.insert(g);
@@ -308,7 +387,11 @@ impl Learner {
         }
         let peer = verb != Verb::Bind;
         let inet = |verb: Verb, port: u16, exact: String, loopback: bool| -> Vec<(Proto, String)> {
-            let host = if loopback || !peer { exact } else { "*".to_string() };
+            let host = if loopback || !peer {
+                exact
+            } else {
+                "*".to_string()
+            };
             let a = format!("{host}:{port}");
             match verb {
                 Verb::Send => vec![(Proto::Udp, a)],
@@ -341,9 +424,7 @@ impl Learner {
             SockAddr::UnixAbstract(name) => {
                 vec![(Proto::Unix, format!("@{}", generalize::escape_path(name)))]
             }
-            SockAddr::UnixUnnamed | SockAddr::Other { .. } | SockAddr::Invalid { .. } => {
-                Vec::new()
-            }
+            SockAddr::UnixUnnamed | SockAddr::Other { .. } | SockAddr::Invalid { .. } => Vec::new(),
         };
         for (proto, a) in entries {
             self.net.insert((verb, proto, a));
@@ -353,22 +434,36 @@ impl Learner {
     /// Build the profile: collapse, drop what the includes allow, sort.
     pub fn finish(self) -> Profile {
         let allowed = |verb: Verb, text: &str| -> bool {
-            self.opts.already_allowed.as_ref().is_some_and(|f| f(verb, text))
+            self.opts
+                .already_allowed
+                .as_ref()
+                .is_some_and(|f| f(verb, text))
         };
         let forbidden: Vec<String> = self.forbidden.iter().cloned().collect();
         let mut rules: Vec<Rule> = Vec::new();
         let mut push = |verb: Verb, pattern: Pattern, comments: Vec<String>| {
-            rules.push(Rule { effect: Effect::Allow, verb, pattern, comments, span: Span::default() });
+            rules.push(Rule {
+                effect: Effect::Allow,
+                verb,
+                pattern,
+                comments,
+                span: Span::default(),
+            });
         };
         let base_comments = &self.base_comments;
         let comments_of = |verb: Verb, text: &str| -> Vec<String> {
-            base_comments.get(&(verb, text.to_string())).cloned().unwrap_or_default()
+            base_comments
+                .get(&(verb, text.to_string()))
+                .cloned()
+                .unwrap_or_default()
         };
 
         for (verb, set) in &self.paths {
             let kept: BTreeSet<String> = set
                 .iter()
-                .filter(|p| self.base_comments.contains_key(&(*verb, (*p).clone())) || !allowed(*verb, p))
+                .filter(|p| {
+                    self.base_comments.contains_key(&(*verb, (*p).clone())) || !allowed(*verb, p)
+                })
                 .cloned()
                 .collect();
             let collapsed = if *verb == Verb::Exec {
@@ -407,19 +502,31 @@ impl Learner {
             if self.base_comments.contains_key(&(*verb, text.clone())) || !allowed(*verb, &text) {
                 push(
                     *verb,
-                    Pattern::Net { proto: *proto, addr: addr.clone() },
+                    Pattern::Net {
+                        proto: *proto,
+                        addr: addr.clone(),
+                    },
                     comments_of(*verb, &text),
                 );
             }
         }
         for name in &self.syscalls {
             if !allowed(Verb::Syscall, name) {
-                push(Verb::Syscall, Pattern::Syscall(name.clone()), comments_of(Verb::Syscall, name));
+                push(
+                    Verb::Syscall,
+                    Pattern::Syscall(name.clone()),
+                    comments_of(Verb::Syscall, name),
+                );
             }
         }
         rules.extend(self.base_deny.iter().cloned());
         rules.sort_by(|a, b| {
-            (a.effect, a.verb, &a.pattern, &a.comments).cmp(&(b.effect, b.verb, &b.pattern, &b.comments))
+            (a.effect, a.verb, &a.pattern, &a.comments).cmp(&(
+                b.effect,
+                b.verb,
+                &b.pattern,
+                &b.comments,
+            ))
         });
         rules.dedup_by(|a, b| a.effect == b.effect && a.verb == b.verb && a.pattern == b.pattern);
 
@@ -434,10 +541,25 @@ impl Learner {
         header.extend(self.commands.iter().map(|c| format!("command: {c}")));
         header.push(format!("dir threshold: {}", self.opts.dir_threshold));
 
-        let names: BTreeSet<String> =
-            self.opts.includes.iter().chain(self.base_includes.iter()).cloned().collect();
-        let includes = names.into_iter().map(|name| Include { name, span: Span::default() }).collect();
-        Profile { header, includes, rules }
+        let names: BTreeSet<String> = self
+            .opts
+            .includes
+            .iter()
+            .chain(self.base_includes.iter())
+            .cloned()
+            .collect();
+        let includes = names
+            .into_iter()
+            .map(|name| Include {
+                name,
+                span: Span::default(),
+            })
+            .collect();
+        Profile {
+            header,
+            includes,
+            rules,
+        }
     }
 }
 
@@ -461,7 +583,12 @@ pub fn verbs_of(access: crate::event::AccessSet, metadata: bool) -> Vec<Verb> {
             Access::Read => {
                 out.insert(Verb::Read);
             }
-            Access::Write | Access::Create | Access::Truncate | Access::Chmod | Access::Chown | Access::Symlink => {
+            Access::Write
+            | Access::Create
+            | Access::Truncate
+            | Access::Chmod
+            | Access::Chown
+            | Access::Symlink => {
                 out.insert(Verb::Write);
             }
             Access::Delete | Access::Rename => {

@@ -16,9 +16,18 @@ struct Env {
     uid: u32,
 }
 
-const ENV_A: Env = Env { cwd: "/work/A/proj", home: "/home/alice", tmpdir: "/tmp", uid: 1000 };
-const ENV_B: Env =
-    Env { cwd: "/srv/ci/build-7/checkout", home: "/home/runner", tmpdir: "/var/tmp/ci", uid: 1001 };
+const ENV_A: Env = Env {
+    cwd: "/work/A/proj",
+    home: "/home/alice",
+    tmpdir: "/tmp",
+    uid: 1000,
+};
+const ENV_B: Env = Env {
+    cwd: "/srv/ci/build-7/checkout",
+    home: "/home/runner",
+    tmpdir: "/var/tmp/ci",
+    uid: 1001,
+};
 
 fn header(env: &Env) -> Header {
     Header {
@@ -42,12 +51,23 @@ fn proc_info() -> ProcInfo {
         ppid: 1,
         comm: b"node".to_vec(),
         exe: b"/usr/bin/node".to_vec(),
-        creds: Creds { uid: 1000, euid: 1000, gid: 1000, egid: 1000 },
+        creds: Creds {
+            uid: 1000,
+            euid: 1000,
+            gid: 1000,
+            egid: 1000,
+        },
     }
 }
 
 fn event(pid: i32, kind: EventKind) -> Event {
-    Event { time_ns: 0, pid, tid: pid, proc: proc_info(), kind }
+    Event {
+        time_ns: 0,
+        pid,
+        tid: pid,
+        proc: proc_info(),
+        kind,
+    }
 }
 
 fn path_target(access: &[Access], path: &str) -> Target {
@@ -64,7 +84,13 @@ fn path_target(access: &[Access], path: &str) -> Target {
 fn sys(pid: i32, name: &str, targets: Vec<Target>, outcome: Outcome) -> Event {
     event(
         pid,
-        EventKind::Syscall(Syscall { name: name.into(), nr: 0, args: [0; 6], targets, outcome }),
+        EventKind::Syscall(Syscall {
+            name: name.into(),
+            nr: 0,
+            args: [0; 6],
+            targets,
+            outcome,
+        }),
     )
 }
 
@@ -88,7 +114,10 @@ fn connect(pid: i32, addr: SockAddr) -> Event {
     sys(
         pid,
         "connect",
-        vec![Target { access: AccessSet::of(Access::Connect), object: Object::Socket(addr) }],
+        vec![Target {
+            access: AccessSet::of(Access::Connect),
+            object: Object::Socket(addr),
+        }],
         Outcome::Value(0),
     )
 }
@@ -104,7 +133,9 @@ impl Rng {
     }
     fn alnum(&mut self, n: usize) -> String {
         const A: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-        (0..n).map(|_| A[(self.next() % 62) as usize] as char).collect()
+        (0..n)
+            .map(|_| A[(self.next() % 62) as usize] as char)
+            .collect()
     }
 }
 
@@ -132,24 +163,86 @@ fn npm_run(env: &Env, pid: i32, seed: u64) -> Run {
         events.push(open(p, acc, &path, Outcome::Value(3)));
         needs.push((verb, path, p));
     };
-    events.push(event(pid, EventKind::Spawn(Spawn { child: pid, thread: false, via: SpawnVia::Fork })));
+    events.push(event(
+        pid,
+        EventKind::Spawn(Spawn {
+            child: pid,
+            thread: false,
+            via: SpawnVia::Fork,
+        }),
+    ));
     events.push(exec(pid, "/usr/bin/node"));
-    ok(&mut events, &mut needs, pid, &[Access::Read], Verb::Read, "/usr/lib/x86_64-linux-gnu/libc.so.6".into());
-    ok(&mut events, &mut needs, pid, &[Access::Read], Verb::Read, "/etc/passwd".into());
-    ok(&mut events, &mut needs, pid, &[Access::Read], Verb::Read, format!("{cwd}/package.json"));
-    ok(&mut events, &mut needs, pid, &[Access::Read], Verb::Read, format!("/proc/{pid}/stat"));
-    ok(&mut events, &mut needs, worker, &[Access::Read], Verb::Read, format!("/proc/{worker}/stat"));
+    ok(
+        &mut events,
+        &mut needs,
+        pid,
+        &[Access::Read],
+        Verb::Read,
+        "/usr/lib/x86_64-linux-gnu/libc.so.6".into(),
+    );
+    ok(
+        &mut events,
+        &mut needs,
+        pid,
+        &[Access::Read],
+        Verb::Read,
+        "/etc/passwd".into(),
+    );
+    ok(
+        &mut events,
+        &mut needs,
+        pid,
+        &[Access::Read],
+        Verb::Read,
+        format!("{cwd}/package.json"),
+    );
+    ok(
+        &mut events,
+        &mut needs,
+        pid,
+        &[Access::Read],
+        Verb::Read,
+        format!("/proc/{pid}/stat"),
+    );
+    ok(
+        &mut events,
+        &mut needs,
+        worker,
+        &[Access::Read],
+        Verb::Read,
+        format!("/proc/{worker}/stat"),
+    );
     for i in 0..20 {
         for f in ["package.json", "index.js", "lib/util.js"] {
-            ok(&mut events, &mut needs, worker, &[Access::Read], Verb::Read, format!("{cwd}/node_modules/pkg{i}/{f}"));
+            ok(
+                &mut events,
+                &mut needs,
+                worker,
+                &[Access::Read],
+                Verb::Read,
+                format!("{cwd}/node_modules/pkg{i}/{f}"),
+            );
         }
         // node's module resolution: nested node_modules that do not exist.
-        let probe = format!("{cwd}/node_modules/pkg{i}/node_modules/dep{}/package.json", i % 3);
-        events.push(open(worker, &[Access::Read], &probe, Outcome::Errno(ENOENT)));
+        let probe = format!(
+            "{cwd}/node_modules/pkg{i}/node_modules/dep{}/package.json",
+            i % 3
+        );
+        events.push(open(
+            worker,
+            &[Access::Read],
+            &probe,
+            Outcome::Errno(ENOENT),
+        ));
         needs.push((Verb::Probe, probe, worker));
     }
     let parent_probe = format!("{cwd}/node_modules/pkg1/index.js/package.json");
-    events.push(open(worker, &[Access::Read], &parent_probe, Outcome::Errno(ENOTDIR)));
+    events.push(open(
+        worker,
+        &[Access::Read],
+        &parent_probe,
+        Outcome::Errno(ENOTDIR),
+    ));
     needs.push((Verb::Probe, parent_probe, worker));
     ok(
         &mut events,
@@ -160,12 +253,25 @@ fn npm_run(env: &Env, pid: i32, seed: u64) -> Run {
         format!("{cwd}/node_modules/.package-lock.json"),
     );
     // write-file-atomic: temp file next to the target, then rename.
-    let atomic = format!("{cwd}/package-lock.json.{}", 1_000_000_000 + rng.next() % 1_000_000_000);
-    ok(&mut events, &mut needs, pid, &[Access::Write, Access::Create], Verb::Write, atomic.clone());
+    let atomic = format!(
+        "{cwd}/package-lock.json.{}",
+        1_000_000_000 + rng.next() % 1_000_000_000
+    );
+    ok(
+        &mut events,
+        &mut needs,
+        pid,
+        &[Access::Write, Access::Create],
+        Verb::Write,
+        atomic.clone(),
+    );
     events.push(sys(
         pid,
         "rename",
-        vec![path_target(&[Access::Rename], &atomic), path_target(&[Access::Create], &format!("{cwd}/package-lock.json"))],
+        vec![
+            path_target(&[Access::Rename], &atomic),
+            path_target(&[Access::Create], &format!("{cwd}/package-lock.json")),
+        ],
         Outcome::Value(0),
     ));
     needs.push((Verb::Delete, atomic, pid));
@@ -173,10 +279,29 @@ fn npm_run(env: &Env, pid: i32, seed: u64) -> Run {
     // mkdtemp dirs with random suffixes.
     for _ in 0..3 {
         let d = format!("{tmp}/npm-{pid}-{}", rng.alnum(6));
-        events.push(sys(pid, "mkdir", vec![path_target(&[Access::Create], &d)], Outcome::Value(0)));
+        events.push(sys(
+            pid,
+            "mkdir",
+            vec![path_target(&[Access::Create], &d)],
+            Outcome::Value(0),
+        ));
         needs.push((Verb::Write, d.clone(), pid));
-        ok(&mut events, &mut needs, pid, &[Access::Write, Access::Create], Verb::Write, format!("{d}/package.tgz"));
-        ok(&mut events, &mut needs, pid, &[Access::Read], Verb::Read, format!("{d}/package.tgz"));
+        ok(
+            &mut events,
+            &mut needs,
+            pid,
+            &[Access::Write, Access::Create],
+            Verb::Write,
+            format!("{d}/package.tgz"),
+        );
+        ok(
+            &mut events,
+            &mut needs,
+            pid,
+            &[Access::Read],
+            Verb::Read,
+            format!("{d}/package.tgz"),
+        );
     }
     // npm cache and log.
     for i in 0..4 {
@@ -186,7 +311,12 @@ fn npm_run(env: &Env, pid: i32, seed: u64) -> Run {
             worker,
             &[Access::Read],
             Verb::Read,
-            format!("{home}/.npm/_cacache/index-v5/{:02x}/{:02x}/{:064x}", i * 7, i * 13, i + 1),
+            format!(
+                "{home}/.npm/_cacache/index-v5/{:02x}/{:02x}/{:064x}",
+                i * 7,
+                i * 13,
+                i + 1
+            ),
         );
     }
     let ts = 1_700_000_000 + rng.next() % 100_000;
@@ -199,18 +329,44 @@ fn npm_run(env: &Env, pid: i32, seed: u64) -> Run {
         format!("{home}/.npm/_logs/{ts}-debug-0.log"),
     );
     // The secret the workload really reads.
-    ok(&mut events, &mut needs, pid, &[Access::Read], Verb::Read, format!("{home}/.npmrc"));
+    ok(
+        &mut events,
+        &mut needs,
+        pid,
+        &[Access::Read],
+        Verb::Read,
+        format!("{home}/.npmrc"),
+    );
     // A lifecycle script.
     let sh = pid + 10;
     events.push(exec(sh, "/bin/sh"));
     needs.push((Verb::Exec, "/bin/sh".into(), sh));
     needs.push((Verb::Exec, "/usr/bin/node".into(), pid));
-    events.push(connect(pid, SockAddr::Inet { addr: [104, 16, (seed % 200) as u8, 35], port: 443 }));
-    events.push(connect(pid, SockAddr::Inet { addr: [127, 0, 0, 53], port: 53 }));
-    events.push(connect(pid, SockAddr::Unix(format!("/run/user/{}/bus", env.uid).into_bytes())));
+    events.push(connect(
+        pid,
+        SockAddr::Inet {
+            addr: [104, 16, (seed % 200) as u8, 35],
+            port: 443,
+        },
+    ));
+    events.push(connect(
+        pid,
+        SockAddr::Inet {
+            addr: [127, 0, 0, 53],
+            port: 53,
+        },
+    ));
+    events.push(connect(
+        pid,
+        SockAddr::Unix(format!("/run/user/{}/bus", env.uid).into_bytes()),
+    ));
     events.push(sys(pid, "ptrace", vec![], Outcome::Errno(1)));
     events.push(sys(pid, "openat", vec![], Outcome::Errno(14)));
-    Run { header: header(env), events, needs }
+    Run {
+        header: header(env),
+        events,
+        needs,
+    }
 }
 
 fn learn_runs(runs: &[&Run], opts: LearnOptions) -> Profile {
@@ -246,7 +402,11 @@ fn text(p: &Profile) -> String {
             Pattern::Net { proto, addr } => net_text(*proto, addr),
             Pattern::Syscall(n) => n.clone(),
         };
-        let eff = if r.effect == Effect::Deny { "deny " } else { "" };
+        let eff = if r.effect == Effect::Deny {
+            "deny "
+        } else {
+            ""
+        };
         s.push_str(&format!("{eff}{} {pat}\n", r.verb.name()));
     }
     s
@@ -327,7 +487,10 @@ fn learns_expected_npm_rules() {
         .find(|r| r.pattern == Pattern::Path("${HOME}/.npmrc".into()))
         .expect("npmrc rule");
     assert_eq!(npmrc.verb, Verb::Read);
-    assert!(npmrc.comments.iter().any(|c| c.starts_with("WARNING")), "{t}");
+    assert!(
+        npmrc.comments.iter().any(|c| c.starts_with("WARNING")),
+        "{t}"
+    );
     // Probes are not read rights; target-less openat is not a gated syscall.
     assert!(!t.contains("read ${CWD}/node_modules/pkg1/node_modules"));
     assert!(!t.contains("syscall openat"));
@@ -341,7 +504,12 @@ fn stability_run1_admits_run2() {
     let run2 = npm_run(&ENV_A, 31337, 2);
     let p = learn(&run1);
     for (verb, path, pid) in &run2.needs {
-        assert!(admits(&p, &ENV_A, *verb, path, *pid), "{} {path} not admitted:\n{}", verb.name(), text(&p));
+        assert!(
+            admits(&p, &ENV_A, *verb, path, *pid),
+            "{} {path} not admitted:\n{}",
+            verb.name(),
+            text(&p)
+        );
     }
     // And the test can fail: a run-2 path in an unknown place is refused.
     assert!(!admits(&p, &ENV_A, Verb::Write, "/tmp/other-dir/x", 31337));
@@ -352,7 +520,12 @@ fn portability_dir_and_home_a_admit_b() {
     let p = learn(&npm_run(&ENV_A, 4000, 1));
     let run_b = npm_run(&ENV_B, 2222, 3);
     for (verb, path, pid) in &run_b.needs {
-        assert!(admits(&p, &ENV_B, *verb, path, *pid), "{} {path} not admitted:\n{}", verb.name(), text(&p));
+        assert!(
+            admits(&p, &ENV_B, *verb, path, *pid),
+            "{} {path} not admitted:\n{}",
+            verb.name(),
+            text(&p)
+        );
     }
     // No concrete directory of run A leaks into the profile.
     let t = text(&p);
@@ -379,18 +552,29 @@ fn tightness_secrets_outside_writes_and_new_programs_refused() {
         (Verb::Write, format!("{c}/node_modules/pkg1/index.js")),
         (Verb::Exec, "/usr/bin/curl".into()),
         (Verb::Exec, format!("{c}/node_modules/.bin/evil")),
-        (Verb::Write, format!("{c}/node_modules/pkg1/node_modules/dep1/package.json")),
+        (
+            Verb::Write,
+            format!("{c}/node_modules/pkg1/node_modules/dep1/package.json"),
+        ),
     ];
     for (verb, path) in refused {
-        assert!(!admits(&p, e, *verb, path, 4000), "{} {path} admitted:\n{}", verb.name(), text(&p));
+        assert!(
+            !admits(&p, e, *verb, path, 4000),
+            "{} {path} admitted:\n{}",
+            verb.name(),
+            text(&p)
+        );
     }
     // No glob rule covers a secret place.
     for r in &p.rules {
-        if let Pattern::Path(g) = &r.pattern {
-            if g.contains('*') {
-                for place in generalize::HOME_SECRET_PLACES {
-                    assert!(!generalize::covers(g, &format!("${{HOME}}/{place}")), "{g} covers {place}");
-                }
+        if let Pattern::Path(g) = &r.pattern
+            && g.contains('*')
+        {
+            for place in generalize::HOME_SECRET_PLACES {
+                assert!(
+                    !generalize::covers(g, &format!("${{HOME}}/{place}")),
+                    "{g} covers {place}"
+                );
             }
         }
     }
@@ -398,19 +582,53 @@ fn tightness_secrets_outside_writes_and_new_programs_refused() {
 
 #[test]
 fn home_equal_to_cwd_never_gives_cwd_glob_over_ssh() {
-    let env = Env { cwd: "/home/bob", home: "/home/bob", tmpdir: "/tmp", uid: 1000 };
+    let env = Env {
+        cwd: "/home/bob",
+        home: "/home/bob",
+        tmpdir: "/tmp",
+        uid: 1000,
+    };
     let mut events = Vec::new();
     for i in 0..30 {
-        events.push(open(7, &[Access::Read], &format!("/home/bob/f{i}"), Outcome::Value(3)));
+        events.push(open(
+            7,
+            &[Access::Read],
+            &format!("/home/bob/f{i}"),
+            Outcome::Value(3),
+        ));
     }
-    events.push(open(7, &[Access::Read], "/home/bob/.ssh/id_ed25519", Outcome::Value(3)));
-    let run = Run { header: header(&env), events, needs: vec![] };
+    events.push(open(
+        7,
+        &[Access::Read],
+        "/home/bob/.ssh/id_ed25519",
+        Outcome::Value(3),
+    ));
+    let run = Run {
+        header: header(&env),
+        events,
+        needs: vec![],
+    };
     let p = learn(&run);
-    assert!(!admits(&p, &env, Verb::Read, "/home/bob/.ssh/id_rsa", 7), "{}", text(&p));
-    assert!(!admits(&p, &env, Verb::Read, "/home/bob/.aws/credentials", 7), "{}", text(&p));
+    assert!(
+        !admits(&p, &env, Verb::Read, "/home/bob/.ssh/id_rsa", 7),
+        "{}",
+        text(&p)
+    );
+    assert!(
+        !admits(&p, &env, Verb::Read, "/home/bob/.aws/credentials", 7),
+        "{}",
+        text(&p)
+    );
     assert!(admits(&p, &env, Verb::Read, "/home/bob/f3", 7));
-    let key = p.rules.iter().find(|r| matches!(&r.pattern, Pattern::Path(g) if g.ends_with("id_ed25519")));
-    assert!(key.is_some_and(|r| r.comments.iter().any(|c| c.starts_with("WARNING"))), "{}", text(&p));
+    let key = p
+        .rules
+        .iter()
+        .find(|r| matches!(&r.pattern, Pattern::Path(g) if g.ends_with("id_ed25519")));
+    assert!(
+        key.is_some_and(|r| r.comments.iter().any(|c| c.starts_with("WARNING"))),
+        "{}",
+        text(&p)
+    );
 }
 
 #[test]
@@ -422,7 +640,7 @@ fn determinism_same_events_and_any_order() {
     let mut shuffled = npm_run(&ENV_A, 4000, 1);
     let mut rng = Rng(99);
     for i in (1..shuffled.events.len()).rev() {
-        let j = (rng.next() % (i as u64 + 1)) as usize;
+        let j = usize::try_from(rng.next() % (i as u64 + 1)).unwrap_or(0);
         shuffled.events.swap(i, j);
     }
     assert_ne!(shuffled.events, run.events);
@@ -434,7 +652,11 @@ fn determinism_same_events_and_any_order() {
         learn_runs(&[&r2, &run], LearnOptions::default())
     );
     // Rules are sorted.
-    let keys: Vec<_> = a.rules.iter().map(|r| (r.effect, r.verb, r.pattern.clone())).collect();
+    let keys: Vec<_> = a
+        .rules
+        .iter()
+        .map(|r| (r.effect, r.verb, r.pattern.clone()))
+        .collect();
     let mut sorted = keys.clone();
     sorted.sort();
     assert_eq!(keys, sorted);
@@ -442,23 +664,48 @@ fn determinism_same_events_and_any_order() {
 
 #[test]
 fn two_traces_with_different_dirs_merge() {
-    let p = learn_runs(&[&npm_run(&ENV_A, 4000, 1), &npm_run(&ENV_B, 2222, 3)], LearnOptions::default());
+    let p = learn_runs(
+        &[&npm_run(&ENV_A, 4000, 1), &npm_run(&ENV_B, 2222, 3)],
+        LearnOptions::default(),
+    );
     assert!(p.header[0].ends_with("from 2 trace(s)"));
     let reads = path_rules(&p, Verb::Read);
-    assert_eq!(reads.iter().filter(|r| *r == "${CWD}/node_modules/**").count(), 1);
+    assert_eq!(
+        reads
+            .iter()
+            .filter(|r| *r == "${CWD}/node_modules/**")
+            .count(),
+        1
+    );
     assert!(!text(&p).contains("/srv/ci"), "{}", text(&p));
 }
 
 #[test]
 fn threshold_controls_collapse() {
     let run = npm_run(&ENV_A, 4000, 1);
-    let high = learn_runs(&[&run], LearnOptions { dir_threshold: 100, ..LearnOptions::default() });
+    let high = learn_runs(
+        &[&run],
+        LearnOptions {
+            dir_threshold: 100,
+            ..LearnOptions::default()
+        },
+    );
     let reads = path_rules(&high, Verb::Read);
     assert!(!reads.contains(&"${CWD}/node_modules/**".to_string()));
     assert!(reads.contains(&"${CWD}/node_modules/pkg3/lib/util.js".to_string()));
     // Writes never collapse beyond the written area.
-    let low = learn_runs(&[&run], LearnOptions { dir_threshold: 2, ..LearnOptions::default() });
-    assert!(!admits(&low, &ENV_A, Verb::Write, "/work/A/proj/src/x.js", 1), "{}", text(&low));
+    let low = learn_runs(
+        &[&run],
+        LearnOptions {
+            dir_threshold: 2,
+            ..LearnOptions::default()
+        },
+    );
+    assert!(
+        !admits(&low, &ENV_A, Verb::Write, "/work/A/proj/src/x.js", 1),
+        "{}",
+        text(&low)
+    );
     assert!(!path_rules(&low, Verb::Exec).iter().any(|g| g.contains('*')));
 }
 
@@ -474,7 +721,12 @@ fn already_allowed_rules_are_left_out() {
     };
     let p = learn_runs(&[&run], opts);
     let reads = path_rules(&p, Verb::Read);
-    assert!(!reads.iter().any(|r| r.starts_with("/usr/lib/") || r == "/etc/passwd"), "{reads:?}");
+    assert!(
+        !reads
+            .iter()
+            .any(|r| r.starts_with("/usr/lib/") || r == "/etc/passwd"),
+        "{reads:?}"
+    );
     assert!(reads.contains(&"/proc/self/stat".to_string()));
     let names: Vec<&str> = p.includes.iter().map(|i| i.name.as_str()).collect();
     assert_eq!(names, ["base", "node"]);
@@ -484,7 +736,10 @@ fn already_allowed_rules_are_left_out() {
 fn base_profile_rules_are_kept_and_widened() {
     let base = Profile {
         header: vec!["old".into()],
-        includes: vec![Include { name: "shell".into(), span: Span::default() }],
+        includes: vec![Include {
+            name: "shell".into(),
+            span: Span::default(),
+        }],
         rules: vec![
             Rule {
                 effect: Effect::Allow,
@@ -510,12 +765,24 @@ fn base_profile_rules_are_kept_and_widened() {
         ],
     };
     let run = npm_run(&ENV_A, 4000, 1);
-    let p = learn_runs(&[&run], LearnOptions { base: Some(base), ..LearnOptions::default() });
+    let p = learn_runs(
+        &[&run],
+        LearnOptions {
+            base: Some(base),
+            ..LearnOptions::default()
+        },
+    );
     let t = text(&p);
-    assert!(t.contains("# needed by the tool\nread /opt/tool/config\n"), "{t}");
+    assert!(
+        t.contains("# needed by the tool\nread /opt/tool/config\n"),
+        "{t}"
+    );
     assert!(t.contains("deny read ${CWD}/.env\n"), "{t}");
     // The base's exact rule is absorbed by the widened node_modules/**.
-    assert!(!t.contains("read ${CWD}/node_modules/pkg1/index.js\n"), "{t}");
+    assert!(
+        !t.contains("read ${CWD}/node_modules/pkg1/index.js\n"),
+        "{t}"
+    );
     assert!(t.contains("read ${CWD}/node_modules/**\n"), "{t}");
     assert!(p.header.iter().any(|h| h == "widened from a base profile"));
     assert!(p.includes.iter().any(|i| i.name == "shell"));
@@ -526,7 +793,11 @@ fn verb_mapping_table() {
     let s = |a: &[Access]| a.iter().copied().collect::<AccessSet>();
     let cases: &[(&[Access], bool, &[Verb])] = &[
         (&[Access::Read], false, &[Verb::Read]),
-        (&[Access::Write, Access::Create, Access::Truncate], false, &[Verb::Write]),
+        (
+            &[Access::Write, Access::Create, Access::Truncate],
+            false,
+            &[Verb::Write],
+        ),
         (&[Access::Chmod], false, &[Verb::Write]),
         (&[Access::Chown], false, &[Verb::Write]),
         (&[Access::Symlink], false, &[Verb::Write]),
@@ -541,7 +812,11 @@ fn verb_mapping_table() {
         (&[Access::Bind], false, &[Verb::Bind]),
         (&[Access::Listen], false, &[Verb::Bind]),
         (&[Access::Send], false, &[Verb::Send]),
-        (&[Access::Read, Access::Write], false, &[Verb::Read, Verb::Write]),
+        (
+            &[Access::Read, Access::Write],
+            false,
+            &[Verb::Read, Verb::Write],
+        ),
     ];
     for (acc, meta, want) in cases {
         assert_eq!(verbs_of(s(acc), *meta), *want, "{acc:?} metadata={meta}");
@@ -551,7 +826,11 @@ fn verb_mapping_table() {
 fn one(events: Vec<Event>, metadata: bool) -> Profile {
     let mut h = header(&ENV_A);
     h.metadata = metadata;
-    learn(&Run { header: h, events, needs: vec![] })
+    learn(&Run {
+        header: h,
+        events,
+        needs: vec![],
+    })
 }
 
 #[test]
@@ -559,8 +838,18 @@ fn failures_probe_and_attempts() {
     let p = one(
         vec![
             open(5, &[Access::Read], "/etc/denied", Outcome::Errno(13)),
-            open(5, &[Access::Write, Access::Create], "/work/A/proj/missing/x", Outcome::Errno(ENOENT)),
-            sys(5, "execve", vec![path_target(&[Access::Exec], "/usr/local/bin/npx")], Outcome::Errno(ENOENT)),
+            open(
+                5,
+                &[Access::Write, Access::Create],
+                "/work/A/proj/missing/x",
+                Outcome::Errno(ENOENT),
+            ),
+            sys(
+                5,
+                "execve",
+                vec![path_target(&[Access::Exec], "/usr/local/bin/npx")],
+                Outcome::Errno(ENOENT),
+            ),
             open(5, &[Access::Read], "/etc/killed", Outcome::Killed),
             open(5, &[Access::Stat], "/etc/statted", Outcome::Value(0)),
         ],
@@ -570,10 +859,21 @@ fn failures_probe_and_attempts() {
     assert!(t.contains("read /etc/denied\n"), "{t}");
     assert!(t.contains("probe ${CWD}/missing/x\n"), "{t}");
     assert!(!t.contains("write ${CWD}/missing"), "{t}");
-    assert!(t.contains("probe /usr/local/bin/npx\n") && !t.contains("exec /usr/local"), "{t}");
+    assert!(
+        t.contains("probe /usr/local/bin/npx\n") && !t.contains("exec /usr/local"),
+        "{t}"
+    );
     assert!(t.contains("read /etc/killed\n"), "{t}");
     assert!(!t.contains("statted"), "{t}");
-    let p = one(vec![open(5, &[Access::Stat], "/etc/statted", Outcome::Errno(ENOENT))], true);
+    let p = one(
+        vec![open(
+            5,
+            &[Access::Stat],
+            "/etc/statted",
+            Outcome::Errno(ENOENT),
+        )],
+        true,
+    );
     assert!(text(&p).contains("stat /etc/statted\n"), "{}", text(&p));
 }
 
@@ -593,34 +893,105 @@ fn symlinked_paths_learn_both_names_and_link_needs_read_write() {
             sys(
                 5,
                 "link",
-                vec![path_target(&[Access::Link], "/work/A/proj/a"), path_target(&[Access::Create], "/work/A/proj/b")],
+                vec![
+                    path_target(&[Access::Link], "/work/A/proj/a"),
+                    path_target(&[Access::Create], "/work/A/proj/b"),
+                ],
                 Outcome::Value(0),
             ),
         ],
         false,
     );
     let t = text(&p);
-    assert!(t.contains("read /usr/lib64/ld.so\n") && t.contains("read /usr/lib/ld-2.36.so\n"), "{t}");
-    assert!(t.contains("read ${CWD}/a\n") && t.contains("write ${CWD}/a\n"), "{t}");
+    assert!(
+        t.contains("read /usr/lib64/ld.so\n") && t.contains("read /usr/lib/ld-2.36.so\n"),
+        "{t}"
+    );
+    assert!(
+        t.contains("read ${CWD}/a\n") && t.contains("write ${CWD}/a\n"),
+        "{t}"
+    );
     assert!(t.contains("write ${CWD}/b\n"), "{t}");
 }
 
 #[test]
 fn network_rules() {
-    let v6 = |s: &str| s.parse::<Ipv6Addr>().map(|a| a.octets()).unwrap_or_default();
-    let send = |addr| sys(5, "sendto", vec![Target { access: AccessSet::of(Access::Send), object: Object::Socket(addr) }], Outcome::Value(9));
-    let bind = |addr| sys(5, "bind", vec![Target { access: AccessSet::of(Access::Bind), object: Object::Socket(addr) }], Outcome::Value(0));
+    let v6 = |s: &str| {
+        s.parse::<Ipv6Addr>()
+            .map(|a| a.octets())
+            .unwrap_or_default()
+    };
+    let send = |addr| {
+        sys(
+            5,
+            "sendto",
+            vec![Target {
+                access: AccessSet::of(Access::Send),
+                object: Object::Socket(addr),
+            }],
+            Outcome::Value(9),
+        )
+    };
+    let bind = |addr| {
+        sys(
+            5,
+            "bind",
+            vec![Target {
+                access: AccessSet::of(Access::Bind),
+                object: Object::Socket(addr),
+            }],
+            Outcome::Value(0),
+        )
+    };
     let p = one(
         vec![
-            connect(5, SockAddr::Inet { addr: [127, 0, 0, 1], port: 8080 }),
-            connect(5, SockAddr::Inet { addr: [140, 82, 121, 4], port: 443 }),
-            connect(5, SockAddr::Inet { addr: [151, 101, 1, 1], port: 443 }),
-            connect(5, SockAddr::Inet6 { addr: v6("::1"), port: 9229, scope_id: 0 }),
-            connect(5, SockAddr::Inet6 { addr: v6("2606:4700::1"), port: 80, scope_id: 0 }),
+            connect(
+                5,
+                SockAddr::Inet {
+                    addr: [127, 0, 0, 1],
+                    port: 8080,
+                },
+            ),
+            connect(
+                5,
+                SockAddr::Inet {
+                    addr: [140, 82, 121, 4],
+                    port: 443,
+                },
+            ),
+            connect(
+                5,
+                SockAddr::Inet {
+                    addr: [151, 101, 1, 1],
+                    port: 443,
+                },
+            ),
+            connect(
+                5,
+                SockAddr::Inet6 {
+                    addr: v6("::1"),
+                    port: 9229,
+                    scope_id: 0,
+                },
+            ),
+            connect(
+                5,
+                SockAddr::Inet6 {
+                    addr: v6("2606:4700::1"),
+                    port: 80,
+                    scope_id: 0,
+                },
+            ),
             connect(5, SockAddr::UnixAbstract(b"/tmp/.X11-unix/X0".to_vec())),
             connect(5, SockAddr::UnixUnnamed),
-            send(SockAddr::Inet { addr: [8, 8, 8, 8], port: 53 }),
-            bind(SockAddr::Inet { addr: [0, 0, 0, 0], port: 3000 }),
+            send(SockAddr::Inet {
+                addr: [8, 8, 8, 8],
+                port: 53,
+            }),
+            bind(SockAddr::Inet {
+                addr: [0, 0, 0, 0],
+                port: 3000,
+            }),
         ],
         false,
     );
@@ -642,18 +1013,37 @@ fn network_rules() {
 
 #[test]
 fn gated_hook_decides_targetless_syscalls() {
-    let events = vec![sys(5, "io_uring_setup", vec![], Outcome::Value(3)), sys(5, "weird", vec![], Outcome::Value(0))];
+    let events = vec![
+        sys(5, "io_uring_setup", vec![], Outcome::Value(3)),
+        sys(5, "weird", vec![], Outcome::Value(0)),
+    ];
     let mut h = header(&ENV_A);
     h.metadata = false;
-    let opts = LearnOptions { is_gated: Some(Box::new(|n| n.starts_with("io_uring"))), ..LearnOptions::default() };
-    let p = learn_runs(&[&Run { header: h, events, needs: vec![] }], opts);
+    let opts = LearnOptions {
+        is_gated: Some(Box::new(|n| n.starts_with("io_uring"))),
+        ..LearnOptions::default()
+    };
+    let p = learn_runs(
+        &[&Run {
+            header: h,
+            events,
+            needs: vec![],
+        }],
+        opts,
+    );
     let t = text(&p);
-    assert!(t.contains("syscall io_uring_setup\n") && !t.contains("weird"), "{t}");
+    assert!(
+        t.contains("syscall io_uring_setup\n") && !t.contains("weird"),
+        "{t}"
+    );
 }
 
 #[test]
 fn debug_impls_do_not_print_closures() {
-    let o = LearnOptions { already_allowed: Some(Box::new(|_, _| true)), ..LearnOptions::default() };
+    let o = LearnOptions {
+        already_allowed: Some(Box::new(|_, _| true)),
+        ..LearnOptions::default()
+    };
     let d = format!("{o:?}");
     assert!(d.contains("dir_threshold: 8") && d.contains("<fn>"), "{d}");
     assert!(format!("{:?}", Learner::new(o)).contains("Learner"));
@@ -669,10 +1059,33 @@ fn stream(n: usize) -> (Profile, usize) {
     for i in 0..n {
         let pid = 1000 + (rng.next() % 30000) as i32;
         let ev = match i % 5 {
-            0 => open(pid, &[Access::Read], &format!("/work/A/proj/node_modules/p{}/index.js", i % 500), Outcome::Value(3)),
-            1 => open(pid, &[Access::Read], &format!("/proc/{pid}/stat"), Outcome::Value(3)),
-            2 => open(pid, &[Access::Write, Access::Create], &format!("/tmp/npm-{pid}-{}/x", rng.alnum(6)), Outcome::Value(3)),
-            3 => open(pid, &[Access::Read], &format!("/work/A/proj/node_modules/p{}/node_modules/q/package.json", i % 700), Outcome::Errno(ENOENT)),
+            0 => open(
+                pid,
+                &[Access::Read],
+                &format!("/work/A/proj/node_modules/p{}/index.js", i % 500),
+                Outcome::Value(3),
+            ),
+            1 => open(
+                pid,
+                &[Access::Read],
+                &format!("/proc/{pid}/stat"),
+                Outcome::Value(3),
+            ),
+            2 => open(
+                pid,
+                &[Access::Write, Access::Create],
+                &format!("/tmp/npm-{pid}-{}/x", rng.alnum(6)),
+                Outcome::Value(3),
+            ),
+            3 => open(
+                pid,
+                &[Access::Read],
+                &format!(
+                    "/work/A/proj/node_modules/p{}/node_modules/q/package.json",
+                    i % 700
+                ),
+                Outcome::Errno(ENOENT),
+            ),
             _ => exec(pid, "/usr/bin/node"),
         };
         l.observe(&ev);
@@ -689,7 +1102,10 @@ fn streams_100k_events_in_bounded_state() {
     // Bounded by distinct generalized paths (500 + 700 + a few), not by events.
     assert!(max_paths <= 1300, "{max_paths}");
     let t = text(&p);
-    assert!(t.contains("read ${CWD}/node_modules/**\n") && t.contains("write ${TMPDIR}/npm-*/x\n"), "{t}");
+    assert!(
+        t.contains("read ${CWD}/node_modules/**\n") && t.contains("write ${TMPDIR}/npm-*/x\n"),
+        "{t}"
+    );
     assert!(p.rules.len() < 20, "{t}");
 }
 
@@ -701,3 +1117,44 @@ fn streams_1m_events_in_bounded_state() {
     assert!(p.rules.len() < 20);
 }
 
+#[test]
+fn project_files_under_home_are_not_secrets_but_ssh_is() {
+    let env = Env {
+        cwd: "/home/carol/proj",
+        home: "/home/carol",
+        tmpdir: "/tmp",
+        uid: 1000,
+    };
+    let events = vec![
+        open(
+            7,
+            &[Access::Read],
+            "/home/carol/proj/node_modules/js-tokens/index.js",
+            Outcome::Value(3),
+        ),
+        open(
+            7,
+            &[Access::Read],
+            "/home/carol/api_token.txt",
+            Outcome::Value(3),
+        ),
+    ];
+    let p = learn(&Run {
+        header: header(&env),
+        events,
+        needs: vec![],
+    });
+    let t = text(&p);
+    assert!(
+        t.contains("\nread ${CWD}/node_modules/js-tokens/index.js\n"),
+        "{t}"
+    );
+    assert!(
+        !t.contains("WARNING: the traced run used a secret place (read ${CWD}"),
+        "{t}"
+    );
+    assert!(
+        t.contains("secret place (read ${HOME}/api_token.txt)"),
+        "{t}"
+    );
+}
