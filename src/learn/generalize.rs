@@ -797,3 +797,87 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use globset::{Candidate, GlobBuilder};
+    use proptest::prelude::*;
+
+    fn expand(g: &str) -> String {
+        g.replace("${CWD}", "/home/u/proj")
+            .replace("${HOME}", "/home/u")
+            .replace("${TMPDIR}", "/tmp")
+            .replace("${UID}", "1000")
+    }
+
+    fn segment() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            proptest::collection::vec(
+                prop_oneof![
+                    Just(b'a'),
+                    Just(b'Z'),
+                    Just(b'7'),
+                    Just(b'-'),
+                    Just(b'.'),
+                    Just(b'_'),
+                    Just(b'*'),
+                    Just(b'?'),
+                    Just(b'['),
+                    Just(b']'),
+                    Just(b'{'),
+                    Just(b'}'),
+                    Just(b','),
+                    Just(b'\\'),
+                    Just(b'$'),
+                    Just(0xff),
+                    Just(0xc3),
+                    Just(b'\n'),
+                ],
+                1..12
+            ),
+            "[a-f0-9]{8,40}".prop_map(String::into_bytes),
+            "[0-9]{1,10}".prop_map(String::into_bytes),
+            "(tmp|npm-|pip-)[A-Za-z0-9_]{0,10}".prop_map(String::into_bytes),
+            Just(b"libz.so.1.2".to_vec()),
+        ]
+    }
+
+    proptest! {
+        /// The generalized glob always parses and admits the concrete path it came from.
+        #[test]
+        fn generalized_glob_matches_its_source(
+            root in prop_oneof![
+                Just(b"/home/u/proj".to_vec()),
+                Just(b"/home/u".to_vec()),
+                Just(b"/tmp".to_vec()),
+                Just(b"/usr".to_vec()),
+                Just(b"/run/user/1000".to_vec()),
+            ],
+            segs in proptest::collection::vec(segment(), 1..5),
+        ) {
+            let vars: Vec<Var> = vec![
+                ("CWD".into(), b"/home/u/proj".to_vec()),
+                ("HOME".into(), b"/home/u".to_vec()),
+                ("TMPDIR".into(), b"/tmp".to_vec()),
+                ("UID".into(), b"1000".to_vec()),
+            ];
+            let mut path = root;
+            for s in &segs {
+                path.push(b'/');
+                path.extend_from_slice(s);
+            }
+            let forbidden = forbidden_places(b"/home/u", &vars);
+            let g = generalize_path(&path, 1, 1, &vars, &forbidden);
+            let glob = GlobBuilder::new(&expand(&g))
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build();
+            prop_assert!(glob.is_ok(), "{g:?}: {glob:?}");
+            let m = glob.map(|g| g.compile_matcher());
+            prop_assert!(m.is_ok_and(|m| m.is_match_candidate(&Candidate::from_bytes(&path))),
+                "{g:?} does not match {:?}", String::from_utf8_lossy(&path));
+            prop_assert!(!g.contains('\n'));
+        }
+    }
+}

@@ -360,10 +360,11 @@ impl Learner {
         // The full abstraction decides, except that a start directory at or above HOME must
         // not hide ~/.ssh & co: those fixed places are also checked against HOME alone.
         let exact = generalize::abstract_vars(path, &self.ctx.vars);
-        let secret = generalize::is_secret(&exact) || {
-            let home_only: [Var; 1] = [("HOME".into(), self.ctx.home.clone())];
-            generalize::is_secret_place(&generalize::abstract_vars(path, &home_only))
-        };
+        let secret = generalize::is_secret(&exact)
+            || (!self.ctx.home.is_empty() && path.starts_with(&self.ctx.home) && {
+                let home_only: [Var; 1] = [("HOME".into(), self.ctx.home.clone())];
+                generalize::is_secret_place(&generalize::abstract_vars(path, &home_only))
+            });
         if secret {
             self.forbidden.insert(exact.clone());
             if matches!(verb, Verb::Probe | Verb::Stat) {
