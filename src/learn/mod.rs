@@ -208,7 +208,10 @@ impl Learner {
     pub fn new(mut opts: LearnOptions) -> Learner {
         let mut l = Learner {
             opts: LearnOptions::default(),
-            ctx: TraceCtx::default(),
+            ctx: TraceCtx {
+                forbidden: generalize::forbidden_places(b"", &[]),
+                ..TraceCtx::default()
+            },
             traces: 0,
             commands: BTreeSet::new(),
             paths: BTreeMap::new(),
@@ -251,9 +254,8 @@ impl Learner {
                     (rule.verb, name.clone())
                 }
             };
-            if !rule.comments.is_empty() {
-                self.base_comments.insert(key, rule.comments);
-            }
+            // Every base allow rule is recorded (even without comments): it is kept as is.
+            self.base_comments.insert(key, rule.comments);
         }
     }
 
@@ -473,9 +475,21 @@ impl Learner {
             } else {
                 generalize::collapse(&kept, self.opts.dir_threshold, &forbidden)
             };
-            let wide: Vec<&String> = collapsed.iter().filter(|p| p.contains('*')).collect();
+            // Globs with their literal directory prefix (up to the first segment with a `*`):
+            // a cheap pre-filter before the segment-wise subsumption check.
+            let wide: Vec<(&str, &String)> = collapsed
+                .iter()
+                .filter(|p| p.contains('*'))
+                .map(|w| {
+                    let star = w.find('*').unwrap_or(w.len());
+                    let cut = w[..star].rfind('/').map_or(0, |i| i + 1);
+                    (&w[..cut], w)
+                })
+                .collect();
             for p in &collapsed {
-                let covered = wide.iter().any(|w| *w != p && generalize::subsumes(w, p));
+                let covered = wide.iter().any(|(prefix, w)| {
+                    *w != p && p.starts_with(prefix) && generalize::subsumes(w, p)
+                });
                 if covered || (p.contains("**") && allowed(*verb, p)) {
                     continue;
                 }

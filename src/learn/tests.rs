@@ -758,6 +758,13 @@ fn base_profile_rules_are_kept_and_widened() {
             Rule {
                 effect: Effect::Allow,
                 verb: Verb::Read,
+                pattern: Pattern::Path("/usr/lib/x86_64-linux-gnu/libc.so.*".into()),
+                comments: vec![],
+                span: Span::default(),
+            },
+            Rule {
+                effect: Effect::Allow,
+                verb: Verb::Read,
                 pattern: Pattern::Path("${CWD}/node_modules/pkg1/index.js".into()),
                 comments: vec![],
                 span: Span::default(),
@@ -769,6 +776,10 @@ fn base_profile_rules_are_kept_and_widened() {
         &[&run],
         LearnOptions {
             base: Some(base),
+            // The includes allow /usr/lib: base rules are kept anyway, new ones not added.
+            already_allowed: Some(Box::new(|_, t| {
+                t.starts_with("/usr/lib/") || t == "/etc/passwd"
+            })),
             ..LearnOptions::default()
         },
     );
@@ -778,6 +789,11 @@ fn base_profile_rules_are_kept_and_widened() {
         "{t}"
     );
     assert!(t.contains("deny read ${CWD}/.env\n"), "{t}");
+    assert!(
+        t.contains("read /usr/lib/x86_64-linux-gnu/libc.so.*\n"),
+        "{t}"
+    );
+    assert!(!t.contains("read /etc/passwd\n"), "{t}");
     // The base's exact rule is absorbed by the widened node_modules/**.
     assert!(
         !t.contains("read ${CWD}/node_modules/pkg1/index.js\n"),
