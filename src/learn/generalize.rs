@@ -547,6 +547,15 @@ fn walk(
     }
 }
 
+/// A direct child of `${TMPDIR}` named `prefix-XXXXXX` (mkdtemp's six random alphanumerics
+/// after a separator, even when they happen to be all letters): `prefix-*`.
+fn mkdtemp_suffix(seg: &str) -> Option<String> {
+    let cut = seg.rfind(is_sep)? + 1;
+    let suffix = &seg[cut..];
+    (cut > 1 && suffix.len() == 6 && suffix.bytes().all(|b| b.is_ascii_alphanumeric()))
+        .then(|| format!("{}*", escape_segment(&seg.as_bytes()[..cut])))
+}
+
 /// The full path pipeline for a non-secret path of one event: `/proc` rewriting, variables,
 /// random segments. If the random-segment globs would cover a forbidden place the path is kept
 /// with variables only.
@@ -560,13 +569,22 @@ pub fn generalize_path(
     let path = rewrite_proc(path, pid, tid);
     let abstracted = abstract_vars(&path, vars);
     let mut changed = false;
+    let in_tmpdir = abstracted.starts_with("${TMPDIR}/");
     let segs: Vec<String> = segments(&abstracted)
         .into_iter()
-        .map(|s| {
+        .enumerate()
+        .map(|(i, s)| {
             if s.starts_with("${") || s.contains('\\') || s.contains('?') {
                 return s.to_string();
             }
-            match generalize_segment(s) {
+            let g = generalize_segment(s).or_else(|| {
+                if in_tmpdir && i == 1 {
+                    mkdtemp_suffix(s)
+                } else {
+                    None
+                }
+            });
+            match g {
                 Some(g) => {
                     changed = true;
                     g
@@ -789,6 +807,18 @@ mod tests {
         assert_eq!(
             generalize_path(b"/tmp/npm-4711-3d1f2a/x.json", 1, 1, &v, &forbidden),
             "${TMPDIR}/npm-*/x.json"
+        );
+        assert_eq!(
+            generalize_path(b"/tmp/foo-abcdef/x", 1, 1, &v, &forbidden),
+            "${TMPDIR}/foo-*/x"
+        );
+        assert_eq!(
+            generalize_path(b"/tmp/node-compile-cache/x", 1, 1, &v, &forbidden),
+            "${TMPDIR}/node-compile-cache/x"
+        );
+        assert_eq!(
+            generalize_path(b"/usr/foo-abcdef", 1, 1, &v, &forbidden),
+            "/usr/foo-abcdef"
         );
         // A random-looking segment directly under HOME would make ${HOME}/*/... : kept exact.
         assert_eq!(
