@@ -59,34 +59,49 @@ pub const GUARDED_PLACES: &[&str] = &[
 /// tempfile, npm, pip, yarn): everything after the prefix becomes `*`.
 pub const TEMP_PREFIXES: &[&str] = &["tmp", ".tmp", "npm-", "pip-", "yarn--"];
 
-/// The glob metacharacters that must be escaped in literal path bytes.
-const GLOB_META: &[u8] = b"*?[]{}\\";
+/// The glob and variable metacharacters that must be escaped in literal path bytes (the same
+/// set as `profile::vars::escape_glob`: `,` matters inside `{a,b}`, `$` starts `${NAME}`).
+const GLOB_META: &[u8] = b"*?[]{},$\\";
+
+/// First of the 128 reserved code points (U+10FF80..=U+10FFFF) that stand for the raw bytes
+/// 0x80..=0xFF of a non-UTF-8 path: the profile's lossless byte encoding
+/// (`profile::vars::path_to_text`); the policy maps candidate paths the same way.
+const RAW_FIRST: u32 = 0x10FF80;
+
+fn raw_char(b: u8) -> char {
+    // b >= 0x80 (a byte of an invalid or reserved sequence), so the code point is in
+    // U+10FF80..=U+10FFFF, all valid scalar values.
+    char::from_u32(RAW_FIRST - 0x80 + u32::from(b)).unwrap_or(char::REPLACEMENT_CHARACTER)
+}
 
 /// Split glob/path text into segments on `/` (an absolute path starts with an empty segment).
 pub fn segments(text: &str) -> Vec<&str> {
     text.split('/').collect()
 }
 
-/// Escape one literal path segment for a backslash-escape glob. Glob metacharacters get a
-/// backslash (so a literal `${X}` in a path is `$\{X\}`, never a variable); bytes that are not
-/// UTF-8 and control characters (a profile is line-based) become `?` each, which is wider than
-/// the byte but still parseable.
+/// Escape one literal path segment for a backslash-escape glob. Glob and variable
+/// metacharacters get a backslash (so a literal `${X}` in a path is `\$\{X\}`, never a
+/// variable); bytes that are not UTF-8 (and reserved code points) become one reserved code
+/// point each, losslessly (see [`RAW_FIRST`]). Control characters and spaces are kept: the
+/// renderer quotes such patterns.
 pub fn escape_segment(raw: &[u8]) -> String {
     let mut out = String::with_capacity(raw.len());
     for chunk in raw.utf8_chunks() {
-        let valid = chunk.valid();
-        for c in valid.chars() {
+        for c in chunk.valid().chars() {
             if c.is_ascii() && GLOB_META.contains(&(c as u8)) {
                 out.push('\\');
                 out.push(c);
-            } else if c.is_control() {
-                out.push('?');
+            } else if u32::from(c) >= RAW_FIRST {
+                let mut buf = [0u8; 4];
+                for &b in c.encode_utf8(&mut buf).as_bytes() {
+                    out.push(raw_char(b));
+                }
             } else {
                 out.push(c);
             }
         }
-        for _ in chunk.invalid() {
-            out.push('?');
+        for &b in chunk.invalid() {
+            out.push(raw_char(b));
         }
     }
     out
@@ -574,7 +589,10 @@ pub fn generalize_path(
         .into_iter()
         .enumerate()
         .map(|(i, s)| {
-            if s.starts_with("${") || s.contains('\\') || s.contains('?') {
+            if s.starts_with("${")
+                || s.contains('\\')
+                || s.chars().any(|c| u32::from(c) >= RAW_FIRST)
+            {
                 return s.to_string();
             }
             let g = generalize_segment(s).or_else(|| {
@@ -636,9 +654,14 @@ mod tests {
             (b"/usr/lib/1000", "/usr/lib/1000"),
             (b"/a/b*c", "/a/b\\*c"),
             (b"/a/{x}", "/a/\\{x\\}"),
-            (b"/a/${HOME}", "/a/$\\{HOME\\}"),
-            (b"/a/\xff\xfeb", "/a/??b"),
-            (b"/a/new\nline", "/a/new?line"),
+            (b"/a/${HOME}", "/a/\\$\\{HOME\\}"),
+            (b"/a/$x,y", "/a/\\$x\\,y"),
+            (b"/a/\xff\xfeb", "/a/\u{10FFFF}\u{10FFFE}b"),
+            (
+                b"/a/\xf4\x8f\xbe\x80",
+                "/a/\u{10FFF4}\u{10FF8F}\u{10FFBE}\u{10FF80}",
+            ),
+            (b"/a/new\nline", "/a/new\nline"),
         ];
         for (input, want) in cases {
             assert_eq!(
@@ -841,6 +864,16 @@ mod props {
             .replace("${UID}", "1000")
     }
 
+    /// Path bytes in the profile's text encoding, unescaped.
+    fn to_text(raw: &[u8]) -> String {
+        let mut out = String::new();
+        for chunk in raw.utf8_chunks() {
+            out.push_str(chunk.valid());
+            out.extend(chunk.invalid().iter().map(|b| raw_char(*b)));
+        }
+        out
+    }
+
     fn segment() -> impl Strategy<Value = Vec<u8>> {
         prop_oneof![
             proptest::collection::vec(
@@ -860,6 +893,7 @@ mod props {
                     Just(b','),
                     Just(b'\\'),
                     Just(b'$'),
+                    Just(b' '),
                     Just(0xff),
                     Just(0xc3),
                     Just(b'\n'),
@@ -905,9 +939,10 @@ mod props {
                 .build();
             prop_assert!(glob.is_ok(), "{g:?}: {glob:?}");
             let m = glob.map(|g| g.compile_matcher());
-            prop_assert!(m.is_ok_and(|m| m.is_match_candidate(&Candidate::from_bytes(&path))),
+            // The policy matches candidates in the same lossless text encoding.
+            let text = to_text(&path);
+            prop_assert!(m.is_ok_and(|m| m.is_match_candidate(&Candidate::new(&text))),
                 "{g:?} does not match {:?}", String::from_utf8_lossy(&path));
-            prop_assert!(!g.contains('\n'));
         }
     }
 }

@@ -322,9 +322,11 @@ impl Learner {
             match &t.object {
                 Object::Path(p) => {
                     for verb in verbs {
-                        // A failed lookup of a missing path reads nothing: a probe. Metadata
-                        // calls stay `stat` (they are metadata either way).
-                        let verb = if missing && verb != Verb::Stat {
+                        // A read or exec of a missing path reads nothing: a probe, which the
+                        // policy admits only while the path does not exist. Writes, deletes
+                        // and metadata keep their verb: enforce checks before the syscall and
+                        // admits a probe only for read, exec and stat.
+                        let verb = if missing && matches!(verb, Verb::Read | Verb::Exec) {
                             Verb::Probe
                         } else {
                             verb

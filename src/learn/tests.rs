@@ -873,8 +873,8 @@ fn failures_probe_and_attempts() {
     );
     let t = text(&p);
     assert!(t.contains("read /etc/denied\n"), "{t}");
-    assert!(t.contains("probe ${CWD}/missing/x\n"), "{t}");
-    assert!(!t.contains("write ${CWD}/missing"), "{t}");
+    assert!(t.contains("write ${CWD}/missing/x\n"), "{t}");
+    assert!(!t.contains("probe ${CWD}/missing"), "{t}");
     assert!(
         t.contains("probe /usr/local/bin/npx\n") && !t.contains("exec /usr/local"),
         "{t}"
