@@ -1,1 +1,948 @@
-//! (in progress)
+//! Pure path generalization for `learn` (design.md section 7, docs/learning.md).
+//!
+//! Turns the concrete path bytes of one trace into portable, stable glob text:
+//! 1. `/proc/<pid>` becomes `/proc/self` (the accessor's own pid or tid) or `/proc/*`, and every
+//!    all-digit segment under `/proc` (tids, fds) becomes `*` ([`rewrite_proc`]);
+//! 2. the values of the substitution table (`${CWD}`, `${HOME}`, `${TMPDIR}`, `${UID}`) are
+//!    replaced by their names, longest value first, only at segment boundaries
+//!    ([`abstract_vars`]);
+//! 3. random-looking segments (pids, hex runs, uuids, timestamps, mkdtemp/npm/pip temp names)
+//!    become `*`-globs ([`generalize_segment`]);
+//! 4. literal bytes are glob-escaped ([`escape_segment`]);
+//! 5. a directory with many distinct children used with the same verb collapses to `dir/**`
+//!    ([`collapse`]), never where the glob would cover a secret place ([`covers`]).
+//!
+//! Nothing here does I/O; everything is a function of its arguments, so learning is
+//! deterministic. Glob text uses globset syntax with backslash escapes.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A substitution table entry: variable name (without `${}`) and its value in this trace.
+pub type Var = (String, Vec<u8>);
+
+/// Secret places relative to `${HOME}`: never widened into, exact and warned when used.
+pub const HOME_SECRET_PLACES: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".npmrc",
+    ".netrc",
+    ".git-credentials",
+    ".docker",
+    ".config/gh",
+    ".config/gcloud",
+    ".kube",
+    ".pypirc",
+    ".password-store",
+    ".local/share/keyrings",
+];
+
+/// Absolute secret places (outside `${HOME}`).
+pub const ABS_SECRET_PLACES: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+];
+
+/// Places no generalization may cover although reading them is not a "secret" warning:
+/// other processes' memory and environment.
+pub const GUARDED_PLACES: &[&str] = &[
+    "/proc/*/mem",
+    "/proc/*/environ",
+    "/proc/self/mem",
+    "/proc/self/environ",
+];
+
+/// Prefixes of segment names that mark temporary directories/files (mkdtemp, mktemp, Python
+/// tempfile, npm, pip, yarn): everything after the prefix becomes `*`.
+pub const TEMP_PREFIXES: &[&str] = &["tmp", ".tmp", "npm-", "pip-", "yarn--"];
+
+/// The glob and variable metacharacters that must be escaped in literal path bytes (the same
+/// set as `profile::vars::escape_glob`: `,` matters inside `{a,b}`, `$` starts `${NAME}`).
+const GLOB_META: &[u8] = b"*?[]{},$\\";
+
+/// First of the 128 reserved code points (U+10FF80..=U+10FFFF) that stand for the raw bytes
+/// 0x80..=0xFF of a non-UTF-8 path: the profile's lossless byte encoding
+/// (`profile::vars::path_to_text`); the policy maps candidate paths the same way.
+const RAW_FIRST: u32 = 0x10FF80;
+
+fn raw_char(b: u8) -> char {
+    // b >= 0x80 (a byte of an invalid or reserved sequence), so the code point is in
+    // U+10FF80..=U+10FFFF, all valid scalar values.
+    char::from_u32(RAW_FIRST - 0x80 + u32::from(b)).unwrap_or(char::REPLACEMENT_CHARACTER)
+}
+
+/// Split glob/path text into segments on `/` (an absolute path starts with an empty segment).
+pub fn segments(text: &str) -> Vec<&str> {
+    text.split('/').collect()
+}
+
+/// Escape one literal path segment for a backslash-escape glob. Glob and variable
+/// metacharacters get a backslash (so a literal `${X}` in a path is `\$\{X\}`, never a
+/// variable); bytes that are not UTF-8 (and reserved code points) become one reserved code
+/// point each, losslessly (see [`RAW_FIRST`]). Control characters and spaces are kept: the
+/// renderer quotes such patterns.
+pub fn escape_segment(raw: &[u8]) -> String {
+    let mut out = String::with_capacity(raw.len());
+    for chunk in raw.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c.is_ascii() && GLOB_META.contains(&(c as u8)) {
+                out.push('\\');
+                out.push(c);
+            } else if u32::from(c) >= RAW_FIRST {
+                let mut buf = [0u8; 4];
+                for &b in c.encode_utf8(&mut buf).as_bytes() {
+                    out.push(raw_char(b));
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        for &b in chunk.invalid() {
+            out.push(raw_char(b));
+        }
+    }
+    out
+}
+
+/// Escape a whole path (segment by segment, `/` kept).
+pub fn escape_path(raw: &[u8]) -> String {
+    let parts: Vec<String> = raw.split(|b| *b == b'/').map(escape_segment).collect();
+    parts.join("/")
+}
+
+/// Replace the values of `vars` by `${NAME}`, longest value first, only at segment
+/// boundaries, and glob-escape the rest. Absolute values (`/home/u`) replace a leading prefix
+/// that ends at a segment boundary; non-absolute values (a uid) replace whole segments equal
+/// to them inside `/run/user/` only. Empty values and `/` are ignored (they would match
+/// everything).
+pub fn abstract_vars(path: &[u8], vars: &[Var]) -> String {
+    let mut sorted: Vec<&Var> = vars
+        .iter()
+        .filter(|(_, v)| !v.is_empty() && v.as_slice() != b"/")
+        .collect();
+    // Longest first; ties keep table order (stable sort).
+    sorted.sort_by_key(|v| std::cmp::Reverse(v.1.len()));
+    let mut head: Option<&str> = None;
+    let mut rest: &[u8] = path;
+    for (name, value) in &sorted {
+        let v = trim_slash(value);
+        if v.first() != Some(&b'/') {
+            continue;
+        }
+        if path.starts_with(v) && (path.len() == v.len() || path[v.len()] == b'/') {
+            head = Some(name.as_str());
+            rest = &path[v.len()..];
+            break;
+        }
+    }
+    let uid = sorted
+        .iter()
+        .find(|(n, v)| n == "UID" && v.first() != Some(&b'/'))
+        .map(|(_, v)| v.as_slice());
+    let mut out = String::with_capacity(path.len() + 8);
+    if let Some(name) = head {
+        out.push_str("${");
+        out.push_str(name);
+        out.push('}');
+    }
+    let segs: Vec<&[u8]> = rest.split(|b| *b == b'/').collect();
+    for (i, seg) in segs.iter().enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        let after_run_user = head.is_none() && i == 3 && segs[1] == b"run" && segs[2] == b"user";
+        match uid {
+            Some(u) if after_run_user && *seg == u => out.push_str("${UID}"),
+            _ => out.push_str(&escape_segment(seg)),
+        }
+    }
+    out
+}
+
+fn trim_slash(v: &[u8]) -> &[u8] {
+    if v.len() > 1 && v.ends_with(b"/") {
+        &v[..v.len() - 1]
+    } else {
+        v
+    }
+}
+
+/// Rewrite `/proc/<pid>/...`: the accessor's own pid (or tid) becomes `self`, another pid `*`,
+/// and every all-digit segment deeper under `/proc` (task ids, fd numbers) becomes a marker
+/// that [`generalize_segment`] turns into `*`. Returns the input unchanged outside `/proc`.
+pub fn rewrite_proc(path: &[u8], pid: i32, tid: i32) -> Cow<'_, [u8]> {
+    let Some(rest) = path.strip_prefix(b"/proc/") else {
+        return Cow::Borrowed(path);
+    };
+    let mut out: Vec<u8> = b"/proc".to_vec();
+    let mut changed = false;
+    for (i, seg) in rest.split(|b| *b == b'/').enumerate() {
+        out.push(b'/');
+        let digits = !seg.is_empty() && seg.iter().all(u8::is_ascii_digit);
+        if i == 0 && digits {
+            let n = std::str::from_utf8(seg)
+                .ok()
+                .and_then(|s| s.parse::<i64>().ok());
+            if n == Some(i64::from(pid)) || n == Some(i64::from(tid)) {
+                out.extend_from_slice(b"self");
+            } else {
+                out.push(b'*');
+            }
+            changed = true;
+        } else if digits {
+            out.push(b'*');
+            changed = true;
+        } else {
+            out.extend_from_slice(seg);
+        }
+    }
+    if changed {
+        Cow::Owned(out)
+    } else {
+        Cow::Borrowed(path)
+    }
+}
+
+fn is_hex(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Does `s` contain a uuid (8-4-4-4-12 hex digits)? Returns its byte offset.
+fn find_uuid(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    if b.len() < 36 {
+        return None;
+    }
+    (0..=b.len() - 36).find(|&i| {
+        let w = &b[i..i + 36];
+        w.iter().enumerate().all(|(j, c)| {
+            if [8, 13, 18, 23].contains(&j) {
+                *c == b'-'
+            } else {
+                c.is_ascii_hexdigit()
+            }
+        })
+    })
+}
+
+/// Is one token (a segment piece between `-_.+~,: ` separators) random-looking?
+fn is_random_token(t: &str) -> bool {
+    let n = t.len();
+    if n == 0 || !t.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return false;
+    }
+    let digits = t.bytes().filter(u8::is_ascii_digit).count();
+    let letters = n - digits;
+    // pids, uids, timestamps, counters: 3+ digits.
+    if digits == n {
+        return n >= 3;
+    }
+    // hex32/hex64/content hashes: 8+ hex digits with at least one digit.
+    if n >= 8 && is_hex(t) && digits > 0 {
+        return true;
+    }
+    if digits == 0 || letters == 0 {
+        return false;
+    }
+    let transitions = t
+        .as_bytes()
+        .windows(2)
+        .filter(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit())
+        .count();
+    // mkdtemp-style suffixes: digits and letters interleaved (`a3xk9z`), not `sha256`, `es2015`.
+    (n >= 6 && transitions >= 3) || (n >= 10 && transitions >= 2 && digits >= 2)
+}
+
+fn is_sep(c: char) -> bool {
+    matches!(c, '-' | '_' | '.' | '+' | '~' | ',' | ':' | ' ')
+}
+
+/// Token spans (start, end) of a segment.
+fn tokens(seg: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in seg.char_indices() {
+        if is_sep(c) {
+            if let Some(s) = start.take() {
+                out.push((s, i));
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, seg.len()));
+    }
+    out
+}
+
+/// Is this path segment (literal, unescaped) random-looking: a pid or other 3+ digit number, a
+/// hex run of 8+, a uuid, a timestamp, or a temp name (mkdtemp/npm/pip suffix)?
+pub fn is_random_segment(seg: &str) -> bool {
+    generalize_segment(seg).is_some()
+}
+
+/// The glob for a random-looking literal segment, or `None` if it is not random-looking.
+///
+/// - a temp prefix (`tmp`, `.tmp`, `npm-`, `pip-`, `yarn--`) followed by 4+ characters:
+///   `prefix*`;
+/// - a versioned shared object `libX.so.1.2.3`: `libX.so.*` (upgrades keep working);
+/// - otherwise the segment is cut at its first random token (or uuid): the literal prefix is
+///   kept, the rest becomes `*`, and a short alphabetic extension is kept (`*.log`).
+pub fn generalize_segment(seg: &str) -> Option<String> {
+    if seg.is_empty() || seg.contains('*') {
+        return None;
+    }
+    for p in TEMP_PREFIXES {
+        if seg.strip_prefix(p).is_some_and(|rest| rest.len() >= 4) {
+            return Some(format!("{}*", escape_segment(p.as_bytes())));
+        }
+    }
+    if let Some(i) = seg.find(".so.") {
+        let ver = &seg[i + 4..];
+        if i > 0 && !ver.is_empty() && ver.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+            return Some(format!("{}.so.*", escape_segment(&seg.as_bytes()[..i])));
+        }
+    }
+    let toks = tokens(seg);
+    let first_random = toks
+        .iter()
+        .find(|(s, e)| is_random_token(&seg[*s..*e]))
+        .map(|(s, _)| *s);
+    let cut = match (first_random, find_uuid(seg)) {
+        (Some(a), Some(b)) => a.min(b),
+        (Some(a), None) | (None, Some(a)) => a,
+        (None, None) => return None,
+    };
+    let mut out = escape_segment(&seg.as_bytes()[..cut]);
+    out.push('*');
+    if let Some(dot) = seg.rfind('.') {
+        let ext = &seg[dot + 1..];
+        if dot >= cut
+            && (1..=5).contains(&ext.len())
+            && ext.bytes().all(|b| b.is_ascii_alphabetic())
+        {
+            out.push('.');
+            out.push_str(ext);
+        }
+    }
+    Some(out)
+}
+
+/// Is this (variable-abstracted) path a secret place: under `${HOME}/.ssh` & co (see
+/// [`HOME_SECRET_PLACES`]), `/etc/shadow` & co, or a file under `${HOME}` whose name matches
+/// `*token*`, `*secret*`, `*.pem` or `id_*` (case-insensitive)? Paths under `${CWD}` are the
+/// project's own files and only match the fixed places.
+pub fn is_secret(path_after_vars: &str) -> bool {
+    let p = path_after_vars;
+    if ABS_SECRET_PLACES.iter().any(|s| under(p, s)) {
+        return true;
+    }
+    let Some(rel) = p.strip_prefix("${HOME}/") else {
+        return false;
+    };
+    if HOME_SECRET_PLACES.iter().any(|s| under(rel, s)) {
+        return true;
+    }
+    rel.split('/').any(|seg| {
+        let s = seg.to_ascii_lowercase();
+        s.contains("token") || s.contains("secret") || s.ends_with(".pem") || s.starts_with("id_")
+    })
+}
+
+/// Is this (variable-abstracted) path one of the fixed secret places (`${HOME}/.ssh` & co,
+/// `/etc/shadow` & co), ignoring the file-name patterns? Used on a HOME-only abstraction of
+/// paths under the start directory, so a start directory equal to HOME still protects
+/// `~/.ssh` while the project's own `js-tokens/` is not a secret.
+pub fn is_secret_place(path_after_vars: &str) -> bool {
+    let p = path_after_vars;
+    ABS_SECRET_PLACES.iter().any(|s| under(p, s))
+        || p.strip_prefix("${HOME}/")
+            .is_some_and(|rel| HOME_SECRET_PLACES.iter().any(|s| under(rel, s)))
+}
+
+/// `p` equals `place` or lies under it (segment boundary).
+fn under(p: &str, place: &str) -> bool {
+    p.strip_prefix(place)
+        .is_some_and(|r| r.is_empty() || r.starts_with('/'))
+}
+
+/// The secret and guarded places of one trace, as abstract glob text, to protect from
+/// generalization: the `${HOME}` forms, the absolute ones, and the same places abstracted with
+/// this trace's variables and written concretely (so `${CWD}/**` is refused when the start
+/// directory is HOME, and `/home/**` when HOME is `/home/u`).
+pub fn forbidden_places(home: &[u8], vars: &[Var]) -> Vec<String> {
+    let mut out: Vec<String> = HOME_SECRET_PLACES
+        .iter()
+        .map(|s| format!("${{HOME}}/{s}"))
+        .chain(ABS_SECRET_PLACES.iter().map(|s| (*s).to_string()))
+        .chain(GUARDED_PLACES.iter().map(|s| (*s).to_string()))
+        .collect();
+    let home = trim_slash(home);
+    if home.first() == Some(&b'/') && home != b"/" {
+        for s in HOME_SECRET_PLACES {
+            let mut concrete = home.to_vec();
+            concrete.push(b'/');
+            concrete.extend_from_slice(s.as_bytes());
+            out.push(abstract_vars(&concrete, vars));
+            out.push(escape_path(&concrete));
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Simple wildcard match of one glob segment against one text segment: `*` matches any run,
+/// `?` one character, `\x` the character x; `[`/`{` classes are treated as matching anything
+/// (conservative: "might match").
+fn seg_match(glob: &str, text: &str) -> bool {
+    if glob.contains('[') || glob.contains('{') {
+        return true;
+    }
+    let g: Vec<(char, bool)> = {
+        let mut v = Vec::new();
+        let mut it = glob.chars();
+        while let Some(c) = it.next() {
+            if c == '\\' {
+                if let Some(n) = it.next() {
+                    v.push((n, true));
+                }
+            } else {
+                v.push((c, false));
+            }
+        }
+        v
+    };
+    let t: Vec<char> = text.chars().collect();
+    // Iterative wildcard matching with backtracking on the last star.
+    let (mut gi, mut ti) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if gi < g.len() && !g[gi].1 && g[gi].0 == '*' {
+            star = Some((gi, ti));
+            gi += 1;
+        } else if gi < g.len() && ((!g[gi].1 && g[gi].0 == '?') || g[gi].0 == t[ti]) {
+            gi += 1;
+            ti += 1;
+        } else if let Some((sg, st)) = star {
+            gi = sg + 1;
+            ti = st + 1;
+            star = Some((sg, st + 1));
+        } else {
+            return false;
+        }
+    }
+    while gi < g.len() && !g[gi].1 && g[gi].0 == '*' {
+        gi += 1;
+    }
+    gi == g.len()
+}
+
+/// Could glob `pattern` match `place` or anything under it? Segments of `place` that contain
+/// glob characters (`/proc/*/mem`) are treated as matching anything.
+pub fn covers(pattern: &str, place: &str) -> bool {
+    let p = segments(pattern);
+    let f = segments(place);
+    for (i, ps) in p.iter().enumerate() {
+        if *ps == "**" {
+            return true;
+        }
+        let Some(fs) = f.get(i) else {
+            // pattern is deeper than place and matched all of it: inside place.
+            return true;
+        };
+        let place_is_glob = fs.contains('*') || fs.contains('?');
+        if !place_is_glob && !seg_match(ps, fs) {
+            return false;
+        }
+    }
+    p.len() >= f.len()
+}
+
+/// Does glob `general` match every path that glob `specific` matches? Conservative: may say
+/// no for globs that do cover, never yes for globs that do not (up to `[`/`{` classes).
+pub fn subsumes(general: &str, specific: &str) -> bool {
+    if general == specific {
+        return true;
+    }
+    let g = segments(general);
+    let s = segments(specific);
+    for (i, gs) in g.iter().enumerate() {
+        if *gs == "**" {
+            // `dir/**` matches at least one more segment.
+            return s.len() > i;
+        }
+        let Some(ss) = s.get(i) else {
+            return false;
+        };
+        if *ss == "**" || !seg_match(gs, ss) {
+            return false;
+        }
+    }
+    g.len() == s.len()
+}
+
+/// Is `dir` (glob text) deep enough to become `dir/**`? At least two literal segments below
+/// `/` (`/usr/lib`), one below `${CWD}`, `${TMPDIR}` or another variable, two below `${HOME}`
+/// (`${HOME}/.npm/_cacache`, never `${HOME}/.cache`).
+fn deep_enough(dir: &str) -> bool {
+    let s = segments(dir);
+    match s.first() {
+        Some(&"") => s.len() >= 3,
+        Some(&"${HOME}") => s.len() >= 3,
+        Some(v) => v.starts_with("${"),
+        None => false,
+    }
+}
+
+#[derive(Default)]
+struct Node {
+    terminal: bool,
+    children: BTreeMap<String, Node>,
+}
+
+/// Collapse a set of path globs (one verb): a directory with at least `threshold` distinct
+/// children (files or subdirectories seen under it) becomes `dir/**`, top-down (the highest
+/// such directory wins), unless it is too shallow ([`deep_enough`]) or `dir/**` would cover
+/// one of `forbidden` ([`covers`]). Paths inside a collapsed directory are dropped; the
+/// directory itself is kept when it was used itself. The result is sorted.
+pub fn collapse(
+    paths: &BTreeSet<String>,
+    threshold: usize,
+    forbidden: &[String],
+) -> BTreeSet<String> {
+    let mut root = Node::default();
+    for p in paths {
+        let mut node = &mut root;
+        for seg in segments(p) {
+            node = node.children.entry(seg.to_string()).or_default();
+        }
+        node.terminal = true;
+    }
+    let mut out = BTreeSet::new();
+    // The root node has one child per first segment ("" or "${VAR}"): never collapsed itself.
+    for (seg, child) in &root.children {
+        walk(seg.clone(), child, threshold, forbidden, &mut out);
+    }
+    out
+}
+
+fn walk(
+    prefix: String,
+    node: &Node,
+    threshold: usize,
+    forbidden: &[String],
+    out: &mut BTreeSet<String>,
+) {
+    if node.terminal {
+        out.insert(if prefix.is_empty() {
+            "/".to_string()
+        } else {
+            prefix.clone()
+        });
+    }
+    if node.children.is_empty() {
+        return;
+    }
+    let glob = format!("{prefix}/**");
+    if threshold > 0
+        && node.children.len() >= threshold
+        && deep_enough(&prefix)
+        && !forbidden.iter().any(|f| covers(&glob, f))
+    {
+        out.insert(glob);
+        return;
+    }
+    for (seg, child) in &node.children {
+        walk(format!("{prefix}/{seg}"), child, threshold, forbidden, out);
+    }
+}
+
+/// A direct child of `${TMPDIR}` named `prefix-XXXXXX` (mkdtemp's six random alphanumerics
+/// after a separator, even when they happen to be all letters): `prefix-*`.
+fn mkdtemp_suffix(seg: &str) -> Option<String> {
+    let cut = seg.rfind(is_sep)? + 1;
+    let suffix = &seg[cut..];
+    (cut > 1 && suffix.len() == 6 && suffix.bytes().all(|b| b.is_ascii_alphanumeric()))
+        .then(|| format!("{}*", escape_segment(&seg.as_bytes()[..cut])))
+}
+
+/// The full path pipeline for a non-secret path of one event: `/proc` rewriting, variables,
+/// random segments. If the random-segment globs would cover a forbidden place the path is kept
+/// with variables only.
+pub fn generalize_path(
+    path: &[u8],
+    pid: i32,
+    tid: i32,
+    vars: &[Var],
+    forbidden: &[String],
+) -> String {
+    let path = rewrite_proc(path, pid, tid);
+    let abstracted = abstract_vars(&path, vars);
+    let mut changed = false;
+    let in_tmpdir = abstracted.starts_with("${TMPDIR}/");
+    let segs: Vec<String> = segments(&abstracted)
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| {
+            if s.starts_with("${")
+                || s.contains('\\')
+                || s.chars().any(|c| u32::from(c) >= RAW_FIRST)
+            {
+                return s.to_string();
+            }
+            let g = generalize_segment(s).or_else(|| {
+                if in_tmpdir && i == 1 {
+                    mkdtemp_suffix(s)
+                } else {
+                    None
+                }
+            });
+            match g {
+                Some(g) => {
+                    changed = true;
+                    g
+                }
+                None => s.to_string(),
+            }
+        })
+        .collect();
+    if !changed {
+        return abstracted;
+    }
+    let general = segs.join("/");
+    if forbidden.iter().any(|f| covers(&general, f)) {
+        abstracted
+    } else {
+        general
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars() -> Vec<Var> {
+        vec![
+            ("CWD".into(), b"/home/u/proj".to_vec()),
+            ("HOME".into(), b"/home/u".to_vec()),
+            ("TMPDIR".into(), b"/tmp".to_vec()),
+            ("UID".into(), b"1000".to_vec()),
+        ]
+    }
+
+    #[test]
+    fn abstract_vars_table() {
+        let v = vars();
+        let cases: &[(&[u8], &str)] = &[
+            (
+                b"/home/u/proj/node_modules/a.js",
+                "${CWD}/node_modules/a.js",
+            ),
+            (b"/home/u/proj", "${CWD}"),
+            (b"/home/u/projX/a", "${HOME}/projX/a"),
+            (b"/home/u/.npm/_cacache", "${HOME}/.npm/_cacache"),
+            (b"/home/uu/x", "/home/uu/x"),
+            (b"/tmp/x", "${TMPDIR}/x"),
+            (b"/tmpfoo", "/tmpfoo"),
+            (b"/run/user/1000/bus", "/run/user/${UID}/bus"),
+            (b"/run/user/10001/bus", "/run/user/10001/bus"),
+            (b"/usr/lib/1000", "/usr/lib/1000"),
+            (b"/a/b*c", "/a/b\\*c"),
+            (b"/a/{x}", "/a/\\{x\\}"),
+            (b"/a/${HOME}", "/a/\\$\\{HOME\\}"),
+            (b"/a/$x,y", "/a/\\$x\\,y"),
+            (b"/a/\xff\xfeb", "/a/\u{10FFFF}\u{10FFFE}b"),
+            (
+                b"/a/\xf4\x8f\xbe\x80",
+                "/a/\u{10FFF4}\u{10FF8F}\u{10FFBE}\u{10FF80}",
+            ),
+            (b"/a/new\nline", "/a/new\nline"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(
+                abstract_vars(input, &v),
+                *want,
+                "{}",
+                String::from_utf8_lossy(input)
+            );
+        }
+    }
+
+    #[test]
+    fn abstract_vars_ignores_empty_and_root_values() {
+        let v = vec![("CWD".into(), b"/".to_vec()), ("HOME".into(), Vec::new())];
+        assert_eq!(abstract_vars(b"/etc/passwd", &v), "/etc/passwd");
+    }
+
+    #[test]
+    fn random_segments_table() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("12345", Some("*")),
+            ("12", None),
+            ("index.js", None),
+            ("sha256.js", None),
+            ("es2015", None),
+            ("x86_64-linux-gnu", None),
+            ("libc.so.6", Some("libc.so.*")),
+            ("libssl.so.3.0.2", Some("libssl.so.*")),
+            ("tmp-1234-abcDEF", Some("tmp*")),
+            ("tmpa_b3xk9z", Some("tmp*")),
+            ("tmp.AbC123xyz0", Some("tmp*")),
+            ("npm-4711-3d1f2a", Some("npm-*")),
+            ("pip-install-abcdefgh", Some("pip-*")),
+            ("tmp", None),
+            ("3f2a9c1d4e5b6a7c8d9e0f1a2b3c4d5e", Some("*")),
+            ("deadbeef00", Some("*")),
+            ("550e8400-e29b-41d4-a716-446655440000", Some("*")),
+            (
+                "sess-550e8400-e29b-41d4-a716-446655440000.json",
+                Some("sess-*.json"),
+            ),
+            ("2026-12-02T19_25_25_123Z-debug-0.log", Some("*.log")),
+            ("package.json.3516583047", Some("package.json.*")),
+            ("foo-a3xk9z", Some("foo-*")),
+            ("README.md", None),
+            ("node_modules", None),
+        ];
+        for (seg, want) in cases {
+            assert_eq!(generalize_segment(seg).as_deref(), *want, "{seg}");
+            assert_eq!(is_random_segment(seg), want.is_some(), "{seg}");
+        }
+    }
+
+    #[test]
+    fn proc_rewriting() {
+        let cases: &[(&[u8], &[u8])] = &[
+            (b"/proc/4711/stat", b"/proc/self/stat"),
+            (b"/proc/4712/stat", b"/proc/self/stat"),
+            (b"/proc/99/stat", b"/proc/*/stat"),
+            (b"/proc/4711/task/4712/comm", b"/proc/self/task/*/comm"),
+            (b"/proc/self/fd/17", b"/proc/self/fd/*"),
+            (b"/proc/meminfo", b"/proc/meminfo"),
+            (b"/procx/1", b"/procx/1"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(&*rewrite_proc(input, 4711, 4712), *want);
+        }
+    }
+
+    #[test]
+    fn secrets_table() {
+        let cases: &[(&str, bool)] = &[
+            ("${HOME}/.ssh/id_rsa", true),
+            ("${HOME}/.ssh", true),
+            ("${HOME}/.sshx", false),
+            ("${HOME}/.npmrc", true),
+            ("${HOME}/.config/gh/hosts.yml", true),
+            ("${HOME}/.config/git/config", false),
+            ("${HOME}/work/api_token.txt", true),
+            ("${HOME}/certs/server.pem", true),
+            ("${HOME}/keys/id_ed25519", true),
+            ("${HOME}/.cache/MySecrets", true),
+            ("${CWD}/node_modules/js-tokens/index.js", false),
+            ("/etc/shadow", true),
+            ("/etc/gshadow", true),
+            ("/etc/passwd", false),
+            ("${TMPDIR}/token", false),
+        ];
+        for (p, want) in cases {
+            assert_eq!(is_secret(p), *want, "{p}");
+        }
+    }
+
+    #[test]
+    fn covers_and_subsumes() {
+        assert!(covers("${HOME}/**", "${HOME}/.ssh"));
+        assert!(covers("${HOME}/*/x", "${HOME}/.ssh"));
+        assert!(covers("${HOME}/.ssh/*", "${HOME}/.ssh"));
+        assert!(!covers("${HOME}/.npm/**", "${HOME}/.ssh"));
+        assert!(!covers("${HOME}/*", "${HOME}/.config/gh"));
+        assert!(covers("${HOME}/*/**", "${HOME}/.config/gh"));
+        assert!(covers("/proc/self/**", "/proc/*/mem"));
+        assert!(!covers("/proc/self/fd/**", "/proc/*/mem"));
+        assert!(subsumes(
+            "${CWD}/node_modules/**",
+            "${CWD}/node_modules/a/b.js"
+        ));
+        assert!(subsumes(
+            "${CWD}/node_modules/**",
+            "${CWD}/node_modules/a/**"
+        ));
+        assert!(!subsumes("${CWD}/node_modules/**", "${CWD}/node_modules"));
+        assert!(subsumes("${TMPDIR}/*", "${TMPDIR}/x"));
+        assert!(!subsumes("${TMPDIR}/x", "${TMPDIR}/*"));
+        assert!(subsumes("/a/*.js", "/a/b.js"));
+        assert!(!subsumes("/a/*.js", "/a/b.json"));
+        assert!(seg_match("a\\*b", "a*b") && !seg_match("a\\*b", "axb"));
+    }
+
+    #[test]
+    fn secret_places_ignore_name_patterns() {
+        assert!(is_secret_place("${HOME}/.ssh/config"));
+        assert!(is_secret_place("/etc/shadow"));
+        assert!(!is_secret_place(
+            "${HOME}/proj/node_modules/js-tokens/index.js"
+        ));
+        assert!(is_secret("${HOME}/proj/node_modules/js-tokens/index.js"));
+    }
+
+    #[test]
+    fn collapse_respects_threshold_depth_and_secrets() {
+        let mut set = BTreeSet::new();
+        for i in 0..10 {
+            set.insert(format!("${{CWD}}/node_modules/p{i}/index.js"));
+            set.insert(format!("${{HOME}}/f{i}"));
+            set.insert(format!("/usr/f{i}"));
+        }
+        set.insert("${CWD}/node_modules".to_string());
+        set.insert("${CWD}/package.json".to_string());
+        let forbidden = forbidden_places(b"/home/u", &vars());
+        let out = collapse(&set, 8, &forbidden);
+        assert!(out.contains("${CWD}/node_modules/**"));
+        assert!(out.contains("${CWD}/node_modules"));
+        assert!(out.contains("${CWD}/package.json"));
+        assert!(!out.iter().any(|p| p.starts_with("${CWD}/node_modules/p")));
+        // ${HOME}/** would cover ~/.ssh; /usr/** is too shallow.
+        assert!(!out.contains("${HOME}/**") && out.contains("${HOME}/f3"));
+        assert!(!out.contains("/usr/**") && out.contains("/usr/f3"));
+        // Below the threshold nothing collapses.
+        let out = collapse(&set, 11, &forbidden);
+        assert!(out.contains("${CWD}/node_modules/p3/index.js"));
+        // CWD == HOME: ${CWD}/** would contain ~/.ssh.
+        let same: Vec<Var> = vec![
+            ("CWD".into(), b"/home/u".to_vec()),
+            ("HOME".into(), b"/home/u".to_vec()),
+        ];
+        let forbidden = forbidden_places(b"/home/u", &same);
+        let set: BTreeSet<String> = (0..10).map(|i| format!("${{CWD}}/f{i}")).collect();
+        assert!(!collapse(&set, 8, &forbidden).contains("${CWD}/**"));
+    }
+
+    #[test]
+    fn generalize_path_keeps_secret_places_out_of_globs() {
+        let v = vars();
+        let forbidden = forbidden_places(b"/home/u", &v);
+        assert_eq!(
+            generalize_path(b"/tmp/npm-4711-3d1f2a/x.json", 1, 1, &v, &forbidden),
+            "${TMPDIR}/npm-*/x.json"
+        );
+        assert_eq!(
+            generalize_path(b"/tmp/foo-abcdef/x", 1, 1, &v, &forbidden),
+            "${TMPDIR}/foo-*/x"
+        );
+        assert_eq!(
+            generalize_path(b"/tmp/node-compile-cache/x", 1, 1, &v, &forbidden),
+            "${TMPDIR}/node-compile-cache/x"
+        );
+        assert_eq!(
+            generalize_path(b"/usr/foo-abcdef", 1, 1, &v, &forbidden),
+            "/usr/foo-abcdef"
+        );
+        // A random-looking segment directly under HOME would make ${HOME}/*/... : kept exact.
+        assert_eq!(
+            generalize_path(b"/home/u/12345/x", 1, 1, &v, &forbidden),
+            "${HOME}/12345/x"
+        );
+    }
+}
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use globset::{Candidate, GlobBuilder};
+    use proptest::prelude::*;
+
+    fn expand(g: &str) -> String {
+        g.replace("${CWD}", "/home/u/proj")
+            .replace("${HOME}", "/home/u")
+            .replace("${TMPDIR}", "/tmp")
+            .replace("${UID}", "1000")
+    }
+
+    /// Path bytes in the profile's text encoding, unescaped.
+    fn to_text(raw: &[u8]) -> String {
+        let mut out = String::new();
+        for chunk in raw.utf8_chunks() {
+            out.push_str(chunk.valid());
+            out.extend(chunk.invalid().iter().map(|b| raw_char(*b)));
+        }
+        out
+    }
+
+    fn segment() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            proptest::collection::vec(
+                prop_oneof![
+                    Just(b'a'),
+                    Just(b'Z'),
+                    Just(b'7'),
+                    Just(b'-'),
+                    Just(b'.'),
+                    Just(b'_'),
+                    Just(b'*'),
+                    Just(b'?'),
+                    Just(b'['),
+                    Just(b']'),
+                    Just(b'{'),
+                    Just(b'}'),
+                    Just(b','),
+                    Just(b'\\'),
+                    Just(b'$'),
+                    Just(b' '),
+                    Just(0xff),
+                    Just(0xc3),
+                    Just(b'\n'),
+                ],
+                1..12
+            ),
+            "[a-f0-9]{8,40}".prop_map(String::into_bytes),
+            "[0-9]{1,10}".prop_map(String::into_bytes),
+            "(tmp|npm-|pip-)[A-Za-z0-9_]{0,10}".prop_map(String::into_bytes),
+            Just(b"libz.so.1.2".to_vec()),
+        ]
+    }
+
+    proptest! {
+        /// The generalized glob always parses and admits the concrete path it came from.
+        #[test]
+        fn generalized_glob_matches_its_source(
+            root in prop_oneof![
+                Just(b"/home/u/proj".to_vec()),
+                Just(b"/home/u".to_vec()),
+                Just(b"/tmp".to_vec()),
+                Just(b"/usr".to_vec()),
+                Just(b"/run/user/1000".to_vec()),
+            ],
+            segs in proptest::collection::vec(segment(), 1..5),
+        ) {
+            let vars: Vec<Var> = vec![
+                ("CWD".into(), b"/home/u/proj".to_vec()),
+                ("HOME".into(), b"/home/u".to_vec()),
+                ("TMPDIR".into(), b"/tmp".to_vec()),
+                ("UID".into(), b"1000".to_vec()),
+            ];
+            let mut path = root;
+            for s in &segs {
+                path.push(b'/');
+                path.extend_from_slice(s);
+            }
+            let forbidden = forbidden_places(b"/home/u", &vars);
+            let g = generalize_path(&path, 1, 1, &vars, &forbidden);
+            let glob = GlobBuilder::new(&expand(&g))
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build();
+            prop_assert!(glob.is_ok(), "{g:?}: {glob:?}");
+            let m = glob.map(|g| g.compile_matcher());
+            // The policy matches candidates in the same lossless text encoding.
+            let text = to_text(&path);
+            prop_assert!(m.is_ok_and(|m| m.is_match_candidate(&Candidate::new(&text))),
+                "{g:?} does not match {:?}", String::from_utf8_lossy(&path));
+        }
+    }
+}

@@ -1,3 +1,641 @@
-//! (in progress)
+//! Learning: a streaming fold from trace events to a [`Profile`] (design.md section 7,
+//! docs/learning.md).
+//!
+//! [`Learner::begin_trace`] takes a trace [`Header`] and sets the substitution table for the
+//! events that follow (so traces recorded in different directories or with different HOMEs
+//! merge); [`Learner::observe`] maps each event to `(verb, object)` pairs and stores the
+//! generalized object text in sorted sets; [`Learner::finish`] collapses busy directories into
+//! `dir/**`, drops what the includes already allow, and builds the sorted profile.
+//!
+//! Memory grows with the number of distinct generalized objects, never with the number of
+//! events. Pure: no I/O, no clock; the same events (in any order) give the same profile.
 
 pub mod generalize;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use crate::event::{Access, Event, EventKind, Object, Outcome, PathObj, SockAddr, Syscall};
+use crate::profile::{Effect, Include, Pattern, Profile, Proto, Rule, Span, Verb};
+use crate::trace::Header;
+
+use generalize::Var;
+
+/// `ENOENT`: the path does not exist.
+const ENOENT: i32 = 2;
+/// `ENOTDIR`: a path component is not a directory, so the path does not exist either.
+const ENOTDIR: i32 = 20;
+
+/// Default for [`LearnOptions::dir_threshold`].
+pub const DEFAULT_DIR_THRESHOLD: usize = 8;
+
+/// Syscalls that are checked or metadata (they carry objects): a target-less event of one of
+/// these is not a gated syscall use. Used only when [`LearnOptions::is_gated`] is not set.
+const NOT_GATED: &[&str] = &[
+    "open",
+    "openat",
+    "openat2",
+    "creat",
+    "execve",
+    "execveat",
+    "stat",
+    "lstat",
+    "fstat",
+    "newfstatat",
+    "statx",
+    "access",
+    "faccessat",
+    "faccessat2",
+    "readlink",
+    "readlinkat",
+    "chdir",
+    "fchdir",
+    "getxattr",
+    "lgetxattr",
+    "fgetxattr",
+    "listxattr",
+    "llistxattr",
+    "flistxattr",
+    "statfs",
+    "fstatfs",
+    "unlink",
+    "unlinkat",
+    "rmdir",
+    "mkdir",
+    "mkdirat",
+    "rename",
+    "renameat",
+    "renameat2",
+    "link",
+    "linkat",
+    "symlink",
+    "symlinkat",
+    "chmod",
+    "fchmod",
+    "fchmodat",
+    "fchmodat2",
+    "chown",
+    "fchown",
+    "lchown",
+    "fchownat",
+    "truncate",
+    "ftruncate",
+    "mknod",
+    "mknodat",
+    "utime",
+    "utimes",
+    "utimensat",
+    "futimesat",
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
+    "socket",
+    "socketpair",
+    "connect",
+    "bind",
+    "listen",
+    "accept",
+    "accept4",
+    "sendto",
+    "sendmsg",
+    "sendmmsg",
+];
+
+/// "Is this rule already allowed?": verb and pattern text.
+pub type AllowedFn = Box<dyn Fn(Verb, &str) -> bool>;
+/// "Is this syscall gated?": syscall name.
+pub type GatedFn = Box<dyn Fn(&str) -> bool>;
+
+/// What to learn and how (CLI flags of `sbx learn`).
+pub struct LearnOptions {
+    /// A directory with at least this many distinct children used with the same verb becomes
+    /// `dir/**` for that verb (0 disables collapsing).
+    pub dir_threshold: usize,
+    /// "Is this rule already allowed by the includes?" (verb, pattern text as rendered after
+    /// the verb: a path glob, `tcp *:443`, a syscall name). Rules for which it returns true are
+    /// left out. The CLI wires it to the policy compiled from the includes.
+    pub already_allowed: Option<AllowedFn>,
+    /// Include names to put in the profile (e.g. `["base"]`).
+    pub includes: Vec<String>,
+    /// An existing profile (`--base`): its rules are kept and widened by what is observed.
+    pub base: Option<Profile>,
+    /// Is a syscall name gated (from the arch table)? When unset, a target-less syscall event
+    /// is learned as `syscall NAME` unless its name is a known checked/metadata syscall.
+    pub is_gated: Option<GatedFn>,
+}
+
+impl Default for LearnOptions {
+    fn default() -> Self {
+        LearnOptions {
+            dir_threshold: DEFAULT_DIR_THRESHOLD,
+            already_allowed: None,
+            includes: Vec::new(),
+            base: None,
+            is_gated: None,
+        }
+    }
+}
+
+impl fmt::Debug for LearnOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LearnOptions")
+            .field("dir_threshold", &self.dir_threshold)
+            .field(
+                "already_allowed",
+                &self.already_allowed.as_ref().map(|_| "<fn>"),
+            )
+            .field("includes", &self.includes)
+            .field("base", &self.base.as_ref().map(|b| b.rules.len()))
+            .field("is_gated", &self.is_gated.as_ref().map(|_| "<fn>"))
+            .finish()
+    }
+}
+
+/// The per-trace context: the substitution table and what the header says.
+#[derive(Debug, Default)]
+struct TraceCtx {
+    vars: Vec<Var>,
+    home: Vec<u8>,
+    metadata: bool,
+    forbidden: Vec<String>,
+}
+
+/// The streaming learner. Feed it traces (`begin_trace` then `observe` per event), then
+/// `finish`.
+pub struct Learner {
+    opts: LearnOptions,
+    ctx: TraceCtx,
+    traces: usize,
+    commands: BTreeSet<String>,
+    /// Generalized path globs per verb (collapsible).
+    paths: BTreeMap<Verb, BTreeSet<String>>,
+    /// Secret places actually used (exact text), with a warning.
+    secrets: BTreeSet<(Verb, String)>,
+    /// Probes/stats of secret places: exact, not collapsed, no warning.
+    exact: BTreeSet<(Verb, String)>,
+    net: BTreeSet<(Verb, Proto, String)>,
+    syscalls: BTreeSet<String>,
+    /// Places no generalization may cover, over all traces.
+    forbidden: BTreeSet<String>,
+    /// Comments of base rules, to keep them on the same (verb, pattern).
+    base_comments: BTreeMap<(Verb, String), Vec<String>>,
+    base_deny: Vec<Rule>,
+    base_includes: Vec<String>,
+    had_base: bool,
+}
+
+impl fmt::Debug for Learner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Learner")
+            .field("opts", &self.opts)
+            .field("traces", &self.traces)
+            .field(
+                "paths",
+                &self.paths.values().map(BTreeSet::len).sum::<usize>(),
+            )
+            .field("secrets", &self.secrets.len())
+            .field("net", &self.net.len())
+            .field("syscalls", &self.syscalls.len())
+            .finish()
+    }
+}
+
+impl Learner {
+    pub fn new(mut opts: LearnOptions) -> Learner {
+        let mut l = Learner {
+            opts: LearnOptions::default(),
+            ctx: TraceCtx {
+                forbidden: generalize::forbidden_places(b"", &[]),
+                ..TraceCtx::default()
+            },
+            traces: 0,
+            commands: BTreeSet::new(),
+            paths: BTreeMap::new(),
+            secrets: BTreeSet::new(),
+            exact: BTreeSet::new(),
+            net: BTreeSet::new(),
+            syscalls: BTreeSet::new(),
+            forbidden: generalize::forbidden_places(b"", &[]).into_iter().collect(),
+            base_comments: BTreeMap::new(),
+            base_deny: Vec::new(),
+            base_includes: Vec::new(),
+            had_base: false,
+        };
+        if let Some(base) = opts.base.take() {
+            l.absorb_base(base);
+        }
+        l.opts = opts;
+        l
+    }
+
+    fn absorb_base(&mut self, base: Profile) {
+        self.had_base = true;
+        self.base_includes = base.includes.into_iter().map(|i| i.name).collect();
+        for rule in base.rules {
+            if rule.effect == Effect::Deny {
+                self.base_deny.push(rule);
+                continue;
+            }
+            let key = match &rule.pattern {
+                Pattern::Path(p) => {
+                    self.paths.entry(rule.verb).or_default().insert(p.clone());
+                    (rule.verb, p.clone())
+                }
+                Pattern::Net { proto, addr } => {
+                    self.net.insert((rule.verb, *proto, addr.clone()));
+                    (rule.verb, net_text(*proto, addr))
+                }
+                Pattern::Syscall(name) => {
+                    self.syscalls.insert(name.clone());
+                    (rule.verb, name.clone())
+                }
+            };
+            // Every base allow rule is recorded (even without comments): it is kept as is.
+            self.base_comments.insert(key, rule.comments);
+        }
+    }
+
+    /// Start a trace: its events are abstracted with this header's variables.
+    pub fn begin_trace(&mut self, header: &Header) {
+        self.traces += 1;
+        let mut vars: Vec<Var> = vec![
+            ("CWD".into(), header.cwd.clone()),
+            ("HOME".into(), header.home.clone()),
+            ("TMPDIR".into(), header.tmpdir.clone()),
+        ];
+        vars.push(("UID".into(), header.uid.to_string().into_bytes()));
+        let forbidden = generalize::forbidden_places(&header.home, &vars);
+        self.forbidden.extend(forbidden.iter().cloned());
+        self.ctx = TraceCtx {
+            vars,
+            home: header.home.clone(),
+            metadata: header.metadata,
+            forbidden,
+        };
+        let cmd: Vec<String> = header
+            .argv
+            .iter()
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let mut cmd = cmd.join(" ").replace(['\n', '\r'], " ");
+        if cmd.len() > 200 {
+            let mut cut = 200;
+            while !cmd.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            cmd.truncate(cut);
+            cmd.push_str("...");
+        }
+        self.commands.insert(cmd);
+    }
+
+    /// Fold one event in.
+    pub fn observe(&mut self, ev: &Event) {
+        match &ev.kind {
+            EventKind::Syscall(sc) => self.observe_syscall(ev, sc),
+            EventKind::Exec(ex) => self.add_path(ev, Verb::Exec, &ex.path),
+            EventKind::Spawn(_) | EventKind::Exit(_) => {}
+        }
+    }
+
+    fn observe_syscall(&mut self, ev: &Event, sc: &Syscall) {
+        if sc.targets.is_empty() {
+            let gated = match &self.opts.is_gated {
+                Some(f) => f(&sc.name),
+                None => !NOT_GATED.contains(&sc.name.as_str()),
+            };
+            if gated {
+                self.syscalls.insert(sc.name.clone());
+            }
+            return;
+        }
+        let missing = matches!(sc.outcome, Outcome::Errno(ENOENT | ENOTDIR));
+        for t in &sc.targets {
+            let verbs = verbs_of(t.access, self.ctx.metadata);
+            if verbs.is_empty() {
+                continue;
+            }
+            match &t.object {
+                Object::Path(p) => {
+                    for verb in verbs {
+                        // A read or exec of a missing path reads nothing: a probe, which the
+                        // policy admits only while the path does not exist. Writes, deletes
+                        // and metadata keep their verb: enforce checks before the syscall and
+                        // admits a probe only for read, exec and stat.
+                        let verb = if missing && matches!(verb, Verb::Read | Verb::Exec) {
+                            Verb::Probe
+                        } else {
+                            verb
+                        };
+                        self.add_pathobj(ev, verb, p);
+                    }
+                }
+                Object::Fd { path: Some(p), .. } => {
+                    for verb in verbs {
+                        self.add_path(ev, verb, p);
+                    }
+                }
+                Object::Socket(addr) => {
+                    for verb in verbs {
+                        self.add_sock(ev, verb, addr);
+                    }
+                }
+                Object::Fd { path: None, .. } | Object::Anon(_) => {}
+            }
+        }
+    }
+
+    fn add_pathobj(&mut self, ev: &Event, verb: Verb, p: &PathObj) {
+        let eff = p.effective();
+        self.add_path(ev, verb, eff);
+        if !p.abs.is_empty() && p.abs.as_slice() != eff {
+            self.add_path(ev, verb, &p.abs);
+        }
+    }
+
+    fn add_path(&mut self, ev: &Event, verb: Verb, path: &[u8]) {
+        if path.is_empty() {
+            return;
+        }
+        // The full abstraction decides, except that a start directory at or above HOME must
+        // not hide ~/.ssh & co: those fixed places are also checked against HOME alone.
+        let exact = generalize::abstract_vars(path, &self.ctx.vars);
+        let secret = generalize::is_secret(&exact)
+            || (!self.ctx.home.is_empty() && path.starts_with(&self.ctx.home) && {
+                let home_only: [Var; 1] = [("HOME".into(), self.ctx.home.clone())];
+                generalize::is_secret_place(&generalize::abstract_vars(path, &home_only))
+            });
+        if secret {
+            self.forbidden.insert(exact.clone());
+            if matches!(verb, Verb::Probe | Verb::Stat) {
+                self.exact.insert((verb, exact));
+            } else {
+                self.secrets.insert((verb, exact));
+            }
+            return;
+        }
+        let g =
+            generalize::generalize_path(path, ev.pid, ev.tid, &self.ctx.vars, &self.ctx.forbidden);
+        let set = self.paths.entry(verb).or_default();
+        if !set.contains(&g) {
+            set.insert(g);
+        }
+    }
+
+    fn add_sock(&mut self, ev: &Event, verb: Verb, addr: &SockAddr) {
+        if !matches!(verb, Verb::Connect | Verb::Bind | Verb::Send) {
+            return;
+        }
+        let peer = verb != Verb::Bind;
+        let inet = |verb: Verb, port: u16, exact: String, loopback: bool| -> Vec<(Proto, String)> {
+            let host = if loopback || !peer {
+                exact
+            } else {
+                "*".to_string()
+            };
+            let a = format!("{host}:{port}");
+            match verb {
+                Verb::Send => vec![(Proto::Udp, a)],
+                // The trace does not record the socket type: DNS (port 53) is usually UDP.
+                Verb::Connect if port == 53 => vec![(Proto::Tcp, a.clone()), (Proto::Udp, a)],
+                _ => vec![(Proto::Tcp, a)],
+            }
+        };
+        let entries: Vec<(Proto, String)> = match addr {
+            SockAddr::Inet { addr, port } => {
+                let ip = Ipv4Addr::from(*addr);
+                inet(verb, *port, ip.to_string(), ip.is_loopback())
+            }
+            SockAddr::Inet6 { addr, port, .. } => {
+                let ip = Ipv6Addr::from(*addr);
+                let loopback =
+                    ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback());
+                inet(verb, *port, format!("[{ip}]"), loopback)
+            }
+            SockAddr::Unix(path) => {
+                let g = generalize::generalize_path(
+                    path,
+                    ev.pid,
+                    ev.tid,
+                    &self.ctx.vars,
+                    &self.ctx.forbidden,
+                );
+                vec![(Proto::Unix, g)]
+            }
+            SockAddr::UnixAbstract(name) => {
+                vec![(Proto::Unix, format!("@{}", generalize::escape_path(name)))]
+            }
+            SockAddr::UnixUnnamed | SockAddr::Other { .. } | SockAddr::Invalid { .. } => Vec::new(),
+        };
+        for (proto, a) in entries {
+            self.net.insert((verb, proto, a));
+        }
+    }
+
+    /// Build the profile: collapse, drop what the includes allow, sort.
+    pub fn finish(self) -> Profile {
+        let allowed = |verb: Verb, text: &str| -> bool {
+            self.opts
+                .already_allowed
+                .as_ref()
+                .is_some_and(|f| f(verb, text))
+        };
+        let forbidden: Vec<String> = self.forbidden.iter().cloned().collect();
+        let mut rules: Vec<Rule> = Vec::new();
+        let mut push = |verb: Verb, pattern: Pattern, comments: Vec<String>| {
+            rules.push(Rule {
+                effect: Effect::Allow,
+                verb,
+                pattern,
+                comments,
+                span: Span::default(),
+            });
+        };
+        let base_comments = &self.base_comments;
+        let comments_of = |verb: Verb, text: &str| -> Vec<String> {
+            base_comments
+                .get(&(verb, text.to_string()))
+                .cloned()
+                .unwrap_or_default()
+        };
+
+        for (verb, set) in &self.paths {
+            let kept: BTreeSet<String> = set
+                .iter()
+                .filter(|p| {
+                    self.base_comments.contains_key(&(*verb, (*p).clone())) || !allowed(*verb, p)
+                })
+                .cloned()
+                .collect();
+            let collapsed = if *verb == Verb::Exec {
+                // Never widen exec: running a program that never ran is an attack.
+                kept
+            } else {
+                generalize::collapse(&kept, self.opts.dir_threshold, &forbidden)
+            };
+            // Globs with their literal directory prefix (up to the first segment with a `*`):
+            // a cheap pre-filter before the segment-wise subsumption check.
+            let wide: Vec<(&str, &String)> = collapsed
+                .iter()
+                .filter(|p| p.contains('*'))
+                .map(|w| {
+                    let star = w.find('*').unwrap_or(w.len());
+                    let cut = w[..star].rfind('/').map_or(0, |i| i + 1);
+                    (&w[..cut], w)
+                })
+                .collect();
+            for p in &collapsed {
+                let covered = wide.iter().any(|(prefix, w)| {
+                    *w != p && p.starts_with(prefix) && generalize::subsumes(w, p)
+                });
+                if covered || (p.contains("**") && allowed(*verb, p)) {
+                    continue;
+                }
+                push(*verb, Pattern::Path(p.clone()), comments_of(*verb, p));
+            }
+        }
+        for (verb, p) in &self.exact {
+            if !allowed(*verb, p) {
+                push(*verb, Pattern::Path(p.clone()), comments_of(*verb, p));
+            }
+        }
+        for (verb, p) in &self.secrets {
+            let mut c = comments_of(*verb, p);
+            if !c.iter().any(|l| l.starts_with("WARNING")) {
+                c.push(format!(
+                    "WARNING: the traced run used a secret place ({} {p}); kept exact, remove it \
+                     unless the workload really needs it",
+                    verb.name()
+                ));
+            }
+            push(*verb, Pattern::Path(p.clone()), c);
+        }
+        for (verb, proto, addr) in &self.net {
+            let text = net_text(*proto, addr);
+            if self.base_comments.contains_key(&(*verb, text.clone())) || !allowed(*verb, &text) {
+                push(
+                    *verb,
+                    Pattern::Net {
+                        proto: *proto,
+                        addr: addr.clone(),
+                    },
+                    comments_of(*verb, &text),
+                );
+            }
+        }
+        for name in &self.syscalls {
+            if !allowed(Verb::Syscall, name) {
+                push(
+                    Verb::Syscall,
+                    Pattern::Syscall(name.clone()),
+                    comments_of(Verb::Syscall, name),
+                );
+            }
+        }
+        rules.extend(self.base_deny.iter().cloned());
+        rules.sort_by(|a, b| {
+            (a.effect, a.verb, &a.pattern, &a.comments).cmp(&(
+                b.effect,
+                b.verb,
+                &b.pattern,
+                &b.comments,
+            ))
+        });
+        rules.dedup_by(|a, b| a.effect == b.effect && a.verb == b.verb && a.pattern == b.pattern);
+
+        let mut header = vec![format!(
+            "learned by sbx {} from {} trace(s)",
+            env!("CARGO_PKG_VERSION"),
+            self.traces
+        )];
+        if self.had_base {
+            header.push("widened from a base profile".to_string());
+        }
+        header.extend(self.commands.iter().map(|c| format!("command: {c}")));
+        header.push(format!("dir threshold: {}", self.opts.dir_threshold));
+
+        let names: BTreeSet<String> = self
+            .opts
+            .includes
+            .iter()
+            .chain(self.base_includes.iter())
+            .cloned()
+            .collect();
+        let includes = names
+            .into_iter()
+            .map(|name| Include {
+                name,
+                span: Span::default(),
+            })
+            .collect();
+        Profile {
+            header,
+            includes,
+            rules,
+        }
+    }
+}
+
+fn net_text(proto: Proto, addr: &str) -> String {
+    let p = match proto {
+        Proto::Tcp => "tcp",
+        Proto::Udp => "udp",
+        Proto::Unix => "unix",
+    };
+    format!("{p} {addr}")
+}
+
+/// The verbs an access set asks for (agrees with the policy): read; write for
+/// write/create/truncate/chmod/chown/symlink; delete for delete/rename (the source); read and
+/// write for link (the source: a hard link is a second name for its content); exec; stat and
+/// chdir only when metadata was recorded; connect; bind for bind/listen; send.
+pub fn verbs_of(access: crate::event::AccessSet, metadata: bool) -> Vec<Verb> {
+    let mut out = BTreeSet::new();
+    for a in access.iter() {
+        match a {
+            Access::Read => {
+                out.insert(Verb::Read);
+            }
+            Access::Write
+            | Access::Create
+            | Access::Truncate
+            | Access::Chmod
+            | Access::Chown
+            | Access::Symlink => {
+                out.insert(Verb::Write);
+            }
+            Access::Delete | Access::Rename => {
+                out.insert(Verb::Delete);
+            }
+            Access::Link => {
+                out.insert(Verb::Read);
+                out.insert(Verb::Write);
+            }
+            Access::Exec => {
+                out.insert(Verb::Exec);
+            }
+            Access::Stat | Access::Chdir => {
+                if metadata {
+                    out.insert(Verb::Stat);
+                }
+            }
+            Access::Connect => {
+                out.insert(Verb::Connect);
+            }
+            Access::Bind | Access::Listen => {
+                out.insert(Verb::Bind);
+            }
+            Access::Send => {
+                out.insert(Verb::Send);
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests;

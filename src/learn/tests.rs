@@ -1,0 +1,1176 @@
+//! Unit tests for the learner: a simulated `npm install` run (node reading many files under
+//! node_modules, mkdtemp dirs, /proc/<pid>/stat, ENOENT probes, exec of node and sh, a read of
+//! ~/.npmrc) learned and checked for stability, portability, tightness and determinism.
+
+use super::*;
+use crate::arch::Arch;
+use crate::event::{AccessSet, Creds, Exec, ProcInfo, Spawn, SpawnVia, Target};
+use globset::{GlobBuilder, GlobMatcher};
+
+/// Where a run happens.
+#[derive(Clone)]
+struct Env {
+    cwd: &'static str,
+    home: &'static str,
+    tmpdir: &'static str,
+    uid: u32,
+}
+
+const ENV_A: Env = Env {
+    cwd: "/work/A/proj",
+    home: "/home/alice",
+    tmpdir: "/tmp",
+    uid: 1000,
+};
+const ENV_B: Env = Env {
+    cwd: "/srv/ci/build-7/checkout",
+    home: "/home/runner",
+    tmpdir: "/var/tmp/ci",
+    uid: 1001,
+};
+
+fn header(env: &Env) -> Header {
+    Header {
+        sbx_version: "0.1.0".into(),
+        arch: Arch::X86_64,
+        kernel: "6.18.0".into(),
+        argv: vec![b"npm".to_vec(), b"install".to_vec()],
+        cwd: env.cwd.as_bytes().to_vec(),
+        home: env.home.as_bytes().to_vec(),
+        tmpdir: env.tmpdir.as_bytes().to_vec(),
+        uid: env.uid,
+        gid: env.uid,
+        user: "u".into(),
+        start_unix: 1_700_000_000,
+        metadata: false,
+    }
+}
+
+fn proc_info() -> ProcInfo {
+    ProcInfo {
+        ppid: 1,
+        comm: b"node".to_vec(),
+        exe: b"/usr/bin/node".to_vec(),
+        creds: Creds {
+            uid: 1000,
+            euid: 1000,
+            gid: 1000,
+            egid: 1000,
+        },
+    }
+}
+
+fn event(pid: i32, kind: EventKind) -> Event {
+    Event {
+        time_ns: 0,
+        pid,
+        tid: pid,
+        proc: proc_info(),
+        kind,
+    }
+}
+
+fn path_target(access: &[Access], path: &str) -> Target {
+    Target {
+        access: access.iter().copied().collect(),
+        object: Object::Path(PathObj {
+            literal: path.as_bytes().to_vec(),
+            abs: path.as_bytes().to_vec(),
+            resolved: None,
+        }),
+    }
+}
+
+fn sys(pid: i32, name: &str, targets: Vec<Target>, outcome: Outcome) -> Event {
+    event(
+        pid,
+        EventKind::Syscall(Syscall {
+            name: name.into(),
+            nr: 0,
+            args: [0; 6],
+            targets,
+            outcome,
+        }),
+    )
+}
+
+fn open(pid: i32, access: &[Access], path: &str, outcome: Outcome) -> Event {
+    sys(pid, "openat", vec![path_target(access, path)], outcome)
+}
+
+fn exec(pid: i32, path: &str) -> Event {
+    event(
+        pid,
+        EventKind::Exec(Exec {
+            path: path.as_bytes().to_vec(),
+            argv: vec![path.as_bytes().to_vec()],
+            env_names: vec![],
+            former_tid: None,
+        }),
+    )
+}
+
+fn connect(pid: i32, addr: SockAddr) -> Event {
+    sys(
+        pid,
+        "connect",
+        vec![Target {
+            access: AccessSet::of(Access::Connect),
+            object: Object::Socket(addr),
+        }],
+        Outcome::Value(0),
+    )
+}
+
+/// A tiny deterministic random generator (xorshift) for temp names.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn alnum(&mut self, n: usize) -> String {
+        const A: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+        (0..n)
+            .map(|_| A[(self.next() % 62) as usize] as char)
+            .collect()
+    }
+}
+
+/// The run's events and the (verb, concrete path, accessor pid) it needs.
+struct Run {
+    header: Header,
+    events: Vec<Event>,
+    needs: Vec<(Verb, String, i32)>,
+}
+
+fn npm_run(env: &Env, pid: i32, seed: u64) -> Run {
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut events = Vec::new();
+    let mut needs = Vec::new();
+    let cwd = env.cwd;
+    let home = env.home;
+    let tmp = env.tmpdir;
+    let worker = pid + 3;
+    let ok = |events: &mut Vec<Event>,
+              needs: &mut Vec<(Verb, String, i32)>,
+              p: i32,
+              acc: &[Access],
+              verb: Verb,
+              path: String| {
+        events.push(open(p, acc, &path, Outcome::Value(3)));
+        needs.push((verb, path, p));
+    };
+    events.push(event(
+        pid,
+        EventKind::Spawn(Spawn {
+            child: pid,
+            thread: false,
+            via: SpawnVia::Fork,
+        }),
+    ));
+    events.push(exec(pid, "/usr/bin/node"));
+    ok(
+        &mut events,
+        &mut needs,
+        pid,
+        &[Access::Read],
+        Verb::Read,
+        "/usr/lib/x86_64-linux-gnu/libc.so.6".into(),
+    );
+    ok(
+        &mut events,
+        &mut needs,
+        pid,
+        &[Access::Read],
+        Verb::Read,
+        "/etc/passwd".into(),
+    );
+    ok(
+        &mut events,
+        &mut needs,
+        pid,
+        &[Access::Read],
+        Verb::Read,
+        format!("{cwd}/package.json"),
+    );
+    ok(
+        &mut events,
+        &mut needs,
+        pid,
+        &[Access::Read],
+        Verb::Read,
+        format!("/proc/{pid}/stat"),
+    );
+    ok(
+        &mut events,
+        &mut needs,
+        worker,
+        &[Access::Read],
+        Verb::Read,
+        format!("/proc/{worker}/stat"),
+    );
+    for i in 0..20 {
+        for f in ["package.json", "index.js", "lib/util.js"] {
+            ok(
+                &mut events,
+                &mut needs,
+                worker,
+                &[Access::Read],
+                Verb::Read,
+                format!("{cwd}/node_modules/pkg{i}/{f}"),
+            );
+        }
+        // node's module resolution: nested node_modules that do not exist.
+        let probe = format!(
+            "{cwd}/node_modules/pkg{i}/node_modules/dep{}/package.json",
+            i % 3
+        );
+        events.push(open(
+            worker,
+            &[Access::Read],
+            &probe,
+            Outcome::Errno(ENOENT),
+        ));
+        needs.push((Verb::Probe, probe, worker));
+    }
+    let parent_probe = format!("{cwd}/node_modules/pkg1/index.js/package.json");
+    events.push(open(
+        worker,
+        &[Access::Read],
+        &parent_probe,
+        Outcome::Errno(ENOTDIR),
+    ));
+    needs.push((Verb::Probe, parent_probe, worker));
+    ok(
+        &mut events,
+        &mut needs,
+        pid,
+        &[Access::Write, Access::Create, Access::Truncate],
+        Verb::Write,
+        format!("{cwd}/node_modules/.package-lock.json"),
+    );
+    // write-file-atomic: temp file next to the target, then rename.
+    let atomic = format!(
+        "{cwd}/package-lock.json.{}",
+        1_000_000_000 + rng.next() % 1_000_000_000
+    );
+    ok(
+        &mut events,
+        &mut needs,
+        pid,
+        &[Access::Write, Access::Create],
+        Verb::Write,
+        atomic.clone(),
+    );
+    events.push(sys(
+        pid,
+        "rename",
+        vec![
+            path_target(&[Access::Rename], &atomic),
+            path_target(&[Access::Create], &format!("{cwd}/package-lock.json")),
+        ],
+        Outcome::Value(0),
+    ));
+    needs.push((Verb::Delete, atomic, pid));
+    needs.push((Verb::Write, format!("{cwd}/package-lock.json"), pid));
+    // mkdtemp dirs with random suffixes.
+    for _ in 0..3 {
+        let d = format!("{tmp}/npm-{pid}-{}", rng.alnum(6));
+        events.push(sys(
+            pid,
+            "mkdir",
+            vec![path_target(&[Access::Create], &d)],
+            Outcome::Value(0),
+        ));
+        needs.push((Verb::Write, d.clone(), pid));
+        ok(
+            &mut events,
+            &mut needs,
+            pid,
+            &[Access::Write, Access::Create],
+            Verb::Write,
+            format!("{d}/package.tgz"),
+        );
+        ok(
+            &mut events,
+            &mut needs,
+            pid,
+            &[Access::Read],
+            Verb::Read,
+            format!("{d}/package.tgz"),
+        );
+    }
+    // npm cache and log.
+    for i in 0..4 {
+        ok(
+            &mut events,
+            &mut needs,
+            worker,
+            &[Access::Read],
+            Verb::Read,
+            format!(
+                "{home}/.npm/_cacache/index-v5/{:02x}/{:02x}/{:064x}",
+                i * 7,
+                i * 13,
+                i + 1
+            ),
+        );
+    }
+    let ts = 1_700_000_000 + rng.next() % 100_000;
+    ok(
+        &mut events,
+        &mut needs,
+        pid,
+        &[Access::Write, Access::Create],
+        Verb::Write,
+        format!("{home}/.npm/_logs/{ts}-debug-0.log"),
+    );
+    // The secret the workload really reads.
+    ok(
+        &mut events,
+        &mut needs,
+        pid,
+        &[Access::Read],
+        Verb::Read,
+        format!("{home}/.npmrc"),
+    );
+    // A lifecycle script.
+    let sh = pid + 10;
+    events.push(exec(sh, "/bin/sh"));
+    needs.push((Verb::Exec, "/bin/sh".into(), sh));
+    needs.push((Verb::Exec, "/usr/bin/node".into(), pid));
+    events.push(connect(
+        pid,
+        SockAddr::Inet {
+            addr: [104, 16, (seed % 200) as u8, 35],
+            port: 443,
+        },
+    ));
+    events.push(connect(
+        pid,
+        SockAddr::Inet {
+            addr: [127, 0, 0, 53],
+            port: 53,
+        },
+    ));
+    events.push(connect(
+        pid,
+        SockAddr::Unix(format!("/run/user/{}/bus", env.uid).into_bytes()),
+    ));
+    events.push(sys(pid, "ptrace", vec![], Outcome::Errno(1)));
+    events.push(sys(pid, "openat", vec![], Outcome::Errno(14)));
+    Run {
+        header: header(env),
+        events,
+        needs,
+    }
+}
+
+fn learn_runs(runs: &[&Run], opts: LearnOptions) -> Profile {
+    let mut l = Learner::new(opts);
+    for r in runs {
+        l.begin_trace(&r.header);
+        for e in &r.events {
+            l.observe(e);
+        }
+    }
+    l.finish()
+}
+
+fn learn(run: &Run) -> Profile {
+    learn_runs(&[run], LearnOptions::default())
+}
+
+/// Local canonical text (the real renderer lives in profile::render).
+fn text(p: &Profile) -> String {
+    let mut s = String::new();
+    for h in &p.header {
+        s.push_str(&format!("# {h}\n"));
+    }
+    for i in &p.includes {
+        s.push_str(&format!("include {}\n", i.name));
+    }
+    for r in &p.rules {
+        for c in &r.comments {
+            s.push_str(&format!("# {c}\n"));
+        }
+        let pat = match &r.pattern {
+            Pattern::Path(p) => p.clone(),
+            Pattern::Net { proto, addr } => net_text(*proto, addr),
+            Pattern::Syscall(n) => n.clone(),
+        };
+        let eff = if r.effect == Effect::Deny {
+            "deny "
+        } else {
+            ""
+        };
+        s.push_str(&format!("{eff}{} {pat}\n", r.verb.name()));
+    }
+    s
+}
+
+fn expand(pat: &str, env: &Env) -> String {
+    pat.replace("${CWD}", env.cwd)
+        .replace("${HOME}", env.home)
+        .replace("${TMPDIR}", env.tmpdir)
+        .replace("${UID}", &env.uid.to_string())
+}
+
+fn matcher(pat: &str, env: &Env) -> GlobMatcher {
+    GlobBuilder::new(&expand(pat, env))
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map(|g| g.compile_matcher())
+        .unwrap_or_else(|e| panic!("bad glob {pat:?}: {e}"))
+}
+
+/// Does the profile admit `verb` on `path` by `pid` (the policy's /proc/<own pid> == self)?
+fn admits(p: &Profile, env: &Env, verb: Verb, path: &str, pid: i32) -> bool {
+    let own = format!("/proc/{pid}/");
+    let alt = path.strip_prefix(&own).map(|r| format!("/proc/self/{r}"));
+    p.rules.iter().any(|r| {
+        r.effect == Effect::Allow
+            && r.verb == verb
+            && match &r.pattern {
+                Pattern::Path(g) => {
+                    let m = matcher(g, env);
+                    m.is_match(path) || alt.as_deref().is_some_and(|a| m.is_match(a))
+                }
+                _ => false,
+            }
+    })
+}
+
+fn path_rules(p: &Profile, verb: Verb) -> Vec<String> {
+    p.rules
+        .iter()
+        .filter(|r| r.verb == verb)
+        .filter_map(|r| match &r.pattern {
+            Pattern::Path(g) => Some(g.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn learns_expected_npm_rules() {
+    let p = learn(&npm_run(&ENV_A, 4000, 1));
+    let t = text(&p);
+    for want in [
+        "read ${CWD}/node_modules/**\n",
+        "read /proc/self/stat\n",
+        "write ${CWD}/node_modules/.package-lock.json\n",
+        "write ${CWD}/package-lock.json.*\n",
+        "delete ${CWD}/package-lock.json.*\n",
+        "write ${TMPDIR}/npm-*/package.tgz\n",
+        "read ${TMPDIR}/npm-*/package.tgz\n",
+        "write ${HOME}/.npm/_logs/*.log\n",
+        "probe ${CWD}/node_modules/**\n",
+        "exec /usr/bin/node\n",
+        "exec /bin/sh\n",
+        "connect tcp *:443\n",
+        "connect tcp 127.0.0.53:53\n",
+        "connect udp 127.0.0.53:53\n",
+        "connect unix /run/user/${UID}/bus\n",
+        "syscall ptrace\n",
+    ] {
+        assert!(t.contains(want), "missing {want:?} in\n{t}");
+    }
+    // The secret read: exact, with a WARNING comment right above.
+    let npmrc = p
+        .rules
+        .iter()
+        .find(|r| r.pattern == Pattern::Path("${HOME}/.npmrc".into()))
+        .expect("npmrc rule");
+    assert_eq!(npmrc.verb, Verb::Read);
+    assert!(
+        npmrc.comments.iter().any(|c| c.starts_with("WARNING")),
+        "{t}"
+    );
+    // Probes are not read rights; target-less openat is not a gated syscall.
+    assert!(!t.contains("read ${CWD}/node_modules/pkg1/node_modules"));
+    assert!(!t.contains("syscall openat"));
+    assert!(p.header[0].starts_with("learned by sbx ") && p.header[0].ends_with("from 1 trace(s)"));
+    assert!(p.header.iter().any(|h| h == "command: npm install"));
+}
+
+#[test]
+fn stability_run1_admits_run2() {
+    let run1 = npm_run(&ENV_A, 4000, 1);
+    let run2 = npm_run(&ENV_A, 31337, 2);
+    let p = learn(&run1);
+    for (verb, path, pid) in &run2.needs {
+        assert!(
+            admits(&p, &ENV_A, *verb, path, *pid),
+            "{} {path} not admitted:\n{}",
+            verb.name(),
+            text(&p)
+        );
+    }
+    // And the test can fail: a run-2 path in an unknown place is refused.
+    assert!(!admits(&p, &ENV_A, Verb::Write, "/tmp/other-dir/x", 31337));
+}
+
+#[test]
+fn portability_dir_and_home_a_admit_b() {
+    let p = learn(&npm_run(&ENV_A, 4000, 1));
+    let run_b = npm_run(&ENV_B, 2222, 3);
+    for (verb, path, pid) in &run_b.needs {
+        assert!(
+            admits(&p, &ENV_B, *verb, path, *pid),
+            "{} {path} not admitted:\n{}",
+            verb.name(),
+            text(&p)
+        );
+    }
+    // No concrete directory of run A leaks into the profile.
+    let t = text(&p);
+    assert!(!t.contains("/work/A") && !t.contains("/home/alice"), "{t}");
+}
+
+#[test]
+fn tightness_secrets_outside_writes_and_new_programs_refused() {
+    let p = learn(&npm_run(&ENV_A, 4000, 1));
+    let e = &ENV_A;
+    let h = e.home;
+    let c = e.cwd;
+    let refused: &[(Verb, String)] = &[
+        (Verb::Read, format!("{h}/.ssh/id_rsa")),
+        (Verb::Read, format!("{h}/.aws/credentials")),
+        (Verb::Read, format!("{h}/.config/gh/hosts.yml")),
+        (Verb::Read, "/etc/shadow".into()),
+        (Verb::Write, format!("{h}/.bashrc")),
+        (Verb::Write, format!("{h}/.npmrc")),
+        (Verb::Write, "/etc/passwd".into()),
+        (Verb::Write, "/usr/bin/node".into()),
+        (Verb::Write, format!("{c}/../evil.js")),
+        (Verb::Write, "/work/A/evil.js".into()),
+        (Verb::Write, format!("{c}/node_modules/pkg1/index.js")),
+        (Verb::Exec, "/usr/bin/curl".into()),
+        (Verb::Exec, format!("{c}/node_modules/.bin/evil")),
+        (
+            Verb::Write,
+            format!("{c}/node_modules/pkg1/node_modules/dep1/package.json"),
+        ),
+    ];
+    for (verb, path) in refused {
+        assert!(
+            !admits(&p, e, *verb, path, 4000),
+            "{} {path} admitted:\n{}",
+            verb.name(),
+            text(&p)
+        );
+    }
+    // No glob rule covers a secret place.
+    for r in &p.rules {
+        if let Pattern::Path(g) = &r.pattern
+            && g.contains('*')
+        {
+            for place in generalize::HOME_SECRET_PLACES {
+                assert!(
+                    !generalize::covers(g, &format!("${{HOME}}/{place}")),
+                    "{g} covers {place}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn home_equal_to_cwd_never_gives_cwd_glob_over_ssh() {
+    let env = Env {
+        cwd: "/home/bob",
+        home: "/home/bob",
+        tmpdir: "/tmp",
+        uid: 1000,
+    };
+    let mut events = Vec::new();
+    for i in 0..30 {
+        events.push(open(
+            7,
+            &[Access::Read],
+            &format!("/home/bob/f{i}"),
+            Outcome::Value(3),
+        ));
+    }
+    events.push(open(
+        7,
+        &[Access::Read],
+        "/home/bob/.ssh/id_ed25519",
+        Outcome::Value(3),
+    ));
+    let run = Run {
+        header: header(&env),
+        events,
+        needs: vec![],
+    };
+    let p = learn(&run);
+    assert!(
+        !admits(&p, &env, Verb::Read, "/home/bob/.ssh/id_rsa", 7),
+        "{}",
+        text(&p)
+    );
+    assert!(
+        !admits(&p, &env, Verb::Read, "/home/bob/.aws/credentials", 7),
+        "{}",
+        text(&p)
+    );
+    assert!(admits(&p, &env, Verb::Read, "/home/bob/f3", 7));
+    let key = p
+        .rules
+        .iter()
+        .find(|r| matches!(&r.pattern, Pattern::Path(g) if g.ends_with("id_ed25519")));
+    assert!(
+        key.is_some_and(|r| r.comments.iter().any(|c| c.starts_with("WARNING"))),
+        "{}",
+        text(&p)
+    );
+}
+
+#[test]
+fn determinism_same_events_and_any_order() {
+    let run = npm_run(&ENV_A, 4000, 1);
+    let a = learn(&run);
+    let b = learn(&run);
+    assert_eq!(a, b);
+    let mut shuffled = npm_run(&ENV_A, 4000, 1);
+    let mut rng = Rng(99);
+    for i in (1..shuffled.events.len()).rev() {
+        let j = usize::try_from(rng.next() % (i as u64 + 1)).unwrap_or(0);
+        shuffled.events.swap(i, j);
+    }
+    assert_ne!(shuffled.events, run.events);
+    assert_eq!(learn(&shuffled), a);
+    // Several traces: order of traces does not matter either.
+    let r2 = npm_run(&ENV_B, 2222, 3);
+    assert_eq!(
+        learn_runs(&[&run, &r2], LearnOptions::default()),
+        learn_runs(&[&r2, &run], LearnOptions::default())
+    );
+    // Rules are sorted.
+    let keys: Vec<_> = a
+        .rules
+        .iter()
+        .map(|r| (r.effect, r.verb, r.pattern.clone()))
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted);
+}
+
+#[test]
+fn two_traces_with_different_dirs_merge() {
+    let p = learn_runs(
+        &[&npm_run(&ENV_A, 4000, 1), &npm_run(&ENV_B, 2222, 3)],
+        LearnOptions::default(),
+    );
+    assert!(p.header[0].ends_with("from 2 trace(s)"));
+    let reads = path_rules(&p, Verb::Read);
+    assert_eq!(
+        reads
+            .iter()
+            .filter(|r| *r == "${CWD}/node_modules/**")
+            .count(),
+        1
+    );
+    assert!(!text(&p).contains("/srv/ci"), "{}", text(&p));
+}
+
+#[test]
+fn threshold_controls_collapse() {
+    let run = npm_run(&ENV_A, 4000, 1);
+    let high = learn_runs(
+        &[&run],
+        LearnOptions {
+            dir_threshold: 100,
+            ..LearnOptions::default()
+        },
+    );
+    let reads = path_rules(&high, Verb::Read);
+    assert!(!reads.contains(&"${CWD}/node_modules/**".to_string()));
+    assert!(reads.contains(&"${CWD}/node_modules/pkg3/lib/util.js".to_string()));
+    // Writes never collapse beyond the written area.
+    let low = learn_runs(
+        &[&run],
+        LearnOptions {
+            dir_threshold: 2,
+            ..LearnOptions::default()
+        },
+    );
+    assert!(
+        !admits(&low, &ENV_A, Verb::Write, "/work/A/proj/src/x.js", 1),
+        "{}",
+        text(&low)
+    );
+    assert!(!path_rules(&low, Verb::Exec).iter().any(|g| g.contains('*')));
+}
+
+#[test]
+fn already_allowed_rules_are_left_out() {
+    let run = npm_run(&ENV_A, 4000, 1);
+    let opts = LearnOptions {
+        already_allowed: Some(Box::new(|verb, text| {
+            verb == Verb::Read && (text.starts_with("/usr/lib/") || text == "/etc/passwd")
+        })),
+        includes: vec!["base".into(), "node".into()],
+        ..LearnOptions::default()
+    };
+    let p = learn_runs(&[&run], opts);
+    let reads = path_rules(&p, Verb::Read);
+    assert!(
+        !reads
+            .iter()
+            .any(|r| r.starts_with("/usr/lib/") || r == "/etc/passwd"),
+        "{reads:?}"
+    );
+    assert!(reads.contains(&"/proc/self/stat".to_string()));
+    let names: Vec<&str> = p.includes.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(names, ["base", "node"]);
+}
+
+#[test]
+fn base_profile_rules_are_kept_and_widened() {
+    let base = Profile {
+        header: vec!["old".into()],
+        includes: vec![Include {
+            name: "shell".into(),
+            span: Span::default(),
+        }],
+        rules: vec![
+            Rule {
+                effect: Effect::Allow,
+                verb: Verb::Read,
+                pattern: Pattern::Path("/opt/tool/config".into()),
+                comments: vec!["needed by the tool".into()],
+                span: Span::default(),
+            },
+            Rule {
+                effect: Effect::Deny,
+                verb: Verb::Read,
+                pattern: Pattern::Path("${CWD}/.env".into()),
+                comments: vec![],
+                span: Span::default(),
+            },
+            Rule {
+                effect: Effect::Allow,
+                verb: Verb::Read,
+                pattern: Pattern::Path("/usr/lib/x86_64-linux-gnu/libc.so.*".into()),
+                comments: vec![],
+                span: Span::default(),
+            },
+            Rule {
+                effect: Effect::Allow,
+                verb: Verb::Read,
+                pattern: Pattern::Path("${CWD}/node_modules/pkg1/index.js".into()),
+                comments: vec![],
+                span: Span::default(),
+            },
+        ],
+    };
+    let run = npm_run(&ENV_A, 4000, 1);
+    let p = learn_runs(
+        &[&run],
+        LearnOptions {
+            base: Some(base),
+            // The includes allow /usr/lib: base rules are kept anyway, new ones not added.
+            already_allowed: Some(Box::new(|_, t| {
+                t.starts_with("/usr/lib/") || t == "/etc/passwd"
+            })),
+            ..LearnOptions::default()
+        },
+    );
+    let t = text(&p);
+    assert!(
+        t.contains("# needed by the tool\nread /opt/tool/config\n"),
+        "{t}"
+    );
+    assert!(t.contains("deny read ${CWD}/.env\n"), "{t}");
+    assert!(
+        t.contains("read /usr/lib/x86_64-linux-gnu/libc.so.*\n"),
+        "{t}"
+    );
+    assert!(!t.contains("read /etc/passwd\n"), "{t}");
+    // The base's exact rule is absorbed by the widened node_modules/**.
+    assert!(
+        !t.contains("read ${CWD}/node_modules/pkg1/index.js\n"),
+        "{t}"
+    );
+    assert!(t.contains("read ${CWD}/node_modules/**\n"), "{t}");
+    assert!(p.header.iter().any(|h| h == "widened from a base profile"));
+    assert!(p.includes.iter().any(|i| i.name == "shell"));
+}
+
+#[test]
+fn verb_mapping_table() {
+    let s = |a: &[Access]| a.iter().copied().collect::<AccessSet>();
+    let cases: &[(&[Access], bool, &[Verb])] = &[
+        (&[Access::Read], false, &[Verb::Read]),
+        (
+            &[Access::Write, Access::Create, Access::Truncate],
+            false,
+            &[Verb::Write],
+        ),
+        (&[Access::Chmod], false, &[Verb::Write]),
+        (&[Access::Chown], false, &[Verb::Write]),
+        (&[Access::Symlink], false, &[Verb::Write]),
+        (&[Access::Delete], false, &[Verb::Delete]),
+        (&[Access::Rename], false, &[Verb::Delete]),
+        (&[Access::Link], false, &[Verb::Read, Verb::Write]),
+        (&[Access::Exec], false, &[Verb::Exec]),
+        (&[Access::Stat], false, &[]),
+        (&[Access::Stat], true, &[Verb::Stat]),
+        (&[Access::Chdir], true, &[Verb::Stat]),
+        (&[Access::Connect], false, &[Verb::Connect]),
+        (&[Access::Bind], false, &[Verb::Bind]),
+        (&[Access::Listen], false, &[Verb::Bind]),
+        (&[Access::Send], false, &[Verb::Send]),
+        (
+            &[Access::Read, Access::Write],
+            false,
+            &[Verb::Read, Verb::Write],
+        ),
+    ];
+    for (acc, meta, want) in cases {
+        assert_eq!(verbs_of(s(acc), *meta), *want, "{acc:?} metadata={meta}");
+    }
+}
+
+fn one(events: Vec<Event>, metadata: bool) -> Profile {
+    let mut h = header(&ENV_A);
+    h.metadata = metadata;
+    learn(&Run {
+        header: h,
+        events,
+        needs: vec![],
+    })
+}
+
+#[test]
+fn failures_probe_and_attempts() {
+    let p = one(
+        vec![
+            open(5, &[Access::Read], "/etc/denied", Outcome::Errno(13)),
+            open(
+                5,
+                &[Access::Write, Access::Create],
+                "/work/A/proj/missing/x",
+                Outcome::Errno(ENOENT),
+            ),
+            sys(
+                5,
+                "execve",
+                vec![path_target(&[Access::Exec], "/usr/local/bin/npx")],
+                Outcome::Errno(ENOENT),
+            ),
+            open(5, &[Access::Read], "/etc/killed", Outcome::Killed),
+            open(5, &[Access::Stat], "/etc/statted", Outcome::Value(0)),
+        ],
+        false,
+    );
+    let t = text(&p);
+    assert!(t.contains("read /etc/denied\n"), "{t}");
+    assert!(t.contains("write ${CWD}/missing/x\n"), "{t}");
+    assert!(!t.contains("probe ${CWD}/missing"), "{t}");
+    assert!(
+        t.contains("probe /usr/local/bin/npx\n") && !t.contains("exec /usr/local"),
+        "{t}"
+    );
+    assert!(t.contains("read /etc/killed\n"), "{t}");
+    assert!(!t.contains("statted"), "{t}");
+    let p = one(
+        vec![open(
+            5,
+            &[Access::Stat],
+            "/etc/statted",
+            Outcome::Errno(ENOENT),
+        )],
+        true,
+    );
+    assert!(text(&p).contains("stat /etc/statted\n"), "{}", text(&p));
+}
+
+#[test]
+fn symlinked_paths_learn_both_names_and_link_needs_read_write() {
+    let target = Target {
+        access: AccessSet::of(Access::Read),
+        object: Object::Path(PathObj {
+            literal: b"lib".to_vec(),
+            abs: b"/usr/lib64/ld.so".to_vec(),
+            resolved: Some(b"/usr/lib/ld-2.36.so".to_vec()),
+        }),
+    };
+    let p = one(
+        vec![
+            sys(5, "openat", vec![target], Outcome::Value(3)),
+            sys(
+                5,
+                "link",
+                vec![
+                    path_target(&[Access::Link], "/work/A/proj/a"),
+                    path_target(&[Access::Create], "/work/A/proj/b"),
+                ],
+                Outcome::Value(0),
+            ),
+        ],
+        false,
+    );
+    let t = text(&p);
+    assert!(
+        t.contains("read /usr/lib64/ld.so\n") && t.contains("read /usr/lib/ld-2.36.so\n"),
+        "{t}"
+    );
+    assert!(
+        t.contains("read ${CWD}/a\n") && t.contains("write ${CWD}/a\n"),
+        "{t}"
+    );
+    assert!(t.contains("write ${CWD}/b\n"), "{t}");
+}
+
+#[test]
+fn network_rules() {
+    let v6 = |s: &str| {
+        s.parse::<Ipv6Addr>()
+            .map(|a| a.octets())
+            .unwrap_or_default()
+    };
+    let send = |addr| {
+        sys(
+            5,
+            "sendto",
+            vec![Target {
+                access: AccessSet::of(Access::Send),
+                object: Object::Socket(addr),
+            }],
+            Outcome::Value(9),
+        )
+    };
+    let bind = |addr| {
+        sys(
+            5,
+            "bind",
+            vec![Target {
+                access: AccessSet::of(Access::Bind),
+                object: Object::Socket(addr),
+            }],
+            Outcome::Value(0),
+        )
+    };
+    let p = one(
+        vec![
+            connect(
+                5,
+                SockAddr::Inet {
+                    addr: [127, 0, 0, 1],
+                    port: 8080,
+                },
+            ),
+            connect(
+                5,
+                SockAddr::Inet {
+                    addr: [140, 82, 121, 4],
+                    port: 443,
+                },
+            ),
+            connect(
+                5,
+                SockAddr::Inet {
+                    addr: [151, 101, 1, 1],
+                    port: 443,
+                },
+            ),
+            connect(
+                5,
+                SockAddr::Inet6 {
+                    addr: v6("::1"),
+                    port: 9229,
+                    scope_id: 0,
+                },
+            ),
+            connect(
+                5,
+                SockAddr::Inet6 {
+                    addr: v6("2606:4700::1"),
+                    port: 80,
+                    scope_id: 0,
+                },
+            ),
+            connect(5, SockAddr::UnixAbstract(b"/tmp/.X11-unix/X0".to_vec())),
+            connect(5, SockAddr::UnixUnnamed),
+            send(SockAddr::Inet {
+                addr: [8, 8, 8, 8],
+                port: 53,
+            }),
+            bind(SockAddr::Inet {
+                addr: [0, 0, 0, 0],
+                port: 3000,
+            }),
+        ],
+        false,
+    );
+    let t = text(&p);
+    for want in [
+        "connect tcp 127.0.0.1:8080\n",
+        "connect tcp *:443\n",
+        "connect tcp [::1]:9229\n",
+        "connect tcp *:80\n",
+        "connect unix @/tmp/.X11-unix/X0\n",
+        "send udp *:53\n",
+        "bind tcp 0.0.0.0:3000\n",
+    ] {
+        assert!(t.contains(want), "missing {want:?}:\n{t}");
+    }
+    assert_eq!(t.matches("connect tcp *:443").count(), 1);
+    assert!(!t.contains("140.82") && !t.contains("2606"), "{t}");
+}
+
+#[test]
+fn gated_hook_decides_targetless_syscalls() {
+    let events = vec![
+        sys(5, "io_uring_setup", vec![], Outcome::Value(3)),
+        sys(5, "weird", vec![], Outcome::Value(0)),
+    ];
+    let mut h = header(&ENV_A);
+    h.metadata = false;
+    let opts = LearnOptions {
+        is_gated: Some(Box::new(|n| n.starts_with("io_uring"))),
+        ..LearnOptions::default()
+    };
+    let p = learn_runs(
+        &[&Run {
+            header: h,
+            events,
+            needs: vec![],
+        }],
+        opts,
+    );
+    let t = text(&p);
+    assert!(
+        t.contains("syscall io_uring_setup\n") && !t.contains("weird"),
+        "{t}"
+    );
+}
+
+#[test]
+fn debug_impls_do_not_print_closures() {
+    let o = LearnOptions {
+        already_allowed: Some(Box::new(|_, _| true)),
+        ..LearnOptions::default()
+    };
+    let d = format!("{o:?}");
+    assert!(d.contains("dir_threshold: 8") && d.contains("<fn>"), "{d}");
+    assert!(format!("{:?}", Learner::new(o)).contains("Learner"));
+}
+
+/// A synthetic stream: `n` events over a bounded set of concrete objects, with pids and temp
+/// names that change all the time (they generalize to the same globs).
+fn stream(n: usize) -> (Profile, usize) {
+    let mut l = Learner::new(LearnOptions::default());
+    l.begin_trace(&header(&ENV_A));
+    let mut rng = Rng(7);
+    let mut max_paths = 0;
+    for i in 0..n {
+        let pid = 1000 + (rng.next() % 30000) as i32;
+        let ev = match i % 5 {
+            0 => open(
+                pid,
+                &[Access::Read],
+                &format!("/work/A/proj/node_modules/p{}/index.js", i % 500),
+                Outcome::Value(3),
+            ),
+            1 => open(
+                pid,
+                &[Access::Read],
+                &format!("/proc/{pid}/stat"),
+                Outcome::Value(3),
+            ),
+            2 => open(
+                pid,
+                &[Access::Write, Access::Create],
+                &format!("/tmp/npm-{pid}-{}/x", rng.alnum(6)),
+                Outcome::Value(3),
+            ),
+            3 => open(
+                pid,
+                &[Access::Read],
+                &format!(
+                    "/work/A/proj/node_modules/p{}/node_modules/q/package.json",
+                    i % 700
+                ),
+                Outcome::Errno(ENOENT),
+            ),
+            _ => exec(pid, "/usr/bin/node"),
+        };
+        l.observe(&ev);
+        if i % 1000 == 0 {
+            max_paths = max_paths.max(l.paths.values().map(BTreeSet::len).sum::<usize>());
+        }
+    }
+    (l.finish(), max_paths)
+}
+
+#[test]
+fn streams_100k_events_in_bounded_state() {
+    let (p, max_paths) = stream(100_000);
+    // Bounded by distinct generalized paths (500 + 700 + a few), not by events.
+    assert!(max_paths <= 1300, "{max_paths}");
+    let t = text(&p);
+    assert!(
+        t.contains("read ${CWD}/node_modules/**\n") && t.contains("write ${TMPDIR}/npm-*/x\n"),
+        "{t}"
+    );
+    assert!(p.rules.len() < 20, "{t}");
+}
+
+#[test]
+#[ignore = "heavy: 1,000,000 events"]
+fn streams_1m_events_in_bounded_state() {
+    let (p, max_paths) = stream(1_000_000);
+    assert!(max_paths <= 1300, "{max_paths}");
+    assert!(p.rules.len() < 20);
+}
+
+#[test]
+fn project_files_under_home_are_not_secrets_but_ssh_is() {
+    let env = Env {
+        cwd: "/home/carol/proj",
+        home: "/home/carol",
+        tmpdir: "/tmp",
+        uid: 1000,
+    };
+    let events = vec![
+        open(
+            7,
+            &[Access::Read],
+            "/home/carol/proj/node_modules/js-tokens/index.js",
+            Outcome::Value(3),
+        ),
+        open(
+            7,
+            &[Access::Read],
+            "/home/carol/api_token.txt",
+            Outcome::Value(3),
+        ),
+    ];
+    let p = learn(&Run {
+        header: header(&env),
+        events,
+        needs: vec![],
+    });
+    let t = text(&p);
+    assert!(
+        t.contains("\nread ${CWD}/node_modules/js-tokens/index.js\n"),
+        "{t}"
+    );
+    assert!(
+        !t.contains("WARNING: the traced run used a secret place (read ${CWD}"),
+        "{t}"
+    );
+    assert!(
+        t.contains("secret place (read ${HOME}/api_token.txt)"),
+        "{t}"
+    );
+}
