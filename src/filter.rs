@@ -1,1 +1,767 @@
-//! (in progress)
+//! Build the stacked seccomp programs of a run (design.md section 3).
+//!
+//! Pure: data in ([`FilterSpec`] + the arch table), BPF out. Installing the programs is the
+//! tracer's job (`tracer/spawn.rs`), which calls `seccomp(SECCOMP_SET_MODE_FILTER)` once per
+//! program, in the order [`build`] returns them.
+//!
+//! The kernel runs every stacked filter and keeps the most restrictive answer
+//! (KILL_PROCESS > ERRNO > TRACE > ALLOW), so each concern is its own small filter:
+//!
+//! 1. **unknown**: numbers absent from the table (new kernels add syscalls; x32 numbers with
+//!    bit 0x4000_0000 set also land here) → TRACE in record, refused in enforce (KILL_PROCESS,
+//!    or ENOSYS in errno mode).
+//! 2. **spawn**: `clone3` → ERRNO(ENOSYS) always (its flags sit behind a pointer the filter
+//!    cannot read; glibc falls back to `clone`); `clone` with `CLONE_UNTRACED` → EPERM
+//!    (record) or refused (enforce); `clone` with namespace flags → refused in enforce unless
+//!    `unshare` is allowed (in record they are traced by filter 3).
+//! 3. **trace**: checked, creds, metadata (only with `--metadata`), gated (record only),
+//!    namespace clones (record), `prctl(PR_SET_SECCOMP)` (record), and memory syscalls that
+//!    may touch the guard window → TRACE(0). The tracer looks the class up by number, so the
+//!    data word is always 0.
+//! 4. **refuse** (enforce only): gated syscalls the profile does not allow, and
+//!    `prctl(PR_SET_SECCOMP)` unless `seccomp` is allowed → KILL_PROCESS or ERRNO.
+//!
+//! Every seccompiler program starts with an architecture check that returns KILL_PROCESS for
+//! any other `AUDIT_ARCH`: that is how the i386 ABI (`int 0x80` on x86_64) is refused, in
+//! record as in enforce.
+//!
+//! Installation order matters because each later `seccomp(2)` call passes through the filters
+//! already installed: the filter that traces or refuses `seccomp` is always last, and `prctl`
+//! is never refused except for `PR_SET_SECCOMP`.
+//!
+//! Every free syscall is answered ALLOW by every filter without loading an argument, so the
+//! kernel's seccomp action cache (5.11+) skips the filters for them entirely.
+
+use std::collections::BTreeMap;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+use crate::arch::{Arch, Class, SyscallDef};
+
+/// `CLONE_UNTRACED`: a child the tracer would never see.
+pub const CLONE_UNTRACED: u64 = 0x0080_0000;
+/// All `CLONE_NEW*` namespace flags that `clone` accepts.
+pub const CLONE_NAMESPACES: u64 = 0x0002_0000 // CLONE_NEWNS
+    | 0x0200_0000 // CLONE_NEWCGROUP
+    | 0x0400_0000 // CLONE_NEWUTS
+    | 0x0800_0000 // CLONE_NEWIPC
+    | 0x1000_0000 // CLONE_NEWUSER
+    | 0x2000_0000 // CLONE_NEWPID
+    | 0x4000_0000; // CLONE_NEWNET
+/// `PR_SET_SECCOMP`: installs a filter like `seccomp(2)`.
+pub const PR_SET_SECCOMP: u64 = 22;
+const MAP_FIXED: u64 = 0x10;
+const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
+const SHM_REMAP: u64 = 0x4000;
+const MREMAP_FIXED: u64 = 2;
+const FOUR_GIB: u64 = 1 << 32;
+const ENOSYS: u32 = 38;
+const EPERM: u32 = 1;
+
+/// What to build.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilterSpec {
+    pub arch: Arch,
+    pub mode: FilterMode,
+    /// Stop on metadata syscalls too (`--metadata`).
+    pub metadata: bool,
+    /// The guard window of the race defence (design.md section 5), if one is used.
+    pub guard: Option<GuardWindow>,
+}
+
+/// Record traces everything interesting; enforce refuses what it can in-kernel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FilterMode {
+    Record,
+    Enforce {
+        /// Names of gated syscalls the profile allows (`syscall NAME` rules). The pseudo-name
+        /// `unshare` also allows namespace flags on `clone`, and `seccomp` also allows
+        /// `prctl(PR_SET_SECCOMP)`.
+        allowed_gated: Vec<String>,
+        on_gated: Refuse,
+    },
+}
+
+/// How the kernel refuses a syscall in enforce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refuse {
+    /// SECCOMP_RET_KILL_PROCESS.
+    Kill,
+    /// SECCOMP_RET_ERRNO with this errno for gated syscalls; unknown numbers always get ENOSYS.
+    Errno(i32),
+}
+
+/// A 4 GiB-aligned window holding the guard region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GuardWindow {
+    /// The window's start; must be 4 GiB aligned and at least 4 GiB.
+    pub base: u64,
+}
+
+/// Why no program could be built.
+#[derive(Debug, thiserror::Error)]
+pub enum FilterError {
+    #[error("seccompiler cannot target architecture {arch:?}")]
+    Arch { arch: Arch },
+    #[error("guard window base {base:#x} is not 4 GiB aligned and above 4 GiB")]
+    GuardBase { base: u64 },
+    #[error("the table of {arch:?} is empty: refusing to build a filter that knows no syscall")]
+    EmptyTable { arch: Arch },
+    #[error("building the {stage} filter")]
+    Seccompiler {
+        stage: &'static str,
+        #[source]
+        source: seccompiler::BackendError,
+    },
+}
+
+/// The class of `nr` on `arch`, `None` for unknown numbers (what the tracer does with a
+/// TRACE(0) stop).
+pub fn class_of(arch: Arch, nr: u64) -> Option<Class> {
+    arch.by_nr(nr).map(|d| d.class)
+}
+
+/// Build the programs for `spec`, in installation order.
+pub fn build(spec: &FilterSpec) -> Result<Vec<BpfProgram>, FilterError> {
+    let target = match spec.arch {
+        Arch::X86_64 => TargetArch::x86_64,
+        Arch::Aarch64 => TargetArch::aarch64,
+    };
+    let table = spec.arch.table();
+    if table.is_empty() {
+        return Err(FilterError::EmptyTable { arch: spec.arch });
+    }
+    if let Some(g) = spec.guard {
+        if g.base % FOUR_GIB != 0 || g.base < FOUR_GIB {
+            return Err(FilterError::GuardBase { base: g.base });
+        }
+    }
+    let b = Builder {
+        spec,
+        table,
+        target,
+    };
+    let mut out = vec![b.unknown()?, b.clone3()?];
+    match &spec.mode {
+        FilterMode::Record => {
+            out.push(b.untraced_clone()?);
+            // Traces `seccomp` (gated in record): last.
+            out.push(b.trace()?);
+        }
+        FilterMode::Enforce {
+            allowed_gated,
+            on_gated,
+        } => {
+            // Gated syscalls are not traced in enforce, so the trace filter lets `seccomp`
+            // through; the refuse filter may refuse it: last.
+            out.push(b.trace()?);
+            out.push(b.refuse(allowed_gated, *on_gated)?);
+        }
+    }
+    Ok(out)
+}
+
+struct Builder<'a> {
+    spec: &'a FilterSpec,
+    table: &'static [SyscallDef],
+    target: TargetArch,
+}
+
+type Rules = BTreeMap<i64, Vec<SeccompRule>>;
+
+fn cond(arg: u8, op: SeccompCmpOp, value: u64) -> SeccompCondition {
+    // Argument indexes used here are < 6, the only way construction can fail.
+    SeccompCondition::new(arg, SeccompCmpArgLen::Qword, op, value)
+        .unwrap_or_else(|_| unreachable!("argument index {arg} < 6"))
+}
+
+fn rule(conds: Vec<SeccompCondition>) -> SeccompRule {
+    SeccompRule::new(conds).unwrap_or_else(|_| unreachable!("rules are never empty"))
+}
+
+/// `arg & bit == bit`.
+fn has_bit(arg: u8, bit: u64) -> SeccompCondition {
+    cond(arg, SeccompCmpOp::MaskedEq(bit), bit)
+}
+
+/// `arg & bits != 0` as one rule per bit (seccompiler has no "any bit" test).
+fn any_bit(arg: u8, bits: u64) -> Vec<SeccompRule> {
+    (0..64)
+        .map(|i| 1u64 << i)
+        .filter(|bit| bits & bit != 0)
+        .map(|bit| rule(vec![has_bit(arg, bit)]))
+        .collect()
+}
+
+/// The conditions "argument `arg`'s high word is the window's or the one below" (two
+/// alternatives), each combined with `extra`.
+fn in_window(arg: u8, base: u64, extra: &[SeccompCondition]) -> Vec<SeccompRule> {
+    let hi = base & !(FOUR_GIB - 1);
+    [hi, hi - FOUR_GIB]
+        .into_iter()
+        .map(|h| {
+            let mut c = extra.to_vec();
+            c.push(cond(arg, SeccompCmpOp::MaskedEq(!(FOUR_GIB - 1)), h));
+            rule(c)
+        })
+        .collect()
+}
+
+/// "argument `arg` (a length) is at least 4 GiB", combined with `extra`.
+fn huge(arg: u8, extra: &[SeccompCondition]) -> SeccompRule {
+    let mut c = extra.to_vec();
+    c.push(cond(arg, SeccompCmpOp::Ge, FOUR_GIB));
+    rule(c)
+}
+
+/// The rules under which a memory-class syscall may touch the guard window: traced when one
+/// matches, allowed otherwise.
+pub(crate) fn memory_rules(name: &str, base: u64) -> Vec<SeccompRule> {
+    match name {
+        "mmap" => {
+            // Without MAP_FIXED the kernel never maps over an existing mapping.
+            let mut r = Vec::new();
+            for flag in [MAP_FIXED, MAP_FIXED_NOREPLACE] {
+                let f = [has_bit(3, flag)];
+                r.extend(in_window(0, base, &f));
+                r.push(huge(1, &f));
+            }
+            r
+        }
+        "mremap" => {
+            let mut r = in_window(0, base, &[]);
+            r.push(huge(1, &[]));
+            // MREMAP_FIXED moves the mapping to new_address (argument 4), replacing what is
+            // there.
+            r.extend(in_window(4, base, &[has_bit(3, MREMAP_FIXED)]));
+            r
+        }
+        // The attached segment's size is unknown to the filter: trace every remapping attach.
+        "shmat" => vec![rule(vec![has_bit(2, SHM_REMAP)])],
+        // shmdt(addr): no length.
+        "shmdt" => in_window(0, base, &[]),
+        // (addr, len, ...): mprotect, munmap, madvise, pkey_mprotect, mseal, map_shadow_stack,
+        // remap_file_pages.
+        _ => {
+            let mut r = in_window(0, base, &[]);
+            r.push(huge(1, &[]));
+            r
+        }
+    }
+}
+
+fn refuse_action(refuse: Refuse) -> SeccompAction {
+    match refuse {
+        Refuse::Kill => SeccompAction::KillProcess,
+        Refuse::Errno(e) => SeccompAction::Errno(u32::try_from(e).unwrap_or(EPERM)),
+    }
+}
+
+impl Builder<'_> {
+    fn compile(
+        &self,
+        stage: &'static str,
+        rules: Rules,
+        mismatch: SeccompAction,
+        matched: SeccompAction,
+    ) -> Result<BpfProgram, FilterError> {
+        let err = |source| FilterError::Seccompiler { stage, source };
+        let f = SeccompFilter::new(rules, mismatch, matched, self.target).map_err(err)?;
+        BpfProgram::try_from(f).map_err(err)
+    }
+
+    fn nr_of(&self, name: &str) -> Option<i64> {
+        self.table
+            .iter()
+            .find(|d| d.name == name)
+            .map(|d| i64::from(d.nr))
+    }
+
+    /// Filter 1: every known number is allowed; anything else traced or refused.
+    fn unknown(&self) -> Result<BpfProgram, FilterError> {
+        let rules: Rules = self
+            .table
+            .iter()
+            .map(|d| (i64::from(d.nr), vec![]))
+            .collect();
+        let mismatch = match &self.spec.mode {
+            FilterMode::Record => SeccompAction::Trace(0),
+            FilterMode::Enforce {
+                on_gated: Refuse::Kill,
+                ..
+            } => SeccompAction::KillProcess,
+            FilterMode::Enforce {
+                on_gated: Refuse::Errno(_),
+                ..
+            } => SeccompAction::Errno(ENOSYS),
+        };
+        self.compile("unknown", rules, mismatch, SeccompAction::Allow)
+    }
+
+    /// Filter 2: clone3 → ENOSYS, in every mode.
+    fn clone3(&self) -> Result<BpfProgram, FilterError> {
+        let rules: Rules = self
+            .nr_of("clone3")
+            .map(|nr| (nr, vec![]))
+            .into_iter()
+            .collect();
+        self.compile(
+            "clone3",
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::Errno(ENOSYS),
+        )
+    }
+
+    /// Record only: clone(CLONE_UNTRACED) → EPERM (enforce refuses it in [`Self::refuse`]).
+    fn untraced_clone(&self) -> Result<BpfProgram, FilterError> {
+        let rules: Rules = self
+            .nr_of("clone")
+            .map(|nr| (nr, any_bit(0, CLONE_UNTRACED)))
+            .into_iter()
+            .collect();
+        self.compile(
+            "untraced clone",
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::Errno(EPERM),
+        )
+    }
+
+    /// Filter 3: what stops the workload.
+    fn trace(&self) -> Result<BpfProgram, FilterError> {
+        let record = matches!(self.spec.mode, FilterMode::Record);
+        let mut rules = Rules::new();
+        for d in self.table {
+            let nr = i64::from(d.nr);
+            match d.class {
+                Class::Checked | Class::Creds => {
+                    rules.insert(nr, vec![]);
+                }
+                Class::Metadata if self.spec.metadata => {
+                    rules.insert(nr, vec![]);
+                }
+                Class::Gated if record => {
+                    rules.insert(nr, vec![]);
+                }
+                Class::Memory => {
+                    if let Some(g) = self.spec.guard {
+                        rules.insert(nr, memory_rules(d.name, g.base));
+                    }
+                }
+                Class::Spawn if record && d.name == "clone" => {
+                    // Logged as the gated pseudo-syscall "clone(namespace)".
+                    rules.insert(nr, any_bit(0, CLONE_NAMESPACES));
+                }
+                Class::Free if record && d.name == "prctl" => {
+                    rules.insert(
+                        nr,
+                        vec![rule(vec![cond(0, SeccompCmpOp::Eq, PR_SET_SECCOMP)])],
+                    );
+                }
+                _ => {}
+            }
+        }
+        self.compile(
+            "trace",
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::Trace(0),
+        )
+    }
+
+    /// Filter 4 (enforce): gated syscalls the profile does not allow, untraced clones,
+    /// namespace clones unless `unshare` is allowed, `prctl(PR_SET_SECCOMP)` unless `seccomp`
+    /// is allowed.
+    fn refuse(&self, allowed: &[String], on: Refuse) -> Result<BpfProgram, FilterError> {
+        let allowed = |n: &str| allowed.iter().any(|a| a == n);
+        let mut rules = Rules::new();
+        for d in self.table {
+            let nr = i64::from(d.nr);
+            match d.class {
+                Class::Gated if !allowed(d.name) => {
+                    rules.insert(nr, vec![]);
+                }
+                Class::Spawn if d.name == "clone" => {
+                    let mut r = any_bit(0, CLONE_UNTRACED);
+                    if !allowed("unshare") {
+                        r.extend(any_bit(0, CLONE_NAMESPACES));
+                    }
+                    rules.insert(nr, r);
+                }
+                Class::Free if d.name == "prctl" && !allowed("seccomp") => {
+                    rules.insert(
+                        nr,
+                        vec![rule(vec![cond(0, SeccompCmpOp::Eq, PR_SET_SECCOMP)])],
+                    );
+                }
+                _ => {}
+            }
+        }
+        self.compile("refuse", rules, SeccompAction::Allow, refuse_action(on))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WINDOW: u64 = 0x7000_0000_0000;
+
+    fn spec(mode: FilterMode, metadata: bool, guard: bool) -> FilterSpec {
+        FilterSpec {
+            arch: Arch::X86_64,
+            mode,
+            metadata,
+            guard: guard.then_some(GuardWindow { base: WINDOW }),
+        }
+    }
+
+    fn enforce(allowed: &[&str], on: Refuse) -> FilterMode {
+        FilterMode::Enforce {
+            allowed_gated: allowed.iter().map(|s| s.to_string()).collect(),
+            on_gated: on,
+        }
+    }
+
+    #[test]
+    fn builds_every_mode_within_kernel_limits() {
+        for (mode, n) in [
+            (FilterMode::Record, 4),
+            (enforce(&[], Refuse::Kill), 4),
+            (enforce(&["ptrace", "unshare"], Refuse::Errno(1)), 4),
+        ] {
+            for metadata in [false, true] {
+                for guard in [false, true] {
+                    let progs = build(&spec(mode.clone(), metadata, guard)).expect("build");
+                    assert_eq!(progs.len(), n);
+                    for p in &progs {
+                        // BPF_MAXINSNS
+                        assert!(!p.is_empty() && p.len() <= 4096, "{} instructions", p.len());
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn metadata_and_guard_change_the_trace_filter() {
+        let plain = build(&spec(FilterMode::Record, false, false)).expect("build");
+        let meta = build(&spec(FilterMode::Record, true, false)).expect("build");
+        let guard = build(&spec(FilterMode::Record, false, true)).expect("build");
+        assert!(meta[3].len() > plain[3].len());
+        assert!(guard[3].len() > plain[3].len());
+        assert_eq!(plain[0], meta[0]);
+    }
+
+    #[test]
+    fn rejects_bad_inputs() {
+        let mut s = spec(FilterMode::Record, false, false);
+        s.guard = Some(GuardWindow {
+            base: WINDOW + 4096,
+        });
+        assert!(matches!(build(&s), Err(FilterError::GuardBase { .. })));
+        s.guard = Some(GuardWindow { base: 0 });
+        assert!(matches!(build(&s), Err(FilterError::GuardBase { .. })));
+        s.guard = None;
+        s.arch = Arch::Aarch64;
+        assert!(matches!(build(&s), Err(FilterError::EmptyTable { .. })));
+    }
+
+    #[test]
+    fn class_lookup() {
+        assert_eq!(class_of(Arch::X86_64, 257), Some(Class::Checked));
+        assert_eq!(class_of(Arch::X86_64, 1000), None);
+        assert_eq!(class_of(Arch::X86_64, 257 | 0x4000_0000), None);
+    }
+
+    /// Installs programs in a forked child and runs probes there; every probe is a raw syscall
+    /// and its expected result. Nothing in the child allocates (the parent may be multi-threaded).
+    #[cfg(target_arch = "x86_64")]
+    mod live {
+        use super::*;
+
+        /// What a probe must return.
+        #[derive(Clone, Copy)]
+        enum Want {
+            /// Success (any non-negative value).
+            Ok,
+            /// Failure with this errno.
+            Err(i32),
+            /// Anything, as long as the process survives.
+            Any,
+        }
+
+        struct Probe {
+            nr: i64,
+            args: [u64; 6],
+            want: Want,
+        }
+
+        fn p(nr: i64, args: [u64; 6], want: Want) -> Probe {
+            Probe { nr, args, want }
+        }
+
+        /// Fork, install `progs`, run `probes` (or the i386 getpid when `int80`), and return the
+        /// child's wait status. Exit code 0 = all probes passed, k = probe k-1 failed,
+        /// 200 = install failed.
+        fn run_child(progs: &[BpfProgram], probes: &[Probe], int80: bool) -> i32 {
+            let fprogs: Vec<libc::sock_fprog> = progs
+                .iter()
+                .map(|p| libc::sock_fprog {
+                    len: u16::try_from(p.len()).expect("program length fits u16"),
+                    filter: p.as_ptr().cast::<libc::sock_filter>().cast_mut(),
+                })
+                .collect();
+            // SAFETY: fork has no memory-safety preconditions; the child below only makes raw
+            // syscalls on data prepared before the fork and leaves with _exit.
+            let pid = unsafe { libc::fork() };
+            assert!(pid >= 0, "fork failed");
+            if pid == 0 {
+                // SAFETY: PR_SET_NO_NEW_PRIVS takes integer arguments only.
+                if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+                    // SAFETY: _exit never returns and touches no Rust state.
+                    unsafe { libc::_exit(200) };
+                }
+                for f in &fprogs {
+                    // SAFETY: `f` points to a live sock_fprog whose `filter` points to `len`
+                    // sock_filter instructions owned by `progs`, alive until _exit; seccompiler's
+                    // sock_filter has libc's layout (code u16, jt u8, jf u8, k u32).
+                    let r = unsafe {
+                        libc::syscall(
+                            libc::SYS_seccomp,
+                            libc::SECCOMP_SET_MODE_FILTER,
+                            0,
+                            std::ptr::from_ref(f),
+                        )
+                    };
+                    if r != 0 {
+                        // SAFETY: as above.
+                        unsafe { libc::_exit(200) };
+                    }
+                }
+                if int80 {
+                    let mut eax: u32 = 20; // i386 getpid
+                    // SAFETY: int 0x80 with eax=20 is the i386 getpid syscall: it reads no
+                    // memory and clobbers only eax (the filter should kill us first).
+                    unsafe { std::arch::asm!("int 0x80", inout("eax") eax) };
+                    let _ = eax;
+                    // SAFETY: as above.
+                    unsafe { libc::_exit(0) };
+                }
+                for (i, probe) in probes.iter().enumerate() {
+                    let a = probe.args;
+                    // SAFETY: every probe's pointer arguments are 0 or point to static,
+                    // NUL-terminated strings or to memory the probe does not dereference.
+                    let r = unsafe { libc::syscall(probe.nr, a[0], a[1], a[2], a[3], a[4], a[5]) };
+                    // SAFETY: __errno_location returns this thread's errno slot.
+                    let errno = unsafe { *libc::__errno_location() };
+                    if r == 0 && probe.nr == libc::SYS_clone {
+                        // SAFETY: a clone that should have been refused succeeded: leave the
+                        // new child at once.
+                        unsafe { libc::_exit(0) };
+                    }
+                    let ok = match probe.want {
+                        Want::Ok => r >= 0,
+                        Want::Err(e) => r == -1 && errno == e,
+                        Want::Any => true,
+                    };
+                    if !ok {
+                        let code = i32::try_from(i + 1).unwrap_or(199);
+                        // SAFETY: as above.
+                        unsafe { libc::_exit(code) };
+                    }
+                }
+                // SAFETY: as above.
+                unsafe { libc::_exit(0) };
+            }
+            let mut status = 0;
+            // SAFETY: `status` is a live i32 the kernel writes; `pid` is our child.
+            let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+            assert_eq!(r, pid);
+            status
+        }
+
+        fn exit_code(status: i32) -> Option<i32> {
+            libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status))
+        }
+
+        const DEV_NULL: &[u8] = b"/dev/null\0";
+        const ROOT: &[u8] = b"/\0";
+
+        fn ptr(s: &'static [u8]) -> u64 {
+            s.as_ptr() as u64
+        }
+
+        const ENOSYS: i32 = libc::ENOSYS;
+        const MARK: i32 = libc::EADDRNOTAVAIL; // a refusal errno no probe returns by itself
+        const SIGCHLD: u64 = 17;
+
+        fn common_probes() -> Vec<Probe> {
+            vec![
+                p(libc::SYS_getpid, [0; 6], Want::Ok),
+                // clone3 always answers ENOSYS.
+                p(libc::SYS_clone3, [0; 6], Want::Err(ENOSYS)),
+                // Checked: TRACE with no tracer answers ENOSYS.
+                p(
+                    libc::SYS_openat,
+                    [u64::MAX - 99, ptr(DEV_NULL), 0, 0, 0, 0],
+                    Want::Err(ENOSYS),
+                ),
+                p(
+                    libc::SYS_prctl,
+                    [libc::PR_GET_NO_NEW_PRIVS as u64, 0, 0, 0, 0, 0],
+                    Want::Ok,
+                ),
+            ]
+        }
+
+        #[test]
+        fn record_traces_and_refuses_as_specified() {
+            let progs = build(&spec(FilterMode::Record, true, false)).expect("build");
+            let mut probes = common_probes();
+            probes.extend([
+                // Metadata traced with --metadata.
+                p(
+                    libc::SYS_newfstatat,
+                    [u64::MAX - 99, ptr(ROOT), 0, 0, 0, 0],
+                    Want::Err(ENOSYS),
+                ),
+                // Unknown and gated: traced.
+                p(1000, [0; 6], Want::Err(ENOSYS)),
+                p(
+                    libc::SYS_personality,
+                    [0xffff_ffff, 0, 0, 0, 0, 0],
+                    Want::Err(ENOSYS),
+                ),
+                // Untraced clones: EPERM; namespace clones: traced.
+                p(
+                    libc::SYS_clone,
+                    [CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0, 0],
+                    Want::Err(libc::EPERM),
+                ),
+                p(
+                    libc::SYS_clone,
+                    [0x1000_0000 | SIGCHLD, 0, 0, 0, 0, 0],
+                    Want::Err(ENOSYS),
+                ),
+                p(
+                    libc::SYS_prctl,
+                    [PR_SET_SECCOMP, 0, 0, 0, 0, 0],
+                    Want::Err(ENOSYS),
+                ),
+                // No guard: memory syscalls are free (munmap of an unmapped range succeeds).
+                p(libc::SYS_munmap, [WINDOW, 4096, 0, 0, 0, 0], Want::Ok),
+            ]);
+            let status = run_child(&progs, &probes, false);
+            assert_eq!(exit_code(status), Some(0), "status {status:#x}");
+        }
+
+        #[test]
+        fn enforce_errno_refuses_in_kernel() {
+            let progs = build(&spec(
+                enforce(&["personality"], Refuse::Errno(MARK)),
+                false,
+                true,
+            ))
+            .expect("build");
+            let mut probes = common_probes();
+            let fixed = (libc::MAP_FIXED | libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64;
+            probes.extend([
+                // Metadata free without --metadata.
+                p(
+                    libc::SYS_newfstatat,
+                    [u64::MAX - 99, ptr(ROOT), 0, 0, 0, 0],
+                    Want::Err(libc::EFAULT),
+                ),
+                // Unknown: ENOSYS in errno mode.
+                p(1000, [0; 6], Want::Err(ENOSYS)),
+                p(1000 | 0x4000_0000, [0; 6], Want::Err(ENOSYS)),
+                // Allowed gated runs; others are refused with the chosen errno.
+                p(
+                    libc::SYS_personality,
+                    [0xffff_ffff, 0, 0, 0, 0, 0],
+                    Want::Ok,
+                ),
+                p(libc::SYS_syslog, [10, 0, 0, 0, 0, 0], Want::Err(MARK)),
+                p(libc::SYS_io_uring_setup, [0; 6], Want::Err(MARK)),
+                p(libc::SYS_seccomp, [0; 6], Want::Err(MARK)),
+                p(
+                    libc::SYS_prctl,
+                    [PR_SET_SECCOMP, 0, 0, 0, 0, 0],
+                    Want::Err(MARK),
+                ),
+                p(
+                    libc::SYS_clone,
+                    [CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0, 0],
+                    Want::Err(MARK),
+                ),
+                p(
+                    libc::SYS_clone,
+                    [0x4000_0000 | SIGCHLD, 0, 0, 0, 0, 0],
+                    Want::Err(MARK),
+                ),
+                // Guard window: traced inside, free outside.
+                p(
+                    libc::SYS_mprotect,
+                    [WINDOW + 4096, 4096, 0, 0, 0, 0],
+                    Want::Err(ENOSYS),
+                ),
+                p(
+                    libc::SYS_mprotect,
+                    [WINDOW - 4096, 4096, 0, 0, 0, 0],
+                    Want::Err(ENOSYS),
+                ),
+                p(
+                    libc::SYS_munmap,
+                    [0x1000_0000, 1 << 33, 0, 0, 0, 0],
+                    Want::Err(ENOSYS),
+                ),
+                p(libc::SYS_munmap, [0x1000_0000, 4096, 0, 0, 0, 0], Want::Ok),
+                p(
+                    libc::SYS_mmap,
+                    [WINDOW, 4096, 3, fixed, u64::MAX, 0],
+                    Want::Err(ENOSYS),
+                ),
+                p(
+                    libc::SYS_mmap,
+                    [0, 4096, 3, fixed & !0x10, u64::MAX, 0],
+                    Want::Ok,
+                ),
+            ]);
+            let status = run_child(&progs, &probes, false);
+            assert_eq!(exit_code(status), Some(0), "status {status:#x}");
+        }
+
+        #[test]
+        fn enforce_kill_kills_unknown_and_allows_namespace_clone_when_unshare_allowed() {
+            let progs =
+                build(&spec(enforce(&["unshare"], Refuse::Kill), false, false)).expect("build");
+            let mut probes = common_probes();
+            // A namespace clone passes the filter; the kernel then decides (EPERM without
+            // privileges, a child as root), but never a seccomp kill.
+            probes.push(p(
+                libc::SYS_clone,
+                [0x4000_0000 | SIGCHLD, 0, 0, 0, 0, 0],
+                Want::Any,
+            ));
+            let status = run_child(&progs, &probes, false);
+            assert_eq!(exit_code(status), Some(0), "status {status:#x}");
+            probes.push(p(1000, [0; 6], Want::Any));
+            let status = run_child(&progs, &probes, false);
+            assert!(libc::WIFSIGNALED(status), "status {status:#x}");
+            assert_eq!(libc::WTERMSIG(status), libc::SIGSYS);
+        }
+
+        #[test]
+        fn i386_abi_is_killed() {
+            let progs = build(&spec(FilterMode::Record, false, false)).expect("build");
+            let status = run_child(&progs, &[], true);
+            assert!(libc::WIFSIGNALED(status), "status {status:#x}");
+            assert_eq!(libc::WTERMSIG(status), libc::SIGSYS);
+        }
+    }
+}

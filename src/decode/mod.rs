@@ -1,7 +1,16 @@
 //! Turn a raw syscall (number + six argument words) into the [`Target`]s it acts on.
 //!
 //! Pure: memory and `/proc` come in through the [`Memory`] and [`ProcView`] traits, so every
-//! decoder is unit-tested with byte arrays. Owns open-flag, sockaddr and path decoding.
+//! decoder is unit-tested with byte arrays. Owns open-flag, sockaddr and path decoding; the
+//! arch table's [`Sem`] says where each syscall's objects are.
+//!
+//! Data in: a [`SyscallDef`], a [`RawSyscall`], the tracee's memory and `/proc` view. Data out:
+//! a [`Decoded`] (targets, the exact strings read, exec arguments). Nothing here decides
+//! anything: `policy` judges the targets, `sink` records them.
+//!
+//! Failing closed: when a string or struct the kernel will read cannot be read (bad pointer,
+//! longer than PATH_MAX, torn read), [`Decoded::unreadable`] is set and the target is missing;
+//! enforce must then refuse the call rather than allow it unchecked.
 
 pub mod memory;
 
@@ -9,3 +18,975 @@ pub use memory::{Memory, ProcView};
 pub mod flags;
 pub mod path;
 pub mod sockaddr;
+
+use crate::arch::{Arch, Follow, Sem, SockOp, SyscallDef, TwoKind};
+use crate::event::{Access, AccessSet, Object, PathObj, SockAddr, Target};
+
+/// PATH_MAX, including the NUL: the longest path the kernel accepts.
+pub const PATH_MAX: usize = 4096;
+/// At most this many argv or envp entries are read.
+pub const MAX_EXEC_ENTRIES: usize = 4096;
+/// At most this many bytes of argv (and separately of env names' strings) are read.
+pub const MAX_EXEC_BYTES: usize = 128 * 1024;
+/// `UIO_MAXIOV`: the kernel's cap on sendmmsg's vlen.
+const MAX_MMSG: u64 = 1024;
+
+/// `AT_FDCWD`.
+pub const AT_FDCWD: i32 = path::AT_FDCWD;
+/// `AT_EMPTY_PATH`.
+pub const AT_EMPTY_PATH: u64 = 0x1000;
+/// `AT_SYMLINK_NOFOLLOW`.
+pub const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+/// `RENAME_EXCHANGE` (renameat2).
+pub const RENAME_EXCHANGE: u64 = 2;
+/// `RESOLVE_IN_ROOT` (openat2): the dirfd is the root of the lookup.
+pub const RESOLVE_IN_ROOT: u64 = 0x10;
+
+/// Open flags whose values are the same on x86_64 and aarch64.
+pub mod oflags {
+    pub const O_ACCMODE: u64 = 0o3;
+    pub const O_WRONLY: u64 = 0o1;
+    pub const O_RDWR: u64 = 0o2;
+    pub const O_CREAT: u64 = 0o100;
+    pub const O_EXCL: u64 = 0o200;
+    pub const O_TRUNC: u64 = 0o1000;
+    pub const O_PATH: u64 = 0o10000000;
+    /// `__O_TMPFILE` (O_TMPFILE is this plus O_DIRECTORY).
+    pub const O_TMPFILE_BIT: u64 = 0o20000000;
+}
+
+/// `O_NOFOLLOW` on `arch` (it differs between x86_64 and the generic ABI of aarch64).
+pub fn o_nofollow(arch: Arch) -> u64 {
+    match arch {
+        Arch::X86_64 => 0o400000,
+        Arch::Aarch64 => 0o100000,
+    }
+}
+
+/// A syscall as the tracer saw it at entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawSyscall {
+    pub arch: Arch,
+    pub nr: u64,
+    pub args: [u64; 6],
+}
+
+/// What a syscall acts on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Decoded {
+    pub targets: Vec<Target>,
+    /// Every string argument read: (argument index, the exact bytes read, NUL excluded).
+    pub strings: Vec<(u8, Vec<u8>)>,
+    pub exec: Option<ExecArgs>,
+    /// Something the kernel will read could not be read (or was too long): a target may be
+    /// missing, so enforce must fail closed.
+    pub unreadable: bool,
+}
+
+/// The argument vector and environment variable names of an exec.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExecArgs {
+    pub argv: Vec<Vec<u8>>,
+    /// Names only (the bytes before the first `=`): values are secrets.
+    pub env_names: Vec<Vec<u8>>,
+}
+
+/// The access an open with `flags` asks for.
+pub fn open_access(flags: u64) -> AccessSet {
+    use oflags::*;
+    if flags & O_PATH != 0 {
+        // An O_PATH fd reads and writes nothing: like a stat.
+        return AccessSet::of(Access::Stat);
+    }
+    if flags & O_TMPFILE_BIT != 0 {
+        // An unnamed file in the directory `path`.
+        return AccessSet::of(Access::Create);
+    }
+    let mut a = match flags & O_ACCMODE {
+        0 => AccessSet::of(Access::Read),
+        O_WRONLY => AccessSet::of(Access::Write),
+        // O_RDWR, and 3 (no data access but needs read and write permission).
+        _ => AccessSet::of(Access::Read).with(Access::Write),
+    };
+    if flags & O_CREAT != 0 {
+        a = a.with(Access::Create);
+    }
+    if flags & O_TRUNC != 0 {
+        // The kernel truncates even with O_RDONLY (and checks write permission for it).
+        a = a.with(Access::Truncate);
+    }
+    a
+}
+
+/// Whether an open with `flags` follows a symlink in the final component.
+pub fn open_follows(arch: Arch, flags: u64) -> bool {
+    use oflags::*;
+    let excl_create = flags & (O_CREAT | O_EXCL) == (O_CREAT | O_EXCL);
+    flags & o_nofollow(arch) == 0 && !excl_create
+}
+
+/// The `int` in the low half of an argument word (dirfds and fds are C ints).
+fn int_arg(word: u64) -> i32 {
+    i32::from_le_bytes(word.to_le_bytes()[..4].try_into().unwrap_or([0; 4]))
+}
+
+/// Read exactly `len` bytes at `addr`, or `None`.
+fn read_exact(mem: &dyn Memory, addr: u64, len: usize) -> Option<Vec<u8>> {
+    let mut buf = vec![0u8; len];
+    (mem.read(addr, &mut buf) == len).then_some(buf)
+}
+
+/// Read a 64-bit little-endian word (pointers and u64 fields; both supported ABIs are LP64 LE).
+fn read_u64(mem: &dyn Memory, addr: u64) -> Option<u64> {
+    let b = read_exact(mem, addr, 8)?;
+    Some(u64::from_le_bytes(b.try_into().ok()?))
+}
+
+fn read_u32(mem: &dyn Memory, addr: u64) -> Option<u32> {
+    let b = read_exact(mem, addr, 4)?;
+    Some(u32::from_le_bytes(b.try_into().ok()?))
+}
+
+fn follow_of(follow: Follow, args: &[u64; 6]) -> bool {
+    match follow {
+        Follow::Yes => true,
+        Follow::No => false,
+        Follow::UnlessFlag { arg, nofollow } => arg_at(args, arg) & nofollow == 0,
+        Follow::IfFlag { arg, follow } => arg_at(args, arg) & follow != 0,
+    }
+}
+
+fn arg_at(args: &[u64; 6], i: u8) -> u64 {
+    args.get(usize::from(i)).copied().unwrap_or(0)
+}
+
+/// A [`ProcView`] whose root is a directory fd's target (openat2 RESOLVE_IN_ROOT).
+struct Rooted<'a> {
+    inner: &'a dyn ProcView,
+    root: Vec<u8>,
+}
+
+impl ProcView for Rooted<'_> {
+    fn pid(&self) -> i32 {
+        self.inner.pid()
+    }
+    fn tid(&self) -> i32 {
+        self.inner.tid()
+    }
+    fn cwd(&self) -> Option<Vec<u8>> {
+        self.inner.cwd()
+    }
+    fn root(&self) -> Option<Vec<u8>> {
+        Some(self.root.clone())
+    }
+    fn fd_path(&self, fd: i32) -> Option<Vec<u8>> {
+        self.inner.fd_path(fd)
+    }
+    fn readlink(&self, path: &[u8]) -> Option<Vec<u8>> {
+        self.inner.readlink(path)
+    }
+}
+
+/// Names of syscalls where a NULL path pointer means "act on the dirfd" (utimensat(fd, NULL)).
+const NULL_PATH_IS_DIRFD: &[&str] = &["utimensat", "futimesat"];
+
+struct Ctx<'a> {
+    def: &'a SyscallDef,
+    raw: &'a RawSyscall,
+    mem: &'a dyn Memory,
+    view: &'a dyn ProcView,
+    out: Decoded,
+}
+
+impl Ctx<'_> {
+    fn arg(&self, i: u8) -> u64 {
+        arg_at(&self.raw.args, i)
+    }
+
+    fn dirfd(&self, i: Option<u8>) -> Option<i32> {
+        i.map(|i| int_arg(self.arg(i))).filter(|&fd| fd != AT_FDCWD)
+    }
+
+    /// Read the path string in argument `i`; records it in `strings`. `None` (and
+    /// `unreadable`) when it cannot be read.
+    fn path_arg(&mut self, i: u8) -> Option<Vec<u8>> {
+        match self.mem.read_cstr(self.arg(i), PATH_MAX - 1) {
+            Some(s) => {
+                self.out.strings.push((i, s.clone()));
+                Some(s)
+            }
+            None => {
+                self.out.unreadable = true;
+                None
+            }
+        }
+    }
+
+    fn push(&mut self, access: AccessSet, object: Object) {
+        self.out.targets.push(Target { access, object });
+    }
+
+    fn push_path(&mut self, access: AccessSet, p: PathObj) {
+        self.push(access, Object::Path(p));
+    }
+
+    /// Resolve a path argument with AT_EMPTY_PATH semantics: an empty path names the dirfd
+    /// only when `empty_ok`; otherwise the kernel fails with ENOENT and there is no target.
+    fn resolve(
+        &mut self,
+        dirfd: Option<u8>,
+        path: u8,
+        follow: bool,
+        empty_ok: bool,
+    ) -> Option<PathObj> {
+        let s = self.path_arg(path)?;
+        if s.is_empty() && !empty_ok {
+            return None;
+        }
+        Some(path::resolve(self.view, self.dirfd(dirfd), &s, follow))
+    }
+
+    fn open(&mut self, dirfd: Option<u8>, path: u8, flags: Option<u8>, how: bool) {
+        let (flags, resolve_flags) = match (flags, how) {
+            (None, _) => (oflags::O_CREAT | oflags::O_WRONLY | oflags::O_TRUNC, 0),
+            (Some(i), false) => (self.arg(i) & 0xffff_ffff, 0),
+            (Some(i), true) => {
+                // struct open_how { u64 flags; u64 mode; u64 resolve; }
+                let addr = self.arg(i);
+                match (
+                    read_u64(self.mem, addr),
+                    addr.checked_add(16).and_then(|a| read_u64(self.mem, a)),
+                ) {
+                    (Some(f), Some(r)) => (f, r),
+                    _ => {
+                        self.out.unreadable = true;
+                        return;
+                    }
+                }
+            }
+        };
+        let access = open_access(flags);
+        let follow = open_follows(self.raw.arch, flags);
+        let Some(s) = self.path_arg(path) else {
+            return;
+        };
+        if s.is_empty() {
+            return; // ENOENT
+        }
+        let dirfd = self.dirfd(dirfd);
+        let p = if resolve_flags & RESOLVE_IN_ROOT != 0 {
+            let root = match dirfd {
+                Some(fd) => self.view.fd_path(fd),
+                None => self.view.cwd(),
+            };
+            match root {
+                Some(root) if root.starts_with(b"/") => {
+                    let rooted = Rooted {
+                        inner: self.view,
+                        root,
+                    };
+                    path::resolve(&rooted, dirfd, &s, follow)
+                }
+                _ => {
+                    self.out.unreadable = true;
+                    return;
+                }
+            }
+        } else {
+            path::resolve(self.view, dirfd, &s, follow)
+        };
+        self.push_path(access, p);
+    }
+
+    fn exec(&mut self, dirfd: Option<u8>, path: u8, argv: u8, envp: u8, flags: Option<u8>) {
+        let f = flags.map_or(0, |i| self.arg(i));
+        let follow = f & AT_SYMLINK_NOFOLLOW == 0;
+        if let Some(p) = self.resolve(dirfd, path, follow, f & AT_EMPTY_PATH != 0) {
+            self.push_path(AccessSet::of(Access::Exec), p);
+        }
+        let argv = self.string_array(self.arg(argv));
+        let env_names = self
+            .string_array(self.arg(envp))
+            .into_iter()
+            .map(|mut e| {
+                let end = e.iter().position(|&b| b == b'=').unwrap_or(e.len());
+                e.truncate(end);
+                e
+            })
+            .collect();
+        self.out.exec = Some(ExecArgs { argv, env_names });
+    }
+
+    /// A NULL-terminated array of string pointers (argv, envp), bounded. Unreadable entries
+    /// end the array: these strings are for display and learning, not for decisions.
+    fn string_array(&self, mut addr: u64) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut total = 0usize;
+        if addr == 0 {
+            return out;
+        }
+        while out.len() < MAX_EXEC_ENTRIES && total < MAX_EXEC_BYTES {
+            let Some(p) = read_u64(self.mem, addr) else {
+                break;
+            };
+            if p == 0 {
+                break;
+            }
+            let Some(s) = self.mem.read_cstr(p, MAX_EXEC_BYTES - total) else {
+                break;
+            };
+            total += s.len() + 1;
+            out.push(s);
+            let Some(next) = addr.checked_add(8) else {
+                break;
+            };
+            addr = next;
+        }
+        out
+    }
+
+    fn sockaddr(&mut self, addr: u64, len: u64) -> Option<SockAddr> {
+        if addr == 0 {
+            return None;
+        }
+        let Ok(n) = usize::try_from(len) else {
+            return Some(SockAddr::Invalid { len: u32::MAX });
+        };
+        if n > sockaddr::SOCKADDR_MAX {
+            // The kernel refuses it with EINVAL.
+            return Some(SockAddr::Invalid {
+                len: u32::try_from(n).unwrap_or(u32::MAX),
+            });
+        }
+        match read_exact(self.mem, addr, n) {
+            Some(b) => Some(sockaddr::parse(&b)),
+            None => {
+                self.out.unreadable = true;
+                None
+            }
+        }
+    }
+
+    /// The destination of a `struct msghdr` at `addr`: msg_name (ptr, offset 0) and
+    /// msg_namelen (u32, offset 8).
+    fn msghdr_dest(&mut self, addr: u64) -> Option<SockAddr> {
+        let (Some(name), Some(len)) = (
+            read_u64(self.mem, addr),
+            addr.checked_add(8).and_then(|a| read_u32(self.mem, a)),
+        ) else {
+            self.out.unreadable = true;
+            return None;
+        };
+        if len == 0 {
+            return None;
+        }
+        self.sockaddr(name, u64::from(len))
+    }
+
+    fn sock(&mut self, op: SockOp) {
+        let fd = int_arg(self.arg(0));
+        let mut dests = Vec::new();
+        let access = match op {
+            SockOp::Socket => return,
+            SockOp::Listen => {
+                let path = self.view.fd_path(fd);
+                self.push(AccessSet::of(Access::Listen), Object::Fd { fd, path });
+                return;
+            }
+            SockOp::Connect | SockOp::Bind => {
+                dests.extend(self.sockaddr(self.arg(1), self.arg(2) & 0xffff_ffff));
+                if self.arg(1) == 0 {
+                    dests.push(SockAddr::Invalid { len: 0 });
+                }
+                AccessSet::of(if op == SockOp::Connect {
+                    Access::Connect
+                } else {
+                    Access::Bind
+                })
+            }
+            SockOp::SendTo => {
+                dests.extend(self.sockaddr(self.arg(4), self.arg(5) & 0xffff_ffff));
+                AccessSet::of(Access::Send)
+            }
+            SockOp::SendMsg => {
+                dests.extend(self.msghdr_dest(self.arg(1)));
+                AccessSet::of(Access::Send)
+            }
+            SockOp::SendMmsg => {
+                // struct mmsghdr { struct msghdr (56 bytes); unsigned msg_len; } = 64 bytes.
+                let base = self.arg(1);
+                for i in 0..(self.arg(2) & 0xffff_ffff).min(MAX_MMSG) {
+                    let Some(at) = base.checked_add(i * 64) else {
+                        break;
+                    };
+                    if let Some(d) = self.msghdr_dest(at) {
+                        if !dests.contains(&d) {
+                            dests.push(d);
+                        }
+                    }
+                }
+                AccessSet::of(Access::Send)
+            }
+        };
+        for d in dests {
+            self.push(access, Object::Socket(d));
+        }
+    }
+
+    fn two(
+        &mut self,
+        kind: TwoKind,
+        od: Option<u8>,
+        old: u8,
+        nd: Option<u8>,
+        new: u8,
+        follow: Follow,
+    ) {
+        let follow_old = follow_of(follow, &self.raw.args);
+        // linkat(AT_EMPTY_PATH) links the dirfd's file itself; its flags are where the
+        // follow flag is.
+        let empty_ok = match follow {
+            Follow::IfFlag { arg, .. } | Follow::UnlessFlag { arg, .. } => {
+                self.arg(arg) & AT_EMPTY_PATH != 0
+            }
+            _ => false,
+        };
+        let old_p = self.resolve(od, old, follow_old, empty_ok);
+        let new_p = self.resolve(nd, new, false, false);
+        let r = AccessSet::of(Access::Read);
+        let (old_a, new_a) = match kind {
+            TwoKind::Rename => {
+                let moved_from = r.with(Access::Delete);
+                let moved_to = AccessSet::of(Access::Create).with(Access::Write);
+                if self.def.name == "renameat2" && self.arg(4) & RENAME_EXCHANGE != 0 {
+                    let both = AccessSet(moved_from.0 | moved_to.0);
+                    (both, both)
+                } else {
+                    (moved_from, moved_to)
+                }
+            }
+            TwoKind::Link => (r.with(Access::Write), AccessSet::of(Access::Create)),
+        };
+        if let Some(p) = old_p {
+            self.push_path(old_a, p);
+        }
+        if let Some(p) = new_p {
+            self.push_path(new_a, p);
+        }
+    }
+}
+
+/// Decode `raw`, a call of `def`, against the tracee's memory and `/proc` view.
+pub fn decode(
+    def: &SyscallDef,
+    raw: &RawSyscall,
+    mem: &dyn Memory,
+    view: &dyn ProcView,
+) -> Decoded {
+    let mut c = Ctx {
+        def,
+        raw,
+        mem,
+        view,
+        out: Decoded::default(),
+    };
+    match def.sem {
+        Sem::Raw => {}
+        Sem::Open {
+            dirfd,
+            path,
+            flags,
+            how,
+        } => c.open(dirfd, path, flags, how),
+        Sem::Exec {
+            dirfd,
+            path,
+            argv,
+            envp,
+            flags,
+        } => c.exec(dirfd, path, argv, envp, flags),
+        Sem::Path {
+            dirfd,
+            path,
+            access,
+            follow,
+            empty_path_flag,
+        } => {
+            if dirfd.is_some() && c.arg(path) == 0 && NULL_PATH_IS_DIRFD.contains(&def.name) {
+                let p = path::resolve(view, c.dirfd(dirfd), b"", false);
+                c.push_path(access, p);
+            } else {
+                let empty_ok = empty_path_flag.is_some_and(|i| c.arg(i) & AT_EMPTY_PATH != 0);
+                let follow = follow_of(follow, &raw.args);
+                if let Some(p) = c.resolve(dirfd, path, follow, empty_ok) {
+                    c.push_path(access, p);
+                }
+            }
+        }
+        Sem::TwoPath {
+            kind,
+            olddirfd,
+            old,
+            newdirfd,
+            new,
+            follow,
+        } => {
+            c.two(kind, olddirfd, old, newdirfd, new, follow);
+        }
+        Sem::Symlink {
+            target,
+            newdirfd,
+            new,
+        } => {
+            // The target is stored text, not looked up now.
+            let _ = c.path_arg(target);
+            if let Some(p) = c.resolve(newdirfd, new, false, false) {
+                c.push_path(AccessSet::of(Access::Create), p);
+            }
+        }
+        Sem::Fd { fd, access } => {
+            let fd = int_arg(c.arg(fd));
+            let path = view.fd_path(fd);
+            c.push(access, Object::Fd { fd, path });
+        }
+        Sem::Sock { op } => c.sock(op),
+    }
+    c.out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::memory::{FakeMemory, FakeProc};
+
+    const BASE: u64 = 0x10_000;
+    const BAD: u64 = 0xdead_0000;
+
+    /// A memory image built by appending values; each `put` returns the value's address.
+    struct Img(FakeMemory);
+
+    impl Img {
+        fn new() -> Img {
+            Img(FakeMemory {
+                base: BASE,
+                bytes: vec![0; 8],
+            })
+        }
+        fn bytes(&mut self, b: &[u8]) -> u64 {
+            let at = BASE + self.0.bytes.len() as u64;
+            self.0.bytes.extend_from_slice(b);
+            // Keep 8-byte alignment for the next value.
+            while self.0.bytes.len() % 8 != 0 {
+                self.0.bytes.push(0xAA);
+            }
+            at
+        }
+        fn str(&mut self, s: &[u8]) -> u64 {
+            let mut v = s.to_vec();
+            v.push(0);
+            self.bytes(&v)
+        }
+        fn ptrs(&mut self, ps: &[u64]) -> u64 {
+            let v: Vec<u8> = ps.iter().flat_map(|p| p.to_le_bytes()).collect();
+            self.bytes(&v)
+        }
+    }
+
+    fn view() -> FakeProc {
+        let mut v = FakeProc {
+            pid: 7,
+            tid: 7,
+            cwd: b"/w".to_vec(),
+            root: b"/".to_vec(),
+            ..FakeProc::default()
+        };
+        v.fds.insert(3, b"/etc".to_vec());
+        v.fds.insert(5, b"/memfd:x (deleted)".to_vec());
+        v.fds.insert(6, b"socket:[99]".to_vec());
+        v.symlinks
+            .insert(b"/w/link".to_vec(), b"/etc/shadow".to_vec());
+        v.symlinks
+            .insert(b"/etc/hosts".to_vec(), b"/tmp/evil".to_vec());
+        v
+    }
+
+    fn run(name: &str, args: [u64; 6], img: &Img) -> Decoded {
+        let def = Arch::X86_64
+            .by_name(name)
+            .unwrap_or_else(|| panic!("{name} not in table"));
+        let raw = RawSyscall {
+            arch: Arch::X86_64,
+            nr: u64::from(def.nr),
+            args,
+        };
+        decode(def, &raw, &img.0, &view())
+    }
+
+    fn fdcwd() -> u64 {
+        u64::from_le_bytes(i64::from(AT_FDCWD).to_le_bytes())
+    }
+
+    /// (access names, effective path) of every path target.
+    fn paths(d: &Decoded) -> Vec<(Vec<&'static str>, String)> {
+        d.targets
+            .iter()
+            .map(|t| {
+                let acc: Vec<&str> = t.access.iter().map(Access::name).collect();
+                let p = match &t.object {
+                    Object::Path(p) => String::from_utf8_lossy(p.effective()).into_owned(),
+                    Object::Fd { fd, path } => {
+                        format!(
+                            "fd {fd} {}",
+                            String::from_utf8_lossy(path.as_deref().unwrap_or(b"?"))
+                        )
+                    }
+                    other => format!("{other:?}"),
+                };
+                (acc, p)
+            })
+            .collect()
+    }
+
+    fn one(acc: &[&'static str], p: &str) -> Vec<(Vec<&'static str>, String)> {
+        vec![(acc.to_vec(), p.to_string())]
+    }
+
+    #[test]
+    fn open_family_flags() {
+        use oflags::*;
+        let mut img = Img::new();
+        let f = img.str(b"f");
+        let link = img.str(b"link");
+        let hosts = img.str(b"hosts");
+        let cases: Vec<(&str, [u64; 6], Vec<(Vec<&str>, String)>)> = vec![
+            ("open", [f, 0, 0, 0, 0, 0], one(&["read"], "/w/f")),
+            (
+                "openat",
+                [fdcwd(), f, O_WRONLY | O_CREAT | O_TRUNC, 0, 0, 0],
+                one(&["write", "create", "truncate"], "/w/f"),
+            ),
+            (
+                "openat",
+                [fdcwd(), f, O_RDWR, 0, 0, 0],
+                one(&["read", "write"], "/w/f"),
+            ),
+            (
+                "openat",
+                [fdcwd(), f, O_PATH | O_RDWR, 0, 0, 0],
+                one(&["stat"], "/w/f"),
+            ),
+            (
+                "openat",
+                [fdcwd(), f, O_TMPFILE_BIT | 0o200000 | O_RDWR, 0, 0, 0],
+                one(&["create"], "/w/f"),
+            ),
+            (
+                "openat",
+                [fdcwd(), f, 0o200000, 0, 0, 0],
+                one(&["read"], "/w/f"),
+            ),
+            (
+                "creat",
+                [f, 0o644, 0, 0, 0, 0],
+                one(&["write", "create", "truncate"], "/w/f"),
+            ),
+            ("open", [link, 0, 0, 0, 0, 0], one(&["read"], "/etc/shadow")),
+            (
+                "open",
+                [link, 0o400000, 0, 0, 0, 0],
+                one(&["read"], "/w/link"),
+            ),
+            (
+                "open",
+                [link, O_CREAT | O_EXCL | O_WRONLY, 0, 0, 0, 0],
+                one(&["write", "create"], "/w/link"),
+            ),
+            (
+                "openat",
+                [3, hosts, 0, 0, 0, 0],
+                one(&["read"], "/tmp/evil"),
+            ),
+            // The high half of a dirfd word is ignored, as by the kernel.
+            (
+                "openat",
+                [0xffff_ffff_0000_0003, hosts, 0, 0, 0, 0],
+                one(&["read"], "/tmp/evil"),
+            ),
+        ];
+        for (name, args, want) in cases {
+            let d = run(name, args, &img);
+            assert!(!d.unreadable, "{name} {args:?}");
+            assert_eq!(paths(&d), want, "{name} {args:?}");
+        }
+        let d = run("openat", [fdcwd(), f, 0, 0, 0, 0], &img);
+        assert_eq!(d.strings, vec![(1, b"f".to_vec())]);
+    }
+
+    #[test]
+    fn openat2_reads_open_how_and_resolve_in_root() {
+        let mut img = Img::new();
+        let x = img.str(b"/passwd");
+        let how = img.ptrs(&[oflags::O_RDWR, 0, 0]);
+        let how_in_root = img.ptrs(&[0, 0, RESOLVE_IN_ROOT]);
+        let d = run("openat2", [fdcwd(), x, how, 24, 0, 0], &img);
+        assert_eq!(paths(&d), one(&["read", "write"], "/passwd"));
+        let d = run("openat2", [3, x, how_in_root, 24, 0, 0], &img);
+        assert_eq!(paths(&d), one(&["read"], "/etc/passwd"));
+        let d = run("openat2", [3, x, BAD, 24, 0, 0], &img);
+        assert!(d.unreadable && d.targets.is_empty());
+    }
+
+    #[test]
+    fn unreadable_and_too_long_paths_fail_closed() {
+        let mut img = Img::new();
+        let long = img.str(&[b'a'; 5000]);
+        for ptr in [BAD, 0, long] {
+            let d = run("openat", [fdcwd(), ptr, 0, 0, 0, 0], &img);
+            assert!(d.unreadable, "{ptr:#x}");
+            assert!(d.targets.is_empty());
+        }
+        let empty = img.str(b"");
+        let d = run("unlinkat", [fdcwd(), empty, 0, 0, 0, 0], &img);
+        assert!(
+            !d.unreadable && d.targets.is_empty(),
+            "empty path: ENOENT, nothing touched"
+        );
+    }
+
+    #[test]
+    fn exec_reads_argv_and_env_names() {
+        let mut img = Img::new();
+        let path = img.str(b"/bin/ls");
+        let a0 = img.str(b"ls");
+        let a1 = img.str(b"-l");
+        let e0 = img.str(b"HOME=/root");
+        let e1 = img.str(b"NOEQ");
+        let argv = img.ptrs(&[a0, a1, 0]);
+        let envp = img.ptrs(&[e0, e1, 0]);
+        let d = run("execve", [path, argv, envp, 0, 0, 0], &img);
+        assert_eq!(paths(&d), one(&["exec"], "/bin/ls"));
+        let exec = d.exec.expect("exec args");
+        assert_eq!(exec.argv, vec![b"ls".to_vec(), b"-l".to_vec()]);
+        assert_eq!(exec.env_names, vec![b"HOME".to_vec(), b"NOEQ".to_vec()]);
+        // fexecve of a memfd.
+        let empty = img.str(b"");
+        let d = run("execveat", [5, empty, 0, 0, AT_EMPTY_PATH, 0], &img);
+        assert_eq!(paths(&d), one(&["exec"], "/memfd:x (deleted)"));
+        assert_eq!(d.exec, Some(ExecArgs::default()));
+    }
+
+    #[test]
+    fn exec_arrays_are_bounded() {
+        let mut img = Img::new();
+        let path = img.str(b"/bin/x");
+        let s = img.str(b"y");
+        let many = img.ptrs(&vec![s; MAX_EXEC_ENTRIES + 10]);
+        let d = run("execve", [path, many, BAD, 0, 0, 0], &img);
+        let exec = d.exec.expect("exec args");
+        assert_eq!(exec.argv.len(), MAX_EXEC_ENTRIES);
+        assert!(exec.env_names.is_empty());
+    }
+
+    #[test]
+    fn path_syscalls() {
+        let mut img = Img::new();
+        let empty = img.str(b"");
+        let link = img.str(b"link");
+        let a = img.str(b"a");
+        let b = img.str(b"b");
+        let cases: Vec<(&str, [u64; 6], Vec<(Vec<&str>, String)>)> = vec![
+            (
+                "newfstatat",
+                [3, empty, 0, AT_EMPTY_PATH, 0, 0],
+                one(&["stat"], "/etc"),
+            ),
+            (
+                "newfstatat",
+                [fdcwd(), link, 0, 0, 0, 0],
+                one(&["stat"], "/etc/shadow"),
+            ),
+            (
+                "newfstatat",
+                [fdcwd(), link, 0, AT_SYMLINK_NOFOLLOW, 0, 0],
+                one(&["stat"], "/w/link"),
+            ),
+            ("newfstatat", [3, empty, 0, 0, 0, 0], vec![]),
+            (
+                "statx",
+                [3, empty, AT_EMPTY_PATH, 0, 0, 0],
+                one(&["stat"], "/etc"),
+            ),
+            ("lstat", [link, 0, 0, 0, 0, 0], one(&["stat"], "/w/link")),
+            ("unlink", [link, 0, 0, 0, 0, 0], one(&["delete"], "/w/link")),
+            (
+                "unlinkat",
+                [3, a, 0x200, 0, 0, 0],
+                one(&["delete"], "/etc/a"),
+            ),
+            ("mkdir", [a, 0o755, 0, 0, 0, 0], one(&["create"], "/w/a")),
+            (
+                "chmod",
+                [link, 0o600, 0, 0, 0, 0],
+                one(&["chmod"], "/etc/shadow"),
+            ),
+            (
+                "fchownat",
+                [3, empty, 0, 0, AT_EMPTY_PATH, 0],
+                one(&["chown"], "/etc"),
+            ),
+            ("truncate", [a, 0, 0, 0, 0, 0], one(&["truncate"], "/w/a")),
+            ("utimensat", [3, 0, 0, 0, 0, 0], one(&["write"], "/etc")),
+            (
+                "utimensat",
+                [fdcwd(), link, 0, AT_SYMLINK_NOFOLLOW, 0, 0],
+                one(&["write"], "/w/link"),
+            ),
+            ("chdir", [a, 0, 0, 0, 0, 0], one(&["chdir"], "/w/a")),
+            (
+                "fchmod",
+                [3, 0o600, 0, 0, 0, 0],
+                one(&["chmod"], "fd 3 /etc"),
+            ),
+            ("fchdir", [9, 0, 0, 0, 0, 0], one(&["chdir"], "fd 9 ?")),
+            (
+                "rename",
+                [a, b, 0, 0, 0, 0],
+                vec![
+                    (vec!["read", "delete"], "/w/a".into()),
+                    (vec!["write", "create"], "/w/b".into()),
+                ],
+            ),
+            (
+                "renameat2",
+                [fdcwd(), a, 3, b, RENAME_EXCHANGE, 0],
+                vec![
+                    (vec!["read", "write", "create", "delete"], "/w/a".into()),
+                    (vec!["read", "write", "create", "delete"], "/etc/b".into()),
+                ],
+            ),
+            (
+                "link",
+                [link, b, 0, 0, 0, 0],
+                vec![
+                    (vec!["read", "write"], "/w/link".into()),
+                    (vec!["create"], "/w/b".into()),
+                ],
+            ),
+            (
+                "linkat",
+                [fdcwd(), link, fdcwd(), b, 0x400, 0],
+                vec![
+                    (vec!["read", "write"], "/etc/shadow".into()),
+                    (vec!["create"], "/w/b".into()),
+                ],
+            ),
+            (
+                "linkat",
+                [5, empty, 3, b, AT_EMPTY_PATH, 0],
+                vec![
+                    (vec!["read", "write"], "/memfd:x (deleted)".into()),
+                    (vec!["create"], "/etc/b".into()),
+                ],
+            ),
+            (
+                "symlinkat",
+                [link, 3, a, 0, 0, 0],
+                one(&["create"], "/etc/a"),
+            ),
+        ];
+        for (name, args, want) in cases {
+            let d = run(name, args, &img);
+            assert!(!d.unreadable, "{name} {args:?}");
+            assert_eq!(paths(&d), want, "{name} {args:?}");
+        }
+        let d = run("symlink", [link, a, 0, 0, 0, 0], &img);
+        assert_eq!(d.strings, vec![(0, b"link".to_vec()), (1, b"a".to_vec())]);
+    }
+
+    fn inet(port: u16, addr: [u8; 4]) -> Vec<u8> {
+        let mut b = vec![2, 0];
+        b.extend_from_slice(&port.to_be_bytes());
+        b.extend_from_slice(&addr);
+        b.extend_from_slice(&[0; 8]);
+        b
+    }
+
+    fn msghdr(img: &mut Img, name: u64, len: u32) -> Vec<u8> {
+        let _ = img;
+        let mut m = Vec::new();
+        m.extend_from_slice(&name.to_le_bytes());
+        m.extend_from_slice(&u64::from(len).to_le_bytes());
+        m.resize(64, 0);
+        m
+    }
+
+    #[test]
+    fn sockets() {
+        let mut img = Img::new();
+        let a = img.bytes(&inet(443, [1, 2, 3, 4]));
+        let b = img.bytes(&inet(53, [8, 8, 8, 8]));
+        let one_msg = msghdr(&mut img, a, 16);
+        let m1 = img.bytes(&one_msg);
+        let mut two = msghdr(&mut img, a, 16);
+        two.extend(msghdr(&mut img, b, 16));
+        two.extend(msghdr(&mut img, 0, 0));
+        let m3 = img.bytes(&two);
+        let inet_a = Object::Socket(SockAddr::Inet {
+            addr: [1, 2, 3, 4],
+            port: 443,
+        });
+        let inet_b = Object::Socket(SockAddr::Inet {
+            addr: [8, 8, 8, 8],
+            port: 53,
+        });
+        let t = |a: Access, o: &Object| Target {
+            access: AccessSet::of(a),
+            object: o.clone(),
+        };
+
+        let d = run("connect", [4, a, 16, 0, 0, 0], &img);
+        assert_eq!(d.targets, vec![t(Access::Connect, &inet_a)]);
+        let d = run("bind", [4, a, 200, 0, 0, 0], &img);
+        assert_eq!(
+            d.targets,
+            vec![t(
+                Access::Bind,
+                &Object::Socket(SockAddr::Invalid { len: 200 })
+            )]
+        );
+        let d = run("sendto", [4, 0, 0, 0, 0, 0], &img);
+        assert!(d.targets.is_empty() && !d.unreadable);
+        let d = run("sendto", [4, 0, 0, 0, b, 16], &img);
+        assert_eq!(d.targets, vec![t(Access::Send, &inet_b)]);
+        let d = run("sendmsg", [4, m1, 0, 0, 0, 0], &img);
+        assert_eq!(d.targets, vec![t(Access::Send, &inet_a)]);
+        let d = run("sendmmsg", [4, m3, 3, 0, 0, 0], &img);
+        assert_eq!(
+            d.targets,
+            vec![t(Access::Send, &inet_a), t(Access::Send, &inet_b)]
+        );
+        let d = run("sendmsg", [4, BAD, 0, 0, 0, 0], &img);
+        assert!(d.unreadable);
+        let d = run("connect", [4, BAD, 16, 0, 0, 0], &img);
+        assert!(d.unreadable && d.targets.is_empty());
+        let d = run("listen", [6, 5, 0, 0, 0, 0], &img);
+        assert_eq!(
+            d.targets,
+            vec![t(
+                Access::Listen,
+                &Object::Fd {
+                    fd: 6,
+                    path: Some(b"socket:[99]".to_vec())
+                }
+            )]
+        );
+        assert!(run("socket", [2, 1, 0, 0, 0, 0], &img).targets.is_empty());
+    }
+
+    #[test]
+    fn raw_syscalls_decode_to_nothing() {
+        let img = Img::new();
+        assert_eq!(run("read", [0, BAD, 10, 0, 0, 0], &img), Decoded::default());
+        assert_eq!(run("ptrace", [0; 6], &img), Decoded::default());
+    }
+}
