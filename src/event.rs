@@ -151,8 +151,15 @@ impl PathObj {
 /// A decoded socket address.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum SockAddr {
-    Inet { addr: [u8; 4], port: u16 },
-    Inet6 { addr: [u8; 16], port: u16, scope_id: u32 },
+    Inet {
+        addr: [u8; 4],
+        port: u16,
+    },
+    Inet6 {
+        addr: [u8; 16],
+        port: u16,
+        scope_id: u32,
+    },
     /// A path-bound unix socket.
     Unix(Vec<u8>),
     /// An abstract unix socket (the leading NUL removed).
@@ -160,9 +167,14 @@ pub enum SockAddr {
     /// An unnamed unix socket (zero-length sun_path).
     UnixUnnamed,
     /// Netlink, packet and other families: the family number and the raw bytes.
-    Other { family: u16, bytes: Vec<u8> },
+    Other {
+        family: u16,
+        bytes: Vec<u8>,
+    },
     /// The address could not be read or had a bad length.
-    Invalid { len: u32 },
+    Invalid {
+        len: u32,
+    },
 }
 
 /// The result of a syscall.
@@ -368,6 +380,9 @@ mod tests {
         let s: AccessSet = [Access::Read, Access::Create].into_iter().collect();
         assert!(s.contains(Access::Read) && s.contains(Access::Create));
         assert!(!s.contains(Access::Write));
-        assert_eq!(s.iter().collect::<Vec<_>>(), vec![Access::Read, Access::Create]);
+        assert_eq!(
+            s.iter().collect::<Vec<_>>(),
+            vec![Access::Read, Access::Create]
+        );
     }
 }

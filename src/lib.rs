@@ -14,16 +14,16 @@
 //! - L0 everything else: pure data in, data out.
 
 pub mod arch;
+pub mod cli;
 pub mod decode;
-pub mod event;
-pub mod profile;
-pub mod trace;
 pub mod diff;
+pub mod event;
 pub mod filter;
 pub mod learn;
 pub mod policy;
+pub mod profile;
 pub mod report;
 pub mod show;
-pub mod tracer;
-pub mod cli;
 pub mod sink;
+pub mod trace;
+pub mod tracer;

@@ -39,7 +39,10 @@ fn execs(ev: &[Event]) -> Vec<(i32, String, Vec<String>)> {
 fn records_opens_with_results_and_not_free_syscalls() {
     let d = Dir::new();
     d.write("in.txt", "hello\n");
-    let (out, h, ev) = record(d.path(), &["sh", "-c", "cat in.txt > out.txt; cat missing.txt; true"]);
+    let (out, h, ev) = record(
+        d.path(),
+        &["sh", "-c", "cat in.txt > out.txt; cat missing.txt; true"],
+    );
     out.assert_code(0);
     let cwd = std::fs::canonicalize(d.path()).unwrap();
     assert_eq!(s(&h.cwd), cwd.to_string_lossy());
@@ -48,22 +51,39 @@ fn records_opens_with_results_and_not_free_syscalls() {
     let out_path = cwd.join("out.txt").to_string_lossy().into_owned();
     let missing = cwd.join("missing.txt").to_string_lossy().into_owned();
     assert!(
-        acc.iter().any(|(a, p, o, ..)| *a == Access::Read && *p == in_path && matches!(o, Outcome::Value(v) if *v >= 0)),
+        acc.iter().any(|(a, p, o, ..)| *a == Access::Read
+            && *p == in_path
+            && matches!(o, Outcome::Value(v) if *v >= 0)),
         "read of in.txt missing: {acc:?}"
     );
-    assert!(acc.iter().any(|(a, p, ..)| *a == Access::Create && *p == out_path));
-    assert!(acc.iter().any(|(a, p, ..)| *a == Access::Truncate && *p == out_path));
     assert!(
-        acc.iter().any(|(a, p, o, ..)| *a == Access::Read && *p == missing && *o == Outcome::Errno(2)),
+        acc.iter()
+            .any(|(a, p, ..)| *a == Access::Create && *p == out_path)
+    );
+    assert!(
+        acc.iter()
+            .any(|(a, p, ..)| *a == Access::Truncate && *p == out_path)
+    );
+    assert!(
+        acc.iter()
+            .any(|(a, p, o, ..)| *a == Access::Read && *p == missing && *o == Outcome::Errno(2)),
         "ENOENT probe of missing.txt not recorded"
     );
     // Free syscalls (read/write/close) never stop the workload, so they are not in the trace.
     for (_, sc) in syscalls(&ev) {
-        assert!(!["read", "write", "close", "fstat", "mmap", "brk"].contains(&sc.name.as_str()), "{}", sc.name);
+        assert!(
+            !["read", "write", "close", "fstat", "mmap", "brk"].contains(&sc.name.as_str()),
+            "{}",
+            sc.name
+        );
     }
     // Exec events carry argv and env names but no values.
     let ex = execs(&ev);
-    assert!(ex.iter().any(|(_, p, argv)| p.ends_with("/cat") && argv == &["cat", "in.txt"]), "{ex:?}");
+    assert!(
+        ex.iter()
+            .any(|(_, p, argv)| p.ends_with("/cat") && argv == &["cat", "in.txt"]),
+        "{ex:?}"
+    );
     for e in &ev {
         if let EventKind::Exec(x) = &e.kind {
             assert!(x.env_names.iter().all(|n| !n.contains(&b'=')));
@@ -76,7 +96,9 @@ fn exit_status_is_the_workloads() {
     let d = Dir::new();
     let (out, _, ev) = record(d.path(), &["sh", "-c", "exit 7"]);
     out.assert_code(7);
-    assert!(ev.iter().any(|e| matches!(&e.kind, EventKind::Exit(x) if x.status == ExitStatus::Code(7) && x.process)));
+    assert!(ev.iter().any(
+        |e| matches!(&e.kind, EventKind::Exit(x) if x.status == ExitStatus::Code(7) && x.process)
+    ));
     let (out, _, _) = record(d.path(), &["sh", "-c", "kill -9 $$"]);
     out.assert_code(128 + 9);
 }
@@ -84,12 +106,21 @@ fn exit_status_is_the_workloads() {
 #[test]
 fn command_not_found_and_not_executable() {
     let d = Dir::new();
-    let out = Sbx::new(["record", "-o", "t.bin", "--", "no-such-command-xyz"]).cwd(d.path()).run();
+    let out = Sbx::new(["record", "-o", "t.bin", "--", "no-such-command-xyz"])
+        .cwd(d.path())
+        .run();
     out.assert_code(127);
-    assert!(out.stderr.contains("no-such-command-xyz: command not found"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("no-such-command-xyz: command not found"),
+        "{}",
+        out.stderr
+    );
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
     let f = d.write("notexec.sh", "#!/bin/sh\necho hi\n");
-    let out = Sbx::new(["record", "-o", "t.bin", "--"]).cwd(d.path()).run_with(&[f.as_os_str()]);
+    let out = Sbx::new(["record", "-o", "t.bin", "--"])
+        .cwd(d.path())
+        .run_with(&[f.as_os_str()]);
     out.assert_code(126);
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
 }
@@ -108,14 +139,19 @@ fn threads_opening_files_concurrently() {
     for t in 0..8 {
         for j in 0..25 {
             let p = cwd.join(format!("t{t}_{j}")).to_string_lossy().into_owned();
-            let hit = acc.iter().find(|(a, q, o, ..)| *a == Access::Create && *q == p && matches!(o, Outcome::Value(_)));
+            let hit = acc.iter().find(|(a, q, o, ..)| {
+                *a == Access::Create && *q == p && matches!(o, Outcome::Value(_))
+            });
             let (_, _, _, pid, tid) = hit.unwrap_or_else(|| panic!("create of {p} not recorded"));
             assert_ne!(pid, tid, "opens come from worker threads");
             tids.insert(*tid);
         }
     }
     assert_eq!(tids.len(), 8, "one tid per worker thread");
-    let threads = ev.iter().filter(|e| matches!(&e.kind, EventKind::Spawn(sp) if sp.thread)).count();
+    let threads = ev
+        .iter()
+        .filter(|e| matches!(&e.kind, EventKind::Spawn(sp) if sp.thread))
+        .count();
     assert_eq!(threads, 8);
 }
 
@@ -126,14 +162,20 @@ fn exec_from_a_non_leader_thread() {
     let (out, _, ev) = record(d.path(), &[bin.to_str().unwrap()]);
     out.assert_code(0);
     assert_eq!(out.stdout.trim(), "exec-from-thread");
-    let ex: Vec<_> = ev.iter().filter_map(|e| match &e.kind {
-        EventKind::Exec(x) if x.path.ends_with(b"/echo") => Some((e.pid, e.tid, x.former_tid)),
-        _ => None,
-    }).collect();
+    let ex: Vec<_> = ev
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Exec(x) if x.path.ends_with(b"/echo") => Some((e.pid, e.tid, x.former_tid)),
+            _ => None,
+        })
+        .collect();
     assert_eq!(ex.len(), 1, "{ex:?}");
     let (pid, tid, former) = ex[0];
     assert_eq!(pid, tid, "after exec the thread has the leader's tid");
-    assert!(former.is_some_and(|f| f != pid), "former tid recorded: {former:?}");
+    assert!(
+        former.is_some_and(|f| f != pid),
+        "former tid recorded: {former:?}"
+    );
 }
 
 #[test]
@@ -143,19 +185,34 @@ fn vfork_and_exec() {
     let (out, _, ev) = record(d.path(), &[bin.to_str().unwrap()]);
     out.assert_code(0);
     assert!(out.stdout.contains("vfork-child"));
-    assert!(ev.iter().any(|e| matches!(&e.kind, EventKind::Spawn(sp) if sp.via == SpawnVia::Vfork && !sp.thread)));
+    assert!(ev.iter().any(
+        |e| matches!(&e.kind, EventKind::Spawn(sp) if sp.via == SpawnVia::Vfork && !sp.thread)
+    ));
     assert!(execs(&ev).iter().any(|(_, p, _)| p.ends_with("/echo")));
 }
 
 #[test]
 fn five_hundred_short_lived_processes() {
     let d = Dir::new();
-    let (out, _, ev) = record(d.path(), &["sh", "-c", "i=0; while [ $i -lt 500 ]; do /bin/true; i=$((i+1)); done; echo end"]);
+    let (out, _, ev) = record(
+        d.path(),
+        &[
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 500 ]; do /bin/true; i=$((i+1)); done; echo end",
+        ],
+    );
     out.assert_code(0);
     assert_eq!(out.stdout.trim(), "end");
-    let n = execs(&ev).iter().filter(|(_, p, _)| p.ends_with("/true")).count();
+    let n = execs(&ev)
+        .iter()
+        .filter(|(_, p, _)| p.ends_with("/true"))
+        .count();
     assert_eq!(n, 500);
-    let exits = ev.iter().filter(|e| matches!(&e.kind, EventKind::Exit(x) if x.process)).count();
+    let exits = ev
+        .iter()
+        .filter(|e| matches!(&e.kind, EventKind::Exit(x) if x.process))
+        .count();
     assert_eq!(exits, 501, "every process exit is recorded");
 }
 
@@ -166,10 +223,13 @@ fn deep_process_tree_with_parent_links() {
     let (out, _, ev) = record(d.path(), &[bin.to_str().unwrap(), "40"]);
     out.assert_code(0);
     assert!(d.join("leaf").exists());
-    let spawns: Vec<(i32, i32)> = ev.iter().filter_map(|e| match &e.kind {
-        EventKind::Spawn(sp) if !sp.thread => Some((e.pid, sp.child)),
-        _ => None,
-    }).collect();
+    let spawns: Vec<(i32, i32)> = ev
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Spawn(sp) if !sp.thread => Some((e.pid, sp.child)),
+            _ => None,
+        })
+        .collect();
     assert_eq!(spawns.len(), 40);
     // Each child's events name its parent.
     for (parent, child) in &spawns {
@@ -182,11 +242,20 @@ fn deep_process_tree_with_parent_links() {
 #[test]
 fn background_child_outliving_the_main_process_is_traced_and_waited_for() {
     let d = Dir::new();
-    let (out, _, ev) = record(d.path(), &["sh", "-c", "(sleep 0.3; echo late > late.txt) & exit 3"]);
+    let (out, _, ev) = record(
+        d.path(),
+        &["sh", "-c", "(sleep 0.3; echo late > late.txt) & exit 3"],
+    );
     out.assert_code(3);
-    assert!(d.join("late.txt").exists(), "sbx returned before the orphan finished");
+    assert!(
+        d.join("late.txt").exists(),
+        "sbx returned before the orphan finished"
+    );
     let acc = path_accesses(&ev);
-    assert!(acc.iter().any(|(a, p, ..)| *a == Access::Create && p.ends_with("/late.txt")));
+    assert!(
+        acc.iter()
+            .any(|(a, p, ..)| *a == Access::Create && p.ends_with("/late.txt"))
+    );
 }
 
 #[test]
@@ -244,18 +313,32 @@ fn sigterm_to_sbx_is_forwarded_to_the_tree() {
     assert_eq!(st.code(), Some(128 + 15));
     // No stray sleep left behind.
     let ps = bare("pgrep", ["-f", "sleep 30"], d.path());
-    assert!(ps.stdout.trim().is_empty(), "stray processes: {}", ps.stdout);
+    assert!(
+        ps.stdout.trim().is_empty(),
+        "stray processes: {}",
+        ps.stdout
+    );
 }
 
 #[test]
 fn aslr_and_personality_untouched() {
     let d = Dir::new();
     let stack = |out: &str| -> String {
-        out.lines().find(|l| l.contains("[stack]")).unwrap_or("").split('-').next().unwrap().to_string()
+        out.lines()
+            .find(|l| l.contains("[stack]"))
+            .unwrap_or("")
+            .split('-')
+            .next()
+            .unwrap()
+            .to_string()
     };
     let (o1, _, _) = record(d.path(), &["cat", "/proc/self/maps"]);
     let (o2, _, _) = record(d.path(), &["cat", "/proc/self/maps"]);
-    assert_ne!(stack(&o1.stdout), stack(&o2.stdout), "stack address identical across runs: ASLR off?");
+    assert_ne!(
+        stack(&o1.stdout),
+        stack(&o2.stdout),
+        "stack address identical across runs: ASLR off?"
+    );
     let pers = "import ctypes; print(ctypes.CDLL(None).personality(0xffffffff))";
     let b = bare("python3", ["-c", pers], d.path());
     let (o, _, _) = record(d.path(), &["python3", "-c", pers]);

@@ -152,12 +152,29 @@ pub enum Sem {
     Raw,
     /// open/openat/creat/openat2. `flags: None` means creat (O_CREAT|O_WRONLY|O_TRUNC);
     /// `how: true` means argument `flags` points to a `struct open_how` (openat2).
-    Open { dirfd: Option<u8>, path: u8, flags: Option<u8>, how: bool },
+    Open {
+        dirfd: Option<u8>,
+        path: u8,
+        flags: Option<u8>,
+        how: bool,
+    },
     /// execve/execveat.
-    Exec { dirfd: Option<u8>, path: u8, argv: u8, envp: u8, flags: Option<u8> },
+    Exec {
+        dirfd: Option<u8>,
+        path: u8,
+        argv: u8,
+        envp: u8,
+        flags: Option<u8>,
+    },
     /// One path with a fixed access (unlink, mkdir, chmod, truncate, stat family...).
     /// `empty_path_flag`: the argument whose AT_EMPTY_PATH bit makes the call act on the dirfd.
-    Path { dirfd: Option<u8>, path: u8, access: AccessSet, follow: Follow, empty_path_flag: Option<u8> },
+    Path {
+        dirfd: Option<u8>,
+        path: u8,
+        access: AccessSet,
+        follow: Follow,
+        empty_path_flag: Option<u8>,
+    },
     /// rename and link families.
     TwoPath {
         kind: TwoKind,
@@ -168,7 +185,11 @@ pub enum Sem {
         follow: Follow,
     },
     /// symlink(target, newdirfd, linkpath): the target is plain text; the link is created.
-    Symlink { target: u8, newdirfd: Option<u8>, new: u8 },
+    Symlink {
+        target: u8,
+        newdirfd: Option<u8>,
+        new: u8,
+    },
     /// An operation on an fd with a fixed access (fchmod, fchown, fchdir, fsetxattr...).
     Fd { fd: u8, access: AccessSet },
     /// Socket operations.

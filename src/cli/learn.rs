@@ -1,1 +1,184 @@
-//! `sbx learn` (in progress)
+//! `sbx learn`: stream traces through the learner and render the profile.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use anyhow::Context;
+
+use super::{LearnArgs, exit};
+use crate::arch::Class;
+use crate::event::{EventKind, Object, PathObj};
+use crate::learn::{LearnOptions, Learner};
+use crate::policy::{CompiledPolicy, Decision};
+use crate::profile::parse::parse_str;
+use crate::profile::render::render;
+use crate::profile::snippets;
+use crate::profile::vars::Env;
+use crate::profile::{Include, Profile, Span, Verb};
+
+/// Shipped snippets chosen by what the trace executed.
+fn detect_includes(exec_names: &BTreeSet<String>) -> Vec<String> {
+    let mut inc = vec!["base".to_string()];
+    let has = |f: &dyn Fn(&str) -> bool| exec_names.iter().any(|n| f(n));
+    if has(&|n| n == "sh" || n == "bash" || n == "dash") {
+        inc.push("shell".into());
+    }
+    if has(&|n| n == "node" || n == "npm" || n == "npx") {
+        inc.push("node".into());
+    }
+    if has(&|n| n.starts_with("python")) {
+        inc.push("python".into());
+    }
+    if has(&|n| n == "git" || n.starts_with("git-")) {
+        inc.push("git".into());
+    }
+    inc
+}
+
+/// The `already_allowed` predicate: a literal rule (no glob) already admitted by the
+/// includes. Globs are kept: telling whether a glob is covered by other globs is not exact.
+fn already_allowed(
+    includes: &[String],
+    env: Env,
+) -> anyhow::Result<Box<dyn Fn(Verb, &str) -> bool>> {
+    let prof = Profile {
+        header: vec![],
+        includes: includes
+            .iter()
+            .map(|n| Include {
+                name: n.clone(),
+                span: Span::default(),
+            })
+            .collect(),
+        rules: vec![],
+    };
+    let resolved = snippets::resolve(&prof, "<includes>")?;
+    let policy = CompiledPolicy::compile(&resolved, &env)?;
+    Ok(Box::new(move |verb, pattern| {
+        if pattern.contains(['*', '?', '[', '{', '\\', '$']) || !pattern.starts_with('/') {
+            return false;
+        }
+        let access = match verb {
+            Verb::Read => crate::event::Access::Read,
+            Verb::Write => crate::event::Access::Write,
+            Verb::Delete => crate::event::Access::Delete,
+            Verb::Exec => crate::event::Access::Exec,
+            Verb::Stat => crate::event::Access::Stat,
+            _ => return false,
+        };
+        let obj = Object::Path(PathObj {
+            literal: vec![],
+            abs: pattern.as_bytes().to_vec(),
+            resolved: None,
+        });
+        policy.decide(crate::event::AccessSet::of(access), &obj) == Decision::Allow
+    }))
+}
+
+pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
+    // First pass over headers and exec events: the variables and the includes to use.
+    let mut first_header = None;
+    let mut exec_names = BTreeSet::new();
+    if a.includes.is_empty() && !a.no_includes {
+        for t in &a.traces {
+            let h = super::show::for_each_event(t, |_, ev| {
+                if let EventKind::Exec(x) = &ev.kind {
+                    let name = x.path.rsplit(|&b| b == b'/').next().unwrap_or(&x.path);
+                    exec_names.insert(String::from_utf8_lossy(name).into_owned());
+                }
+                Ok(())
+            })?;
+            first_header.get_or_insert(h);
+        }
+    } else {
+        first_header = Some(super::show::open_trace(&a.traces[0])?.header().clone());
+    }
+    let includes = if a.no_includes {
+        vec![]
+    } else if a.includes.is_empty() {
+        detect_includes(&exec_names)
+    } else {
+        a.includes.clone()
+    };
+    for n in &includes {
+        anyhow::ensure!(
+            snippets::snippet(n).is_some(),
+            "unknown snippet {n:?} (shipped: {})",
+            snippets::names().join(", ")
+        );
+    }
+    let h = first_header.context("no trace given")?;
+    let env = Env {
+        cwd: String::from_utf8_lossy(&h.cwd).into_owned(),
+        home: String::from_utf8_lossy(&h.home).into_owned(),
+        tmpdir: String::from_utf8_lossy(&h.tmpdir).into_owned(),
+        vars: Default::default(),
+    };
+    let base = match &a.base {
+        Some(p) => {
+            let text = super::profile::read_profile(p)?;
+            Some(
+                parse_str(&p.display().to_string(), &text)
+                    .map_err(|e| anyhow::anyhow!("{}", e.render_with_source(&text).trim_end()))?,
+            )
+        }
+        None => None,
+    };
+    let arch = h.arch;
+    let opts = LearnOptions {
+        dir_threshold: a.threshold,
+        already_allowed: if includes.is_empty() {
+            None
+        } else {
+            Some(already_allowed(&includes, env)?)
+        },
+        includes,
+        base,
+        is_gated: Some(Box::new(move |name: &str| {
+            arch.by_name(name)
+                .is_none_or(|d| matches!(d.class, Class::Gated | Class::Spawn))
+        })),
+    };
+    let mut learner = Learner::new(opts);
+    for t in &a.traces {
+        let mut begun = false;
+        super::show::for_each_event(t, |h, ev| {
+            if !begun {
+                learner.begin_trace(h);
+                begun = true;
+            }
+            learner.observe(ev);
+            Ok(())
+        })?;
+        if !begun {
+            learner.begin_trace(super::show::open_trace(t)?.header());
+        }
+    }
+    let text = render(&learner.finish());
+    write_output(a.output.as_deref(), &text)?;
+    Ok(exit::OK)
+}
+
+/// Write to a file (atomically, via a temp file in the same directory) or stdout.
+pub fn write_output(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
+    match path {
+        Some(p) => {
+            let dir = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let tmp = dir.join(format!(
+                ".{}.sbx-tmp",
+                p.file_name().and_then(|f| f.to_str()).unwrap_or("out")
+            ));
+            std::fs::write(&tmp, text)
+                .with_context(|| format!("cannot write {}", tmp.display()))?;
+            std::fs::rename(&tmp, p).with_context(|| format!("cannot write {}", p.display()))?;
+        }
+        None => {
+            use std::io::Write;
+            std::io::stdout().write_all(text.as_bytes())?;
+        }
+    }
+    Ok(())
+}

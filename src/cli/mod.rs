@@ -79,7 +79,9 @@ impl ColorChoice {
         match self {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto => is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            ColorChoice::Auto => {
+                is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
         }
     }
 }
@@ -234,7 +236,11 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
 /// The trace header for a run of `argv` starting now.
 pub fn header(arch: crate::arch::Arch, argv: &[OsString], metadata: bool) -> crate::trace::Header {
     use std::os::unix::ffi::{OsStrExt, OsStringExt};
-    let env_bytes = |k: &str| std::env::var_os(k).map(OsStringExt::into_vec).unwrap_or_default();
+    let env_bytes = |k: &str| {
+        std::env::var_os(k)
+            .map(OsStringExt::into_vec)
+            .unwrap_or_default()
+    };
     let tmpdir = std::env::var_os("TMPDIR")
         .filter(|t| !t.is_empty())
         .map(OsStringExt::into_vec)
@@ -252,7 +258,9 @@ pub fn header(arch: crate::arch::Arch, argv: &[OsString], metadata: bool) -> cra
             .map(|u| u.release().to_string_lossy().into_owned())
             .unwrap_or_default(),
         argv: argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
-        cwd: std::env::current_dir().map(|d| d.into_os_string().into_vec()).unwrap_or_default(),
+        cwd: std::env::current_dir()
+            .map(|d| d.into_os_string().into_vec())
+            .unwrap_or_default(),
         home: env_bytes("HOME"),
         tmpdir,
         uid: uid.as_raw(),

@@ -22,9 +22,14 @@ pub fn current_env() -> Env {
             env.vars.insert(k.to_string(), v.to_string());
         }
     }
-    env.cwd = std::env::current_dir().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
+    env.cwd = std::env::current_dir()
+        .map(|d| d.to_string_lossy().into_owned())
+        .unwrap_or_default();
     env.home = std::env::var("HOME").unwrap_or_default();
-    env.tmpdir = std::env::var("TMPDIR").ok().filter(|t| !t.is_empty()).unwrap_or_else(|| "/tmp".into());
+    env.tmpdir = std::env::var("TMPDIR")
+        .ok()
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| "/tmp".into());
     env
 }
 
@@ -47,8 +52,14 @@ pub fn run_check(a: CheckArgs) -> anyhow::Result<u8> {
     let text = read_profile(&a.profile)?;
     match load_policy(&a.profile, &text, &current_env()) {
         Ok(p) => {
-            let n = parse_str(&a.profile.display().to_string(), &text).map(|p| p.rules.len()).unwrap_or(0);
-            println!("{}: ok ({n} rules, {} allowed gated syscalls)", a.profile.display(), p.allowed_syscalls().len());
+            let n = parse_str(&a.profile.display().to_string(), &text)
+                .map(|p| p.rules.len())
+                .unwrap_or(0);
+            println!(
+                "{}: ok ({n} rules, {} allowed gated syscalls)",
+                a.profile.display(),
+                p.allowed_syscalls().len()
+            );
             Ok(exit::OK)
         }
         Err(e) => {
@@ -72,7 +83,13 @@ pub fn run_diff(a: DiffArgs) -> anyhow::Result<u8> {
     let color = a.color.enabled(std::io::stdout().is_terminal());
     print!(
         "{}",
-        crate::diff::unified(&old, &new, &a.old.display().to_string(), &a.new.display().to_string(), color)
+        crate::diff::unified(
+            &old,
+            &new,
+            &a.old.display().to_string(),
+            &a.new.display().to_string(),
+            color
+        )
     );
     Ok(1)
 }
@@ -81,7 +98,10 @@ pub fn run_profiles(a: ProfilesArgs) -> anyhow::Result<u8> {
     match a.name {
         Some(n) => match snippets::snippet(&n) {
             Some(text) => print!("{text}"),
-            None => anyhow::bail!("unknown snippet {n:?} (shipped: {})", snippets::names().join(", ")),
+            None => anyhow::bail!(
+                "unknown snippet {n:?} (shipped: {})",
+                snippets::names().join(", ")
+            ),
         },
         None => {
             for n in snippets::names() {

@@ -10,14 +10,18 @@ use super::exit;
 use crate::arch::Arch;
 use crate::filter::{self, FilterMode, FilterSpec};
 use crate::sink::record::RecordSink;
-use crate::trace::{Header, TraceWriter};
-use crate::tracer::{self, Tracer};
+use crate::trace::TraceWriter;
+use crate::tracer::Tracer;
 
 pub fn run(a: RecordArgs) -> anyhow::Result<u8> {
     let arch = Arch::native();
-    let programs = filter::build(&FilterSpec { arch, mode: FilterMode::Record, metadata: a.metadata, guard: None })
-        .context("cannot build the seccomp filter")?;
-    let programs: Vec<tracer::Program> = programs.into_iter().map(Into::into).collect();
+    let programs = filter::build(&FilterSpec {
+        arch,
+        mode: FilterMode::Record,
+        metadata: a.metadata,
+        guard: None,
+    })
+    .context("cannot build the seccomp filter")?;
     let header = super::header(arch, &a.command, a.metadata);
     let file = File::create(&a.output).with_context(|| format!("cannot create {:?}", a.output))?;
     let writer = TraceWriter::new(BufWriter::new(file), &header)
@@ -25,7 +29,9 @@ pub fn run(a: RecordArgs) -> anyhow::Result<u8> {
     let mut sink = RecordSink::new(arch, writer);
     let result = Tracer::run(&a.command, &programs, &mut sink);
     let writer = sink.finish()?;
-    writer.finish().with_context(|| format!("cannot write {:?}", a.output))?;
+    writer
+        .finish()
+        .with_context(|| format!("cannot write {:?}", a.output))?;
     match result {
         Ok(w) => Ok(exit::workload(w.code())),
         Err(e) => super::tracer_error(e),

@@ -48,7 +48,12 @@ pub fn run_show(a: ShowArgs) -> anyhow::Result<u8> {
         ),
         None => None,
     };
-    let filter = Filter { pids: a.pid, comms: a.comm, syscalls: a.syscall, path_glob };
+    let filter = Filter {
+        pids: a.pid,
+        comms: a.comm,
+        syscalls: a.syscall,
+        path_glob,
+    };
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     for_each_event(&a.trace, |h, ev| {

@@ -19,7 +19,9 @@ pub trait Memory {
             // Never read across a page boundary in one go: the next page may be unmapped
             // while the string ends before it.
             let to_page_end = 4096 - (at % 4096);
-            let want = chunk.len().min(usize::try_from(to_page_end).unwrap_or(chunk.len()));
+            let want = chunk
+                .len()
+                .min(usize::try_from(to_page_end).unwrap_or(chunk.len()));
             let n = self.read(at, &mut chunk[..want]);
             if n == 0 {
                 return None;
@@ -98,7 +100,11 @@ impl ProcView for FakeProc {
         Some(self.cwd.clone())
     }
     fn root(&self) -> Option<Vec<u8>> {
-        Some(if self.root.is_empty() { b"/".to_vec() } else { self.root.clone() })
+        Some(if self.root.is_empty() {
+            b"/".to_vec()
+        } else {
+            self.root.clone()
+        })
     }
     fn fd_path(&self, fd: i32) -> Option<Vec<u8>> {
         self.fds.get(&fd).cloned()

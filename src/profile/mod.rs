@@ -23,7 +23,9 @@ pub struct Include {
 }
 
 /// Where something is in the profile text: 1-based line and column, length in bytes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 pub struct Span {
     pub line: u32,
     pub col: u32,

@@ -21,7 +21,11 @@ pub struct DecodedStop {
 
 /// Decode a stop with the real tracee memory and `/proc` view.
 pub fn decode_stop(arch: Arch, stop: &SyscallStop<'_>) -> DecodedStop {
-    let raw = RawSyscall { arch, nr: stop.nr, args: stop.args };
+    let raw = RawSyscall {
+        arch,
+        nr: stop.nr,
+        args: stop.args,
+    };
     let foreign = stop.audit_arch != arch.audit_arch();
     let def = if foreign { None } else { arch.by_nr(stop.nr) };
     let decoded = match def {
@@ -29,7 +33,10 @@ pub fn decode_stop(arch: Arch, stop: &SyscallStop<'_>) -> DecodedStop {
             d,
             &raw,
             &TraceeMemory { tid: stop.tid },
-            &TraceeProc { pid: stop.pid, tid: stop.tid },
+            &TraceeProc {
+                pid: stop.pid,
+                tid: stop.tid,
+            },
         ),
         None => Decoded::default(),
     };
@@ -46,5 +53,9 @@ pub fn decode_stop(arch: Arch, stop: &SyscallStop<'_>) -> DecodedStop {
         targets: decoded.targets.clone(),
         outcome: Outcome::Unknown,
     };
-    DecodedStop { def, syscall, decoded }
+    DecodedStop {
+        def,
+        syscall,
+        decoded,
+    }
 }

@@ -6,7 +6,9 @@ use std::io::Write;
 
 use crate::arch::Arch;
 use crate::decode::ExecArgs;
-use crate::event::{Event, EventKind, Exec, Exit, ExitStatus, Outcome, ProcInfo, Spawn, SpawnVia, Syscall};
+use crate::event::{
+    Event, EventKind, Exec, Exit, ExitStatus, Outcome, ProcInfo, Spawn, SpawnVia, Syscall,
+};
 use crate::trace::TraceWriter;
 use crate::tracer::{Error, Sink, SyscallStop, TaskRef, Verdict};
 
@@ -32,7 +34,11 @@ pub struct RecordSink<W: Write> {
 
 impl<W: Write> RecordSink<W> {
     pub fn new(arch: Arch, writer: TraceWriter<W>) -> Self {
-        RecordSink { arch, writer, pending: HashMap::new() }
+        RecordSink {
+            arch,
+            writer,
+            pending: HashMap::new(),
+        }
     }
 
     /// Flush and hand back the writer.
@@ -48,13 +54,21 @@ impl<W: Write> RecordSink<W> {
     }
 
     fn write(&mut self, ev: &Event) -> Result<(), Error> {
-        self.writer.write(ev).map_err(|e| Error::Sink(format!("cannot write the trace: {e}")))
+        self.writer
+            .write(ev)
+            .map_err(|e| Error::Sink(format!("cannot write the trace: {e}")))
     }
 
     fn write_syscall(&mut self, tid: i32, p: Pending, outcome: Outcome) -> Result<(), Error> {
         let mut syscall = p.syscall;
         syscall.outcome = outcome;
-        self.write(&Event { time_ns: p.time_ns, pid: p.pid, tid, proc: p.proc, kind: EventKind::Syscall(syscall) })
+        self.write(&Event {
+            time_ns: p.time_ns,
+            pid: p.pid,
+            tid,
+            proc: p.proc,
+            kind: EventKind::Syscall(syscall),
+        })
     }
 }
 
@@ -62,7 +76,13 @@ impl<W: Write> Sink for RecordSink<W> {
     fn on_syscall(&mut self, stop: &SyscallStop<'_>) -> Result<Verdict, Error> {
         let d = decode_stop(self.arch, stop);
         let exec = d.decoded.exec;
-        let p = Pending { time_ns: stop.time_ns, pid: stop.pid, proc: stop.proc.clone(), syscall: d.syscall, exec };
+        let p = Pending {
+            time_ns: stop.time_ns,
+            pid: stop.pid,
+            proc: stop.proc.clone(),
+            syscall: d.syscall,
+            exec,
+        };
         if let Some(old) = self.pending.insert(stop.tid, p) {
             // A seccomp stop without the exit of the previous one (the previous call was
             // interrupted by exec or never returned): keep it with an unknown outcome.
@@ -81,7 +101,14 @@ impl<W: Write> Sink for RecordSink<W> {
         Ok(Verdict::Allow)
     }
 
-    fn on_spawn(&mut self, time_ns: u64, parent: &TaskRef<'_>, child: i32, thread: bool, via: SpawnVia) {
+    fn on_spawn(
+        &mut self,
+        time_ns: u64,
+        parent: &TaskRef<'_>,
+        child: i32,
+        thread: bool,
+        via: SpawnVia,
+    ) {
         let ev = Event {
             time_ns,
             pid: parent.pid,
@@ -108,7 +135,12 @@ impl<W: Write> Sink for RecordSink<W> {
             pid: task.pid,
             tid: task.tid,
             proc: task.proc.clone(),
-            kind: EventKind::Exec(Exec { path: task.proc.exe.clone(), argv, env_names, former_tid }),
+            kind: EventKind::Exec(Exec {
+                path: task.proc.exe.clone(),
+                argv,
+                env_names,
+                former_tid,
+            }),
         };
         let _ = self.write(&ev);
         let _ = self.writer.flush();

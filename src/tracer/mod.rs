@@ -35,7 +35,11 @@ pub enum Error {
     #[error("tracee {tid} died")]
     TraceeDied { tid: i32 },
     #[error("{operation} on {tid} failed: {source}")]
-    Tracee { tid: i32, operation: &'static str, source: Errno },
+    Tracee {
+        tid: i32,
+        operation: &'static str,
+        source: Errno,
+    },
     #[error("{cmd}: command not found")]
     CommandNotFound { cmd: String },
     #[error("{cmd}: cannot execute: {why}")]
@@ -84,7 +88,14 @@ pub trait Sink {
     /// Returning [`Verdict::Kill`] kills the tree before the workload runs on.
     fn on_syscall_exit(&mut self, stop: &SyscallStop<'_>, rval: i64) -> Result<Verdict, Error>;
     /// A new thread or process (`child`) created by `parent_tid`.
-    fn on_spawn(&mut self, time_ns: u64, parent: &TaskRef<'_>, child: i32, thread: bool, via: SpawnVia);
+    fn on_spawn(
+        &mut self,
+        time_ns: u64,
+        parent: &TaskRef<'_>,
+        child: i32,
+        thread: bool,
+        via: SpawnVia,
+    );
     /// A successful exec; `proc` is already updated (new comm/exe/creds).
     fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>);
     /// A thread (or, with `process`, the last thread of a process) is gone.
@@ -142,15 +153,28 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut li
     // workload included: forwarding it would deliver it twice.
     // SAFETY: the kernel passes a valid siginfo_t for SA_SIGINFO handlers; reading si_code is a
     // plain load from it.
-    let code = if info.is_null() { 0 } else { unsafe { (*info).si_code } };
+    let code = if info.is_null() {
+        0
+    } else {
+        unsafe { (*info).si_code }
+    };
     if code != libc::SI_KERNEL {
         PENDING_SIGNAL.store(sig, Ordering::SeqCst);
     }
 }
 
 fn install_forwarding() -> Result<(), Error> {
-    let act = SigAction::new(SigHandler::SigAction(on_signal), SaFlags::SA_SIGINFO, SigSet::empty());
-    for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP, Signal::SIGQUIT] {
+    let act = SigAction::new(
+        SigHandler::SigAction(on_signal),
+        SaFlags::SA_SIGINFO,
+        SigSet::empty(),
+    );
+    for s in [
+        Signal::SIGINT,
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+        Signal::SIGQUIT,
+    ] {
         // SAFETY: `on_signal` is async-signal-safe: it only reads the siginfo and stores to an
         // atomic. No SA_RESTART, so waitpid returns EINTR and the loop forwards promptly.
         unsafe { signal::sigaction(s, &act) }.map_err(Error::Setup)?;
@@ -171,7 +195,11 @@ pub struct Tracer {
 
 impl Tracer {
     /// Run `argv` under the tracer with `programs` installed, reporting to `sink`.
-    pub fn run(argv: &[OsString], programs: &[Program], sink: &mut dyn Sink) -> Result<WorkloadExit, Error> {
+    pub fn run(
+        argv: &[OsString],
+        programs: &[Program],
+        sink: &mut dyn Sink,
+    ) -> Result<WorkloadExit, Error> {
         let Some(cmd) = argv.first() else {
             return Err(Error::Internal("empty command".into()));
         };
@@ -191,8 +219,21 @@ impl Tracer {
         };
         let mut t = Tracer {
             start,
-            tasks: HashMap::from([(root, Task { pid: root, awaiting_exit: None })]),
-            procs: HashMap::from([(root, Process { info, threads: 1, exec_seen: false })]),
+            tasks: HashMap::from([(
+                root,
+                Task {
+                    pid: root,
+                    awaiting_exit: None,
+                },
+            )]),
+            procs: HashMap::from([(
+                root,
+                Process {
+                    info,
+                    threads: 1,
+                    exec_seen: false,
+                },
+            )]),
             root,
             root_status: None,
             killing: false,
@@ -203,7 +244,10 @@ impl Tracer {
             return Err(if errno == libc::ENOENT {
                 Error::CommandNotFound { cmd }
             } else {
-                Error::NotExecutable { cmd, why: errno_text(errno) }
+                Error::NotExecutable {
+                    cmd,
+                    why: errno_text(errno),
+                }
             });
         }
         Ok(WorkloadExit {
@@ -264,7 +308,13 @@ impl Tracer {
         // provisional identity (itself as process) that the fork event corrects.
         if !self.tasks.contains_key(&tid) {
             let pid = tgid_of(tid).unwrap_or(tid);
-            self.tasks.insert(tid, Task { pid, awaiting_exit: None });
+            self.tasks.insert(
+                tid,
+                Task {
+                    pid,
+                    awaiting_exit: None,
+                },
+            );
             let p = self.procs.entry(pid).or_insert_with(|| Process {
                 info: ProcInfo {
                     ppid: 0,
@@ -308,7 +358,13 @@ impl Tracer {
         }
     }
 
-    fn event(&mut self, tid: i32, sig: Signal, event: i32, sink: &mut dyn Sink) -> Result<(), Error> {
+    fn event(
+        &mut self,
+        tid: i32,
+        sig: Signal,
+        event: i32,
+        sink: &mut dyn Sink,
+    ) -> Result<(), Error> {
         match event {
             libc::PTRACE_EVENT_SECCOMP => self.seccomp_stop(tid, sink),
             libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK | libc::PTRACE_EVENT_CLONE => {
@@ -335,14 +391,20 @@ impl Tracer {
     }
 
     fn spawned(&mut self, parent_tid: i32, child: i32, event: i32, sink: &mut dyn Sink) {
-        let Some(ppid) = self.tasks.get(&parent_tid).map(|t| t.pid) else { return };
+        let Some(ppid) = self.tasks.get(&parent_tid).map(|t| t.pid) else {
+            return;
+        };
         let thread = tgid_of(child).is_some_and(|tg| tg == ppid);
         let via = match event {
             libc::PTRACE_EVENT_FORK => SpawnVia::Fork,
             libc::PTRACE_EVENT_VFORK => SpawnVia::Vfork,
             _ => SpawnVia::Clone,
         };
-        let parent_info = self.procs.get(&ppid).map(|p| p.info.clone()).unwrap_or_default();
+        let parent_info = self
+            .procs
+            .get(&ppid)
+            .map(|p| p.info.clone())
+            .unwrap_or_default();
         // The child may already be known (its first stop came first): fix its identity.
         if let Some(old) = self.tasks.get(&child).map(|t| t.pid) {
             if old != (if thread { ppid } else { child }) {
@@ -350,7 +412,16 @@ impl Tracer {
             }
         }
         let child_pid = if thread { ppid } else { child };
-        let newly = self.tasks.insert(child, Task { pid: child_pid, awaiting_exit: None }).is_none();
+        let newly = self
+            .tasks
+            .insert(
+                child,
+                Task {
+                    pid: child_pid,
+                    awaiting_exit: None,
+                },
+            )
+            .is_none();
         if thread {
             if newly {
                 if let Some(p) = self.procs.get_mut(&ppid) {
@@ -371,7 +442,17 @@ impl Tracer {
             }
         }
         let now = self.now();
-        sink.on_spawn(now, &TaskRef { pid: ppid, tid: parent_tid, proc: &parent_info }, child, thread, via);
+        sink.on_spawn(
+            now,
+            &TaskRef {
+                pid: ppid,
+                tid: parent_tid,
+                proc: &parent_info,
+            },
+            child,
+            thread,
+            via,
+        );
         if self.killing {
             let _ = signal::kill(Pid::from_raw(child), Signal::SIGKILL);
         }
@@ -391,7 +472,9 @@ impl Tracer {
         if let Some(t) = self.tasks.get_mut(&tid) {
             t.awaiting_exit = None;
         }
-        let Some(p) = self.procs.get_mut(&pid) else { return };
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return;
+        };
         p.exec_seen = true;
         p.info.comm = procfs::comm(pid);
         p.info.exe = procfs::exe(pid);
@@ -401,7 +484,15 @@ impl Tracer {
         let info = p.info.clone();
         let now = self.now();
         let former_tid = (former != tid).then_some(former);
-        sink.on_exec(now, &TaskRef { pid, tid, proc: &info }, former_tid);
+        sink.on_exec(
+            now,
+            &TaskRef {
+                pid,
+                tid,
+                proc: &info,
+            },
+            former_tid,
+        );
     }
 
     fn seccomp_stop(&mut self, tid: i32, sink: &mut dyn Sink) -> Result<(), Error> {
@@ -410,7 +501,9 @@ impl Tracer {
             _ => return ptrace::cont(tid, None),
         };
         let pid = self.tasks.get(&tid).map(|t| t.pid).unwrap_or(tid);
-        let Some(p) = self.procs.get(&pid) else { return ptrace::cont(tid, None) };
+        let Some(p) = self.procs.get(&pid) else {
+            return ptrace::cont(tid, None);
+        };
         // The root before its first exec is still sbx's own child code (installing filters);
         // only its execve is the workload's.
         let is_exec = Arch::native().by_nr(nr).is_some_and(|d| d.name == "execve");
@@ -422,12 +515,25 @@ impl Tracer {
             let _ = signal::kill(Pid::from_raw(tid), Signal::SIGKILL);
             return Ok(());
         }
-        let stop = SyscallStop { time_ns: self.now(), pid, tid, audit_arch, nr, args, proc: &p.info };
+        let stop = SyscallStop {
+            time_ns: self.now(),
+            pid,
+            tid,
+            audit_arch,
+            nr,
+            args,
+            proc: &p.info,
+        };
         let verdict = sink.on_syscall(&stop)?;
         self.apply(tid, verdict, (audit_arch, nr, args))
     }
 
-    fn apply(&mut self, tid: i32, verdict: Verdict, call: (u32, u64, [u64; 6])) -> Result<(), Error> {
+    fn apply(
+        &mut self,
+        tid: i32,
+        verdict: Verdict,
+        call: (u32, u64, [u64; 6]),
+    ) -> Result<(), Error> {
         match verdict {
             Verdict::Allow => ptrace::cont(tid, None),
             Verdict::AllowWatchExit => {
@@ -450,7 +556,10 @@ impl Tracer {
     }
 
     fn syscall_exit(&mut self, tid: i32, sink: &mut dyn Sink) -> Result<(), Error> {
-        let call = self.tasks.get_mut(&tid).and_then(|t| t.awaiting_exit.take());
+        let call = self
+            .tasks
+            .get_mut(&tid)
+            .and_then(|t| t.awaiting_exit.take());
         let Some((audit_arch, nr, args)) = call else {
             return ptrace::cont(tid, None);
         };
@@ -459,14 +568,27 @@ impl Tracer {
             _ => return ptrace::cont(tid, None),
         };
         let pid = self.tasks.get(&tid).map(|t| t.pid).unwrap_or(tid);
-        let Some(p) = self.procs.get_mut(&pid) else { return ptrace::cont(tid, None) };
-        if Arch::native().by_nr(nr).is_some_and(|d| d.class == crate::arch::Class::Creds) {
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return ptrace::cont(tid, None);
+        };
+        if Arch::native()
+            .by_nr(nr)
+            .is_some_and(|d| d.class == crate::arch::Class::Creds)
+        {
             if let Some(c) = procfs::creds(pid) {
                 p.info.creds = c;
             }
         }
         let p = &self.procs[&pid];
-        let stop = SyscallStop { time_ns: self.now(), pid, tid, audit_arch, nr, args, proc: &p.info };
+        let stop = SyscallStop {
+            time_ns: self.now(),
+            pid,
+            tid,
+            audit_arch,
+            nr,
+            args,
+            proc: &p.info,
+        };
         match sink.on_syscall_exit(&stop, rval)? {
             Verdict::Kill => {
                 self.kill_tree();
@@ -483,9 +605,22 @@ impl Tracer {
         };
         let pid = task.pid;
         let last = self.procs.get(&pid).is_none_or(|p| p.threads <= 1);
-        let info = self.procs.get(&pid).map(|p| p.info.clone()).unwrap_or_default();
+        let info = self
+            .procs
+            .get(&pid)
+            .map(|p| p.info.clone())
+            .unwrap_or_default();
         let now = self.now();
-        sink.on_exit(now, &TaskRef { pid, tid, proc: &info }, status, last && tid == pid);
+        sink.on_exit(
+            now,
+            &TaskRef {
+                pid,
+                tid,
+                proc: &info,
+            },
+            status,
+            last && tid == pid,
+        );
         if tid == pid && pid == self.root {
             self.root_status = Some(status);
         }
@@ -506,7 +641,9 @@ impl Tracer {
 /// The thread-group id of `tid` from `/proc/TID/status`.
 fn tgid_of(tid: i32) -> Option<i32> {
     let s = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    s.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse().ok())
+    s.lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 fn errno_text(errno: i32) -> &'static str {

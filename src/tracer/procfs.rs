@@ -19,7 +19,9 @@ pub struct TraceeProc {
 }
 
 fn readlink(p: &Path) -> Option<Vec<u8>> {
-    std::fs::read_link(p).ok().map(|t| t.into_os_string().into_vec())
+    std::fs::read_link(p)
+        .ok()
+        .map(|t| t.into_os_string().into_vec())
 }
 
 impl ProcView for TraceeProc {
@@ -31,12 +33,18 @@ impl ProcView for TraceeProc {
     }
     fn cwd(&self) -> Option<Vec<u8>> {
         // Threads may have their own cwd (unshare(CLONE_FS)); ask the thread.
-        readlink(Path::new(&format!("/proc/{}/task/{}/cwd", self.pid, self.tid)))
-            .or_else(|| readlink(Path::new(&format!("/proc/{}/cwd", self.pid))))
+        readlink(Path::new(&format!(
+            "/proc/{}/task/{}/cwd",
+            self.pid, self.tid
+        )))
+        .or_else(|| readlink(Path::new(&format!("/proc/{}/cwd", self.pid))))
     }
     fn root(&self) -> Option<Vec<u8>> {
-        readlink(Path::new(&format!("/proc/{}/task/{}/root", self.pid, self.tid)))
-            .or_else(|| readlink(Path::new(&format!("/proc/{}/root", self.pid))))
+        readlink(Path::new(&format!(
+            "/proc/{}/task/{}/root",
+            self.pid, self.tid
+        )))
+        .or_else(|| readlink(Path::new(&format!("/proc/{}/root", self.pid))))
     }
     fn fd_path(&self, fd: i32) -> Option<Vec<u8>> {
         readlink(Path::new(&format!("/proc/{}/fd/{}", self.pid, fd)))
@@ -70,12 +78,19 @@ pub fn creds(pid: i32) -> Option<Creds> {
 pub fn parse_creds(status: &str) -> Option<Creds> {
     let ids = |key: &str| -> Option<(u32, u32)> {
         let line = status.lines().find(|l| l.starts_with(key))?;
-        let mut it = line[key.len()..].split_whitespace().map(|w| w.parse::<u32>());
+        let mut it = line[key.len()..]
+            .split_whitespace()
+            .map(|w| w.parse::<u32>());
         Some((it.next()?.ok()?, it.next()?.ok()?))
     };
     let (uid, euid) = ids("Uid:")?;
     let (gid, egid) = ids("Gid:")?;
-    Some(Creds { uid, euid, gid, egid })
+    Some(Creds {
+        uid,
+        euid,
+        gid,
+        egid,
+    })
 }
 
 #[cfg(test)]
@@ -85,7 +100,15 @@ mod tests {
     #[test]
     fn parses_status_ids() {
         let s = "Name:\tsh\nUid:\t1000\t0\t0\t0\nGid:\t100\t100\t100\t100\n";
-        assert_eq!(parse_creds(s), Some(Creds { uid: 1000, euid: 0, gid: 100, egid: 100 }));
+        assert_eq!(
+            parse_creds(s),
+            Some(Creds {
+                uid: 1000,
+                euid: 0,
+                gid: 100,
+                egid: 100
+            })
+        );
         assert_eq!(parse_creds("Name:\tsh\n"), None);
     }
 

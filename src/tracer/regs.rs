@@ -11,7 +11,11 @@ use super::Error;
 fn err(tid: i32, operation: &'static str) -> impl FnOnce(nix::errno::Errno) -> Error {
     move |e| match e {
         nix::errno::Errno::ESRCH => Error::TraceeDied { tid },
-        source => Error::Tracee { tid, operation, source },
+        source => Error::Tracee {
+            tid,
+            operation,
+            source,
+        },
     }
 }
 
@@ -32,8 +36,7 @@ pub fn skip_syscall(tid: i32, ret: i64) -> Result<(), Error> {
     use nix::sys::ptrace::regset::{NT_ARM_SYSTEM_CALL, NT_PRSTATUS};
     let pid = Pid::from_raw(tid);
     ptrace::setregset::<NT_ARM_SYSTEM_CALL>(pid, -1).map_err(err(tid, "PTRACE_SETREGSET"))?;
-    let mut regs =
-        ptrace::getregset::<NT_PRSTATUS>(pid).map_err(err(tid, "PTRACE_GETREGSET"))?;
+    let mut regs = ptrace::getregset::<NT_PRSTATUS>(pid).map_err(err(tid, "PTRACE_GETREGSET"))?;
     regs.regs[0] = ret as u64;
     ptrace::setregset::<NT_PRSTATUS>(pid, regs).map_err(err(tid, "PTRACE_SETREGSET"))
 }
@@ -50,7 +53,11 @@ pub fn set_arg(tid: i32, index: u8, value: u64) -> Result<(), Error> {
         3 => regs.r10 = value,
         4 => regs.r8 = value,
         5 => regs.r9 = value,
-        _ => return Err(Error::Internal(format!("argument index {index} out of range"))),
+        _ => {
+            return Err(Error::Internal(format!(
+                "argument index {index} out of range"
+            )));
+        }
     }
     ptrace::setregs(pid, regs).map_err(err(tid, "PTRACE_SETREGS"))
 }
@@ -60,10 +67,11 @@ pub fn set_arg(tid: i32, index: u8, value: u64) -> Result<(), Error> {
 pub fn set_arg(tid: i32, index: u8, value: u64) -> Result<(), Error> {
     use nix::sys::ptrace::regset::NT_PRSTATUS;
     let pid = Pid::from_raw(tid);
-    let mut regs =
-        ptrace::getregset::<NT_PRSTATUS>(pid).map_err(err(tid, "PTRACE_GETREGSET"))?;
+    let mut regs = ptrace::getregset::<NT_PRSTATUS>(pid).map_err(err(tid, "PTRACE_GETREGSET"))?;
     if index > 5 {
-        return Err(Error::Internal(format!("argument index {index} out of range")));
+        return Err(Error::Internal(format!(
+            "argument index {index} out of range"
+        )));
     }
     regs.regs[usize::from(index)] = value;
     ptrace::setregset::<NT_PRSTATUS>(pid, regs).map_err(err(tid, "PTRACE_SETREGSET"))

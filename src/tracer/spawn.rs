@@ -34,10 +34,14 @@ pub fn resolve_command(cmd: &OsStr) -> Result<PathBuf, Error> {
     if cmd.as_bytes().contains(&b'/') {
         let p = PathBuf::from(cmd);
         return match std::fs::metadata(&p) {
-            Ok(m) if m.is_dir() => Err(Error::NotExecutable { cmd: name, why: "is a directory" }),
-            Ok(_) if !is_executable(&p) => {
-                Err(Error::NotExecutable { cmd: name, why: "permission denied" })
-            }
+            Ok(m) if m.is_dir() => Err(Error::NotExecutable {
+                cmd: name,
+                why: "is a directory",
+            }),
+            Ok(_) if !is_executable(&p) => Err(Error::NotExecutable {
+                cmd: name,
+                why: "permission denied",
+            }),
             Ok(_) => Ok(p),
             Err(_) => Err(Error::CommandNotFound { cmd: name }),
         };
@@ -45,7 +49,11 @@ pub fn resolve_command(cmd: &OsStr) -> Result<PathBuf, Error> {
     let path = std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/bin:/bin"));
     let mut found_not_exec = false;
     for dir in std::env::split_paths(&path) {
-        let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
         let p = dir.join(cmd);
         if let Ok(m) = std::fs::metadata(&p) {
             if m.is_file() && is_executable(&p) {
@@ -55,7 +63,10 @@ pub fn resolve_command(cmd: &OsStr) -> Result<PathBuf, Error> {
         }
     }
     if found_not_exec {
-        Err(Error::NotExecutable { cmd: name, why: "permission denied" })
+        Err(Error::NotExecutable {
+            cmd: name,
+            why: "permission denied",
+        })
     } else {
         Err(Error::CommandNotFound { cmd: name })
     }
@@ -65,8 +76,9 @@ fn is_executable(p: &Path) -> bool {
     nix::unistd::access(p, nix::unistd::AccessFlags::X_OK).is_ok()
 }
 
-/// A seccomp program ready for `seccomp(2)`.
-pub type Program = Vec<libc::sock_filter>;
+/// A seccomp program ready for `seccomp(2)` (seccompiler's `sock_filter` has the kernel's
+/// `struct sock_filter` layout: `#[repr(C)]` u16, u8, u8, u32).
+pub type Program = seccompiler::BpfProgram;
 
 /// The running child and the pipe its exec failure would come back on.
 #[derive(Debug)]
@@ -88,7 +100,7 @@ pub fn spawn(path: &Path, argv: &[OsString], programs: &[Program]) -> Result<Spa
             Ok(libc::sock_fprog {
                 len: u16::try_from(p.len())
                     .map_err(|_| Error::Internal("seccomp program too long".into()))?,
-                filter: p.as_ptr().cast_mut(),
+                filter: p.as_ptr().cast::<libc::sock_filter>().cast_mut(),
             })
         })
         .collect::<Result<_, Error>>()?;
@@ -117,7 +129,10 @@ pub fn spawn(path: &Path, argv: &[OsString], programs: &[Program]) -> Result<Spa
             // Release the child: it installs the filters and execs under our eyes.
             nix::unistd::write(&go_w, &[1]).map_err(Error::Setup)?;
             drop(go_w);
-            Ok(Spawned { pid, status_pipe: st_r })
+            Ok(Spawned {
+                pid,
+                status_pipe: st_r,
+            })
         }
     }
 }
@@ -182,7 +197,9 @@ fn child(
 }
 
 fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
 }
 
 /// Read the exec status: `None` after a successful exec, `Some(errno)` if exec failed.

@@ -25,7 +25,12 @@ pub struct Dir {
 
 impl Dir {
     pub fn new() -> Dir {
-        Dir { tmp: tempfile::Builder::new().prefix("sbx-test-").tempdir().unwrap() }
+        Dir {
+            tmp: tempfile::Builder::new()
+                .prefix("sbx-test-")
+                .tempdir()
+                .unwrap(),
+        }
     }
     pub fn path(&self) -> &Path {
         self.tmp.path()
@@ -69,7 +74,9 @@ impl Output {
 /// Run `cmd` with a hang guard: after `timeout` the whole process group is killed and the
 /// test fails.
 pub fn run_guarded(mut cmd: Command, timeout: Duration) -> Output {
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     cmd.process_group(0);
     let start = Instant::now();
     let child = cmd.spawn().expect("spawn");
@@ -83,7 +90,9 @@ pub fn run_guarded(mut cmd: Command, timeout: Duration) -> Output {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        let _ = Command::new("kill").args(["-KILL", "--", &format!("-{pid}")]).status();
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{pid}")])
+            .status();
         true
     });
     let out = child.wait_with_output().expect("wait");
@@ -113,7 +122,10 @@ impl Sbx {
     {
         let mut cmd = Command::new(sbx_bin());
         cmd.args(args);
-        Sbx { cmd, timeout: Duration::from_secs(60) }
+        Sbx {
+            cmd,
+            timeout: Duration::from_secs(60),
+        }
     }
     pub fn cwd(mut self, dir: &Path) -> Sbx {
         self.cmd.current_dir(dir);
@@ -149,7 +161,9 @@ static FIXTURE_LOCK: Mutex<()> = Mutex::new(());
 /// Compile `tests/fixtures/NAME.c` once per test run; returns the binary's path.
 pub fn fixture(name: &str) -> PathBuf {
     let _g = FIXTURE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(format!("{name}.c"));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(format!("{name}.c"));
     let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixtures");
     std::fs::create_dir_all(&out_dir).unwrap();
     let bin = out_dir.join(name);
@@ -180,7 +194,12 @@ pub fn read_trace(path: &Path) -> (Header, Vec<Event>) {
 /// Record `args` in `dir` into `dir/trace.bin`; returns the output and the events.
 pub fn record(dir: &Path, args: &[&str]) -> (Output, Header, Vec<Event>) {
     let trace = dir.join("trace.bin");
-    let mut a: Vec<&OsStr> = vec![OsStr::new("record"), OsStr::new("-o"), trace.as_os_str(), OsStr::new("--")];
+    let mut a: Vec<&OsStr> = vec![
+        OsStr::new("record"),
+        OsStr::new("-o"),
+        trace.as_os_str(),
+        OsStr::new("--"),
+    ];
     a.extend(args.iter().map(OsStr::new));
     let out = Sbx::new(a).cwd(dir).run();
     let (h, ev) = read_trace(&trace);
