@@ -419,10 +419,10 @@ impl Ctx<'_> {
                     let Some(at) = base.checked_add(i * 64) else {
                         break;
                     };
-                    if let Some(d) = self.msghdr_dest(at) {
-                        if !dests.contains(&d) {
-                            dests.push(d);
-                        }
+                    if let Some(d) = self.msghdr_dest(at)
+                        && !dests.contains(&d)
+                    {
+                        dests.push(d);
                     }
                 }
                 AccessSet::of(Access::Send)
@@ -576,7 +576,7 @@ mod tests {
             let at = BASE + self.0.bytes.len() as u64;
             self.0.bytes.extend_from_slice(b);
             // Keep 8-byte alignment for the next value.
-            while self.0.bytes.len() % 8 != 0 {
+            while !self.0.bytes.len().is_multiple_of(8) {
                 self.0.bytes.push(0xAA);
             }
             at
@@ -647,6 +647,9 @@ mod tests {
             .collect()
     }
 
+    /// (syscall, arguments, expected `paths`).
+    type Case = (&'static str, [u64; 6], Vec<(Vec<&'static str>, String)>);
+
     fn one(acc: &[&'static str], p: &str) -> Vec<(Vec<&'static str>, String)> {
         vec![(acc.to_vec(), p.to_string())]
     }
@@ -658,7 +661,7 @@ mod tests {
         let f = img.str(b"f");
         let link = img.str(b"link");
         let hosts = img.str(b"hosts");
-        let cases: Vec<(&str, [u64; 6], Vec<(Vec<&str>, String)>)> = vec![
+        let cases: Vec<Case> = vec![
             ("open", [f, 0, 0, 0, 0, 0], one(&["read"], "/w/f")),
             (
                 "openat",
@@ -794,7 +797,7 @@ mod tests {
         let link = img.str(b"link");
         let a = img.str(b"a");
         let b = img.str(b"b");
-        let cases: Vec<(&str, [u64; 6], Vec<(Vec<&str>, String)>)> = vec![
+        let cases: Vec<Case> = vec![
             (
                 "newfstatat",
                 [3, empty, 0, AT_EMPTY_PATH, 0, 0],
