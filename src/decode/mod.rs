@@ -512,7 +512,11 @@ pub fn decode(
             follow,
             empty_path_flag,
         } => {
-            if dirfd.is_some() && c.arg(path) == 0 && NULL_PATH_IS_DIRFD.contains(&def.name) {
+            // utimensat(fd, NULL, ...) acts on fd; with AT_FDCWD the kernel answers EFAULT.
+            if c.dirfd(dirfd).is_some()
+                && c.arg(path) == 0
+                && NULL_PATH_IS_DIRFD.contains(&def.name)
+            {
                 let p = path::resolve(view, c.dirfd(dirfd), b"", false);
                 c.push_path(access, p);
             } else {
@@ -743,6 +747,11 @@ mod tests {
     fn unreadable_and_too_long_paths_fail_closed() {
         let mut img = Img::new();
         let long = img.str(&[b'a'; 5000]);
+        let d = run("utimensat", [fdcwd(), 0, 0, 0, 0, 0], &img);
+        assert!(
+            d.unreadable && d.targets.is_empty(),
+            "utimensat(AT_FDCWD, NULL) is EFAULT"
+        );
         for ptr in [BAD, 0, long] {
             let d = run("openat", [fdcwd(), ptr, 0, 0, 0, 0], &img);
             assert!(d.unreadable, "{ptr:#x}");
@@ -839,6 +848,7 @@ mod tests {
             ),
             ("truncate", [a, 0, 0, 0, 0, 0], one(&["truncate"], "/w/a")),
             ("utimensat", [3, 0, 0, 0, 0, 0], one(&["write"], "/etc")),
+            ("futimesat", [3, 0, 0, 0, 0, 0], one(&["write"], "/etc")),
             (
                 "utimensat",
                 [fdcwd(), link, 0, AT_SYMLINK_NOFOLLOW, 0, 0],
