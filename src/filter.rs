@@ -635,6 +635,18 @@ mod tests {
                     [libc::PR_GET_NO_NEW_PRIVS as u64, 0, 0, 0, 0, 0],
                     Want::Ok,
                 ),
+                // A free syscall near the end of the table (Landlock ABI version query).
+                p(
+                    libc::SYS_landlock_create_ruleset,
+                    [0, 0, 1, 0, 0, 0],
+                    Want::Ok,
+                ),
+                // Free: fd I/O, even on a bad fd.
+                p(
+                    libc::SYS_read,
+                    [1 << 30, 0, 0, 0, 0, 0],
+                    Want::Err(libc::EBADF),
+                ),
             ]
         }
 
@@ -749,6 +761,27 @@ mod tests {
                     libc::SYS_mmap,
                     [0, 4096, 3, fixed & !0x10, u64::MAX, 0],
                     Want::Ok,
+                ),
+                // mremap(MREMAP_FIXED) onto the window, and shmat(SHM_REMAP): traced.
+                p(
+                    libc::SYS_mremap,
+                    [0x1000_0000, 4096, 4096, 3, WINDOW, 0],
+                    Want::Err(ENOSYS),
+                ),
+                p(
+                    libc::SYS_mremap,
+                    [0x1000_0000, 4096, 4096, 0, WINDOW, 0],
+                    Want::Err(libc::EFAULT),
+                ),
+                p(
+                    libc::SYS_shmat,
+                    [u64::MAX, 0, SHM_REMAP, 0, 0, 0],
+                    Want::Err(ENOSYS),
+                ),
+                p(
+                    libc::SYS_shmat,
+                    [u64::MAX, 0, 0, 0, 0, 0],
+                    Want::Err(libc::EINVAL),
                 ),
             ]);
             let status = run_child(&progs, &probes, false);
