@@ -18,8 +18,11 @@
 //!    namespace clones (record), `prctl(PR_SET_SECCOMP)` (record), and memory syscalls that
 //!    may touch the guard window → TRACE(0). The tracer looks the class up by number, so the
 //!    data word is always 0.
-//! 4. **refuse** (enforce only): gated syscalls the profile does not allow, and
-//!    `prctl(PR_SET_SECCOMP)` unless `seccomp` is allowed → KILL_PROCESS or ERRNO.
+//! 4. **refuse** (enforce only): gated syscalls the profile does not allow,
+//!    `prctl(PR_SET_SECCOMP)` unless `seccomp` is allowed, and, even when `seccomp` is allowed,
+//!    `seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER)`: a workload filter
+//!    answering SECCOMP_RET_USER_NOTIF takes precedence over sbx's TRACE, and its listener could
+//!    let the call continue unchecked → KILL_PROCESS or ERRNO.
 //!
 //! Every seccompiler program starts with an architecture check that returns KILL_PROCESS for
 //! any other `AUDIT_ARCH`: that is how the i386 ABI (`int 0x80` on x86_64) is refused, in
@@ -53,6 +56,10 @@ pub const CLONE_NAMESPACES: u64 = 0x0002_0000 // CLONE_NEWNS
     | 0x4000_0000; // CLONE_NEWNET
 /// `PR_SET_SECCOMP`: installs a filter like `seccomp(2)`.
 pub const PR_SET_SECCOMP: u64 = 22;
+/// `SECCOMP_SET_MODE_FILTER` (seccomp(2) operation).
+const SECCOMP_SET_MODE_FILTER: u64 = 1;
+/// `SECCOMP_FILTER_FLAG_NEW_LISTENER`.
+const SECCOMP_FILTER_FLAG_NEW_LISTENER: u64 = 8;
 const MAP_FIXED: u64 = 0x10;
 const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
 const SHM_REMAP: u64 = 0x4000;
@@ -134,10 +141,10 @@ pub fn build(spec: &FilterSpec) -> Result<Vec<BpfProgram>, FilterError> {
     if table.is_empty() {
         return Err(FilterError::EmptyTable { arch: spec.arch });
     }
-    if let Some(g) = spec.guard {
-        if g.base % FOUR_GIB != 0 || g.base < FOUR_GIB {
-            return Err(FilterError::GuardBase { base: g.base });
-        }
+    if let Some(g) = spec.guard
+        && (g.base % FOUR_GIB != 0 || g.base < FOUR_GIB)
+    {
+        return Err(FilterError::GuardBase { base: g.base });
     }
     let b = Builder {
         spec,
@@ -385,6 +392,18 @@ impl Builder<'_> {
                 Class::Gated if !allowed(d.name) => {
                     rules.insert(nr, vec![]);
                 }
+                Class::Gated if d.name == "seccomp" => {
+                    // Even when allowed: a filter with a user-notification listener could
+                    // answer SECCOMP_RET_USER_NOTIF, which pre-empts sbx's TRACE stops, and
+                    // then let the call continue unchecked.
+                    rules.insert(
+                        nr,
+                        vec![rule(vec![
+                            cond(0, SeccompCmpOp::Eq, SECCOMP_SET_MODE_FILTER),
+                            has_bit(1, SECCOMP_FILTER_FLAG_NEW_LISTENER),
+                        ])],
+                    );
+                }
                 Class::Spawn if d.name == "clone" => {
                     let mut r = any_bit(0, CLONE_UNTRACED);
                     if !allowed("unshare") {
@@ -616,6 +635,18 @@ mod tests {
                     [libc::PR_GET_NO_NEW_PRIVS as u64, 0, 0, 0, 0, 0],
                     Want::Ok,
                 ),
+                // A free syscall near the end of the table (Landlock ABI version query).
+                p(
+                    libc::SYS_landlock_create_ruleset,
+                    [0, 0, 1, 0, 0, 0],
+                    Want::Ok,
+                ),
+                // Free: fd I/O, even on a bad fd.
+                p(
+                    libc::SYS_read,
+                    [1 << 30, 0, 0, 0, 0, 0],
+                    Want::Err(libc::EBADF),
+                ),
             ]
         }
 
@@ -731,6 +762,27 @@ mod tests {
                     [0, 4096, 3, fixed & !0x10, u64::MAX, 0],
                     Want::Ok,
                 ),
+                // mremap(MREMAP_FIXED) onto the window, and shmat(SHM_REMAP): traced.
+                p(
+                    libc::SYS_mremap,
+                    [0x1000_0000, 4096, 4096, 3, WINDOW, 0],
+                    Want::Err(ENOSYS),
+                ),
+                p(
+                    libc::SYS_mremap,
+                    [0x1000_0000, 4096, 4096, 0, WINDOW, 0],
+                    Want::Err(libc::EFAULT),
+                ),
+                p(
+                    libc::SYS_shmat,
+                    [u64::MAX, 0, SHM_REMAP, 0, 0, 0],
+                    Want::Err(ENOSYS),
+                ),
+                p(
+                    libc::SYS_shmat,
+                    [u64::MAX, 0, 0, 0, 0, 0],
+                    Want::Err(libc::EINVAL),
+                ),
             ]);
             let status = run_child(&progs, &probes, false);
             assert_eq!(exit_code(status), Some(0), "status {status:#x}");
@@ -754,6 +806,32 @@ mod tests {
             let status = run_child(&progs, &probes, false);
             assert!(libc::WIFSIGNALED(status), "status {status:#x}");
             assert_eq!(libc::WTERMSIG(status), libc::SIGSYS);
+        }
+
+        #[test]
+        fn allowed_seccomp_still_refuses_listeners() {
+            let progs = build(&spec(
+                enforce(&["seccomp"], Refuse::Errno(MARK)),
+                false,
+                false,
+            ))
+            .expect("build");
+            let probes = [
+                // Allowed: reaches the kernel, which rejects the NULL program with EFAULT.
+                p(
+                    libc::SYS_seccomp,
+                    [1, 0, 0, 0, 0, 0],
+                    Want::Err(libc::EFAULT),
+                ),
+                p(libc::SYS_seccomp, [1, 8, 0, 0, 0, 0], Want::Err(MARK)),
+                p(
+                    libc::SYS_prctl,
+                    [PR_SET_SECCOMP, 2, 0, 0, 0, 0],
+                    Want::Err(libc::EFAULT),
+                ),
+            ];
+            let status = run_child(&progs, &probes, false);
+            assert_eq!(exit_code(status), Some(0), "status {status:#x}");
         }
 
         #[test]

@@ -419,10 +419,10 @@ impl Ctx<'_> {
                     let Some(at) = base.checked_add(i * 64) else {
                         break;
                     };
-                    if let Some(d) = self.msghdr_dest(at) {
-                        if !dests.contains(&d) {
-                            dests.push(d);
-                        }
+                    if let Some(d) = self.msghdr_dest(at)
+                        && !dests.contains(&d)
+                    {
+                        dests.push(d);
                     }
                 }
                 AccessSet::of(Access::Send)
@@ -512,7 +512,11 @@ pub fn decode(
             follow,
             empty_path_flag,
         } => {
-            if dirfd.is_some() && c.arg(path) == 0 && NULL_PATH_IS_DIRFD.contains(&def.name) {
+            // utimensat(fd, NULL, ...) acts on fd; with AT_FDCWD the kernel answers EFAULT.
+            if c.dirfd(dirfd).is_some()
+                && c.arg(path) == 0
+                && NULL_PATH_IS_DIRFD.contains(&def.name)
+            {
                 let p = path::resolve(view, c.dirfd(dirfd), b"", false);
                 c.push_path(access, p);
             } else {
@@ -576,7 +580,7 @@ mod tests {
             let at = BASE + self.0.bytes.len() as u64;
             self.0.bytes.extend_from_slice(b);
             // Keep 8-byte alignment for the next value.
-            while self.0.bytes.len() % 8 != 0 {
+            while !self.0.bytes.len().is_multiple_of(8) {
                 self.0.bytes.push(0xAA);
             }
             at
@@ -647,6 +651,9 @@ mod tests {
             .collect()
     }
 
+    /// (syscall, arguments, expected `paths`).
+    type Case = (&'static str, [u64; 6], Vec<(Vec<&'static str>, String)>);
+
     fn one(acc: &[&'static str], p: &str) -> Vec<(Vec<&'static str>, String)> {
         vec![(acc.to_vec(), p.to_string())]
     }
@@ -658,7 +665,7 @@ mod tests {
         let f = img.str(b"f");
         let link = img.str(b"link");
         let hosts = img.str(b"hosts");
-        let cases: Vec<(&str, [u64; 6], Vec<(Vec<&str>, String)>)> = vec![
+        let cases: Vec<Case> = vec![
             ("open", [f, 0, 0, 0, 0, 0], one(&["read"], "/w/f")),
             (
                 "openat",
@@ -740,6 +747,11 @@ mod tests {
     fn unreadable_and_too_long_paths_fail_closed() {
         let mut img = Img::new();
         let long = img.str(&[b'a'; 5000]);
+        let d = run("utimensat", [fdcwd(), 0, 0, 0, 0, 0], &img);
+        assert!(
+            d.unreadable && d.targets.is_empty(),
+            "utimensat(AT_FDCWD, NULL) is EFAULT"
+        );
         for ptr in [BAD, 0, long] {
             let d = run("openat", [fdcwd(), ptr, 0, 0, 0, 0], &img);
             assert!(d.unreadable, "{ptr:#x}");
@@ -794,7 +806,7 @@ mod tests {
         let link = img.str(b"link");
         let a = img.str(b"a");
         let b = img.str(b"b");
-        let cases: Vec<(&str, [u64; 6], Vec<(Vec<&str>, String)>)> = vec![
+        let cases: Vec<Case> = vec![
             (
                 "newfstatat",
                 [3, empty, 0, AT_EMPTY_PATH, 0, 0],
@@ -836,6 +848,7 @@ mod tests {
             ),
             ("truncate", [a, 0, 0, 0, 0, 0], one(&["truncate"], "/w/a")),
             ("utimensat", [3, 0, 0, 0, 0, 0], one(&["write"], "/etc")),
+            ("futimesat", [3, 0, 0, 0, 0, 0], one(&["write"], "/etc")),
             (
                 "utimensat",
                 [fdcwd(), link, 0, AT_SYMLINK_NOFOLLOW, 0, 0],

@@ -354,6 +354,9 @@ mod tests {
             (b"/home/u/proj/dirlink", b"/var/lib"),
             (b"/var/lib", b"../opt/lib"),
             (b"/loop1", b"/loop2"),
+            (b"/dev/fd", b"/proc/self/fd"),
+            (b"/dev/stdin", b"/proc/self/fd/0"),
+            (b"/proc/42/fd/0", b"/dev/pts/1"),
             (b"/loop2", b"loop1"),
             (b"/proc/42/fd/3", b"/etc"),
             (b"/proc/42/fd/4", b"pipe:[77]"),
@@ -411,6 +414,10 @@ mod tests {
         proc_self_cwd: None, b"/proc/self/cwd/../x", true => "/proc/42/x", Some("/home/u/x");
         thread_self: None, b"/proc/thread-self/cwd/f", true
             => "/proc/42/task/43/cwd/f", Some("/home/u/proj/f");
+        dev_fd_goes_through_proc_self: None, b"/dev/fd/3/hosts", true
+            => "/dev/fd/3/hosts", Some("/etc/hosts");
+        dev_stdin: None, b"/dev/stdin", true => "/dev/stdin", Some("/dev/pts/1");
+        dev_stdin_nofollow: None, b"/dev/stdin", false => "/dev/stdin", None;
         loop_stops: None, b"/loop1", true => "/loop1", None;
         loop_unfollowed_final: None, b"/loop1", false => "/loop1", None;
         empty_path_is_dirfd: Some(3), b"", false => "/etc", None;
