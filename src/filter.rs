@@ -99,6 +99,10 @@ pub enum Refuse {
     Kill,
     /// SECCOMP_RET_ERRNO with this errno for gated syscalls; unknown numbers always get ENOSYS.
     Errno(i32),
+    /// SECCOMP_RET_TRACE for gated syscalls, so the tracer can name and report each one before
+    /// it refuses it (enforce deny mode); unknown numbers get ENOSYS in-kernel. Without a
+    /// tracer, TRACE returns ENOSYS: still refused.
+    Trace,
 }
 
 /// A 4 GiB-aligned window holding the guard region.
@@ -264,6 +268,7 @@ fn refuse_action(refuse: Refuse) -> SeccompAction {
     match refuse {
         Refuse::Kill => SeccompAction::KillProcess,
         Refuse::Errno(e) => SeccompAction::Errno(u32::try_from(e).unwrap_or(EPERM)),
+        Refuse::Trace => SeccompAction::Trace(0),
     }
 }
 
@@ -301,7 +306,7 @@ impl Builder<'_> {
                 ..
             } => SeccompAction::KillProcess,
             FilterMode::Enforce {
-                on_gated: Refuse::Errno(_),
+                on_gated: Refuse::Errno(_) | Refuse::Trace,
                 ..
             } => SeccompAction::Errno(ENOSYS),
         };

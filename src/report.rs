@@ -1,1 +1,165 @@
-//! (in progress)
+//! Violations and the JSON report of `sbx enforce --report` (documented in docs/report.md),
+//! plus GitHub workflow annotation lines. Pure data and formatting.
+
+use serde::Serialize;
+
+/// What sbx did about a violation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// The tree was killed before the syscall ran.
+    Killed,
+    /// The syscall failed with an errno.
+    Denied,
+    /// Nothing was blocked (audit mode).
+    Audited,
+}
+
+/// One access the profile did not allow.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    /// Nanoseconds since the start of the run.
+    pub time_ns: u64,
+    pub pid: i32,
+    pub tid: i32,
+    pub comm: String,
+    pub exe: String,
+    pub syscall: String,
+    /// The profile verb that was missing (read, write, exec, connect, syscall...).
+    pub verb: String,
+    /// The resolved object: a path, `tcp 1.2.3.4:443`, a syscall name.
+    pub object: String,
+    /// Why: `no rule allows read here`, or the deny rule that matched.
+    pub reason: String,
+    pub action: Action,
+}
+
+impl Violation {
+    /// The one-line stderr form:
+    /// `node[4711] (/usr/bin/node) read /home/u/.ssh/id_rsa — no rule allows read here`.
+    pub fn line(&self) -> String {
+        let who = if self.pid == self.tid {
+            format!("{}[{}]", self.comm, self.pid)
+        } else {
+            format!("{}[{}/{}]", self.comm, self.pid, self.tid)
+        };
+        let what = match self.action {
+            Action::Killed => "",
+            Action::Denied => " (denied)",
+            Action::Audited => " (audit)",
+        };
+        format!(
+            "{who} ({}) {} {} — {}{what}",
+            self.exe, self.verb, self.object, self.reason
+        )
+    }
+
+    /// A GitHub Actions workflow command (`::error title=...::message`); newlines and `%` are
+    /// escaped as the runner requires.
+    pub fn github_annotation(&self) -> String {
+        let esc = |s: &str| {
+            s.replace('%', "%25")
+                .replace('\r', "%0D")
+                .replace('\n', "%0A")
+        };
+        format!(
+            "::error title=sbx violation ({} {})::{}",
+            esc(&self.verb),
+            esc(&self.syscall),
+            esc(&self.line())
+        )
+    }
+}
+
+/// How the workload ended, for the report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WorkloadStatus {
+    /// `exited` or `signaled`.
+    pub how: String,
+    /// The exit code, or the signal number.
+    pub value: i32,
+    /// True when sbx killed the tree.
+    pub killed_by_sbx: bool,
+}
+
+/// The `--report` document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Report {
+    pub sbx_version: String,
+    pub command: Vec<String>,
+    pub profile: String,
+    pub mode: String,
+    pub violations: Vec<Violation>,
+    /// Unified diff of the profile against the profile widened by the violations.
+    pub diff: String,
+    pub workload: Option<WorkloadStatus>,
+    /// sbx's own exit code.
+    pub exit_code: u8,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v() -> Violation {
+        Violation {
+            time_ns: 5,
+            pid: 4711,
+            tid: 4711,
+            comm: "node".into(),
+            exe: "/usr/bin/node".into(),
+            syscall: "openat".into(),
+            verb: "read".into(),
+            object: "/home/u/.ssh/id_rsa".into(),
+            reason: "no rule allows read here".into(),
+            action: Action::Killed,
+        }
+    }
+
+    #[test]
+    fn line_format() {
+        assert_eq!(
+            v().line(),
+            "node[4711] (/usr/bin/node) read /home/u/.ssh/id_rsa — no rule allows read here"
+        );
+        let mut t = v();
+        t.tid = 4712;
+        t.action = Action::Denied;
+        assert_eq!(
+            t.line(),
+            "node[4711/4712] (/usr/bin/node) read /home/u/.ssh/id_rsa — no rule allows read here (denied)"
+        );
+    }
+
+    #[test]
+    fn annotation_escapes_newlines_and_percent() {
+        let mut t = v();
+        t.object = "/tmp/a\nb%".into();
+        let a = t.github_annotation();
+        assert!(a.starts_with("::error title=sbx violation (read openat)::"));
+        assert!(a.contains("/tmp/a%0Ab%25"));
+        assert!(!a.contains('\n'));
+    }
+
+    #[test]
+    fn report_serializes() {
+        let r = Report {
+            sbx_version: "0.1.0".into(),
+            command: vec!["npm".into(), "install".into()],
+            profile: "npm.profile".into(),
+            mode: "kill".into(),
+            violations: vec![v()],
+            diff: "+read x\n".into(),
+            workload: Some(WorkloadStatus {
+                how: "signaled".into(),
+                value: 9,
+                killed_by_sbx: true,
+            }),
+            exit_code: 124,
+        };
+        let j = serde_json::to_value(&r).unwrap();
+        assert_eq!(j["violations"][0]["action"], "killed");
+        assert_eq!(j["violations"][0]["object"], "/home/u/.ssh/id_rsa");
+        assert_eq!(j["exit_code"], 124);
+    }
+}

@@ -1,7 +1,186 @@
-//! `sbx enforce` (in progress).
+//! `sbx enforce`: load the profile (fail before the workload starts on any error), build the
+//! enforce filter, run under the enforce sink, then print the violations' diff and write the
+//! report.
 
-use super::EnforceArgs;
+use std::fs::File;
+use std::io::{BufWriter, IsTerminal};
 
-pub fn run(_a: EnforceArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("enforce is not implemented yet")
+use anyhow::Context;
+
+use super::{EnforceArgs, Mode, exit};
+use crate::arch::Arch;
+use crate::event::ExitStatus;
+use crate::filter::{self, FilterMode, FilterSpec, Refuse};
+use crate::learn::{LearnOptions, Learner};
+use crate::profile::parse::parse_str;
+use crate::profile::render::render;
+use crate::report::{Report, WorkloadStatus};
+use crate::sink::enforce::{self as sink, EnforceSink};
+use crate::sink::record::RecordSink;
+use crate::trace::TraceWriter;
+use crate::tracer::Tracer;
+
+/// Linux 5.3 added PTRACE_GET_SYSCALL_INFO; pidfd_getfd (socket types) is 5.6.
+const MIN_KERNEL: (u32, u32) = (5, 6);
+
+fn check_kernel() -> anyhow::Result<()> {
+    let u = nix::sys::utsname::uname().context("uname failed")?;
+    let rel = u.release().to_string_lossy().into_owned();
+    let mut it = rel
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse::<u32>().unwrap_or(0));
+    let v = (it.next().unwrap_or(0), it.next().unwrap_or(0));
+    anyhow::ensure!(
+        v >= MIN_KERNEL,
+        "unsupported kernel {rel}: sbx enforce needs Linux {}.{} or newer (PTRACE_GET_SYSCALL_INFO, pidfd_getfd)",
+        MIN_KERNEL.0,
+        MIN_KERNEL.1
+    );
+    Ok(())
+}
+
+pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
+    check_kernel()?;
+    let text = super::profile::read_profile(&a.profile)?;
+    let mut env = super::profile::current_env();
+    env.vars
+        .entry("UID".into())
+        .or_insert_with(|| nix::unistd::getuid().to_string());
+    let policy = super::profile::load_policy(&a.profile, &text, &env)?;
+    let profile_name = a.profile.display().to_string();
+    let profile = parse_str(&profile_name, &text).map_err(|e| anyhow::anyhow!("{e}"))?;
+
+    let arch = Arch::native();
+    let mode = match a.mode {
+        // Audit blocks nothing: the record filter traces gated and unknown syscalls instead of
+        // refusing them, so each one is reported.
+        Mode::Audit => FilterMode::Record,
+        Mode::Kill => FilterMode::Enforce {
+            allowed_gated: policy.allowed_syscalls(),
+            on_gated: Refuse::Kill,
+        },
+        Mode::Deny => FilterMode::Enforce {
+            allowed_gated: policy.allowed_syscalls(),
+            on_gated: Refuse::Trace,
+        },
+    };
+    let programs = filter::build(&FilterSpec {
+        arch,
+        mode,
+        metadata: a.metadata,
+        guard: None,
+    })
+    .context("cannot build the seccomp filter")?;
+    let sink_mode = match a.mode {
+        Mode::Kill => sink::Mode::Kill,
+        Mode::Deny => sink::Mode::Deny,
+        Mode::Audit => sink::Mode::Audit,
+    };
+    let header = super::header(arch, &a.command, a.metadata);
+    let mut s = EnforceSink::new(arch, &policy, sink_mode, a.metadata);
+    if let Some(out) = &a.output {
+        let f = File::create(out).with_context(|| format!("cannot create {}", out.display()))?;
+        let w = TraceWriter::new(BufWriter::new(f), &header)
+            .with_context(|| format!("cannot write {}", out.display()))?;
+        s = s.record_to(RecordSink::new(arch, w));
+    }
+    let result = Tracer::run(&a.command, &programs, &mut s);
+    let (violations, events) = s.finish()?;
+    let w = match result {
+        Ok(w) => w,
+        Err(e) => return super::tracer_error(e),
+    };
+
+    // The diff: the profile against what learning would make of the profile plus the
+    // violations.
+    let diff = if events.is_empty() && violations.is_empty() {
+        String::new()
+    } else {
+        let mut learner = Learner::new(LearnOptions {
+            includes: profile.includes.iter().map(|i| i.name.clone()).collect(),
+            base: Some(profile.clone()),
+            ..LearnOptions::default()
+        });
+        learner.begin_trace(&header);
+        for ev in &events {
+            learner.observe(ev);
+        }
+        let mut widened = learner.finish();
+        widened.header = profile.header.clone();
+        let color = a.color.enabled(std::io::stderr().is_terminal());
+        crate::diff::unified(
+            &render(&profile),
+            &render(&widened),
+            &profile_name,
+            &format!("{profile_name} (+ violations)"),
+            color,
+        )
+    };
+    let code = if violations.is_empty() || a.mode == Mode::Audit {
+        exit::workload(w.code())
+    } else {
+        exit::VIOLATION
+    };
+    if !violations.is_empty() {
+        let what = match a.mode {
+            Mode::Kill => "killed the workload",
+            Mode::Deny => "denied",
+            Mode::Audit => "observed (audit mode, nothing blocked)",
+        };
+        eprintln!(
+            "sbx: {} violation(s), {what}; to accept them after review, add these rules:",
+            violations.len()
+        );
+        eprint!("{diff}");
+    }
+    if let Some(path) = &a.report {
+        let (how, value) = match w.status {
+            ExitStatus::Code(c) => ("exited", c),
+            ExitStatus::Signal(s) => ("signaled", s),
+        };
+        let r = Report {
+            sbx_version: env!("CARGO_PKG_VERSION").into(),
+            command: a
+                .command
+                .iter()
+                .map(|c| c.to_string_lossy().into_owned())
+                .collect(),
+            profile: profile_name.clone(),
+            mode: format!("{:?}", a.mode).to_lowercase(),
+            violations,
+            diff: if a.color == super::ColorChoice::Never {
+                diff
+            } else {
+                strip_ansi(&diff)
+            },
+            workload: Some(WorkloadStatus {
+                how: how.into(),
+                value,
+                killed_by_sbx: w.killed_by_sbx,
+            }),
+            exit_code: code,
+        };
+        let json = serde_json::to_string_pretty(&r)?;
+        super::learn::write_output(Some(path), &(json + "\n"))?;
+    }
+    Ok(code)
+}
+
+/// Remove ANSI color sequences (the report is for machines).
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut it = s.chars().peekable();
+    while let Some(c) = it.next() {
+        if c == '\u{1b}' && it.peek() == Some(&'[') {
+            for d in it.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

@@ -1,1 +1,501 @@
-//! (in progress)
+//! The enforce sink: every stopped syscall is decoded and decided by the compiled policy; a
+//! violation kills the tree (kill mode), fails the syscall (deny mode) or is only reported
+//! (audit mode). Optionally records the run at the same time (`enforce -o`).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::BufWriter;
+use std::os::unix::ffi::OsStrExt;
+
+use crate::arch::{Arch, Class, SyscallDef};
+use crate::event::{
+    Access, AccessSet, Event, EventKind, ExitStatus, Object, Outcome, PathObj, SockAddr, SpawnVia,
+    Syscall, Target,
+};
+use crate::policy::{CompiledPolicy, Decision, DenyReason};
+use crate::profile::{Proto, Verb};
+use crate::report::{Action, Violation};
+use crate::show::{escape, sockaddr};
+use crate::tracer::procfs;
+use crate::tracer::{Error, Sink, SyscallStop, TaskRef, Verdict};
+
+use super::decode_stop;
+use super::record::RecordSink;
+
+/// What to do about a violation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Kill,
+    Deny,
+    Audit,
+}
+
+/// A check to make when a syscall returns.
+#[derive(Debug, Clone)]
+enum Watch {
+    /// Admitted by a `probe` rule: the open must fail; if it succeeded, a file appeared
+    /// between the check and the open.
+    MustFail(Violation, Event),
+    /// Only to complete the recorded event (enforce -o) or refresh credentials.
+    Nothing,
+}
+
+/// Decides every stopped syscall against the policy.
+#[derive(Debug)]
+pub struct EnforceSink<'p> {
+    arch: Arch,
+    policy: &'p CompiledPolicy,
+    mode: Mode,
+    metadata: bool,
+    github: bool,
+    quiet: bool,
+    /// Every violation, in order.
+    pub violations: Vec<Violation>,
+    /// The syscall events of the violations (for the diff: learn from profile + these).
+    pub violation_events: Vec<Event>,
+    recorder: Option<RecordSink<BufWriter<File>>>,
+    watch: HashMap<i32, Watch>,
+}
+
+impl<'p> EnforceSink<'p> {
+    pub fn new(arch: Arch, policy: &'p CompiledPolicy, mode: Mode, metadata: bool) -> Self {
+        EnforceSink {
+            arch,
+            policy,
+            mode,
+            metadata,
+            github: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
+            quiet: false,
+            violations: Vec::new(),
+            violation_events: Vec::new(),
+            recorder: None,
+            watch: HashMap::new(),
+        }
+    }
+
+    /// Do not print violations as they happen (the caller prints them).
+    pub fn quiet(mut self) -> Self {
+        self.quiet = true;
+        self
+    }
+
+    /// Also record every event to this trace.
+    pub fn record_to(mut self, rec: RecordSink<BufWriter<File>>) -> Self {
+        self.recorder = Some(rec);
+        self
+    }
+
+    /// Finish the recorder, if any.
+    pub fn finish(self) -> Result<(Vec<Violation>, Vec<Event>), Error> {
+        if let Some(r) = self.recorder {
+            let w = r.finish()?;
+            w.finish()
+                .map_err(|e| Error::Sink(format!("cannot write the trace: {e}")))?;
+        }
+        Ok((self.violations, self.violation_events))
+    }
+
+    fn action(&self) -> Action {
+        match self.mode {
+            Mode::Kill => Action::Killed,
+            Mode::Deny => Action::Denied,
+            Mode::Audit => Action::Audited,
+        }
+    }
+
+    fn report(&mut self, v: Violation, ev: Event) {
+        if !self.quiet {
+            eprintln!("sbx: violation: {}", v.line());
+        }
+        if self.github {
+            println!("{}", v.github_annotation());
+        }
+        self.violations.push(v);
+        self.violation_events.push(ev);
+    }
+
+    /// The verdict for a violation in this mode.
+    fn refuse(&self, errno: i32) -> Verdict {
+        match self.mode {
+            Mode::Kill => Verdict::Kill,
+            Mode::Deny => Verdict::Deny(errno),
+            Mode::Audit => Verdict::Allow,
+        }
+    }
+}
+
+/// `/proc/<pid>/...` of the caller itself is `/proc/self/...` (and its task `thread-self`), so
+/// a profile's `/proc/self` rules admit a process naming itself by pid.
+fn canonical_proc(p: &PathObj, pid: i32) -> PathObj {
+    let fix = |b: &[u8]| -> Vec<u8> {
+        let prefix = format!("/proc/{pid}");
+        match b.strip_prefix(prefix.as_bytes()) {
+            Some(rest) if rest.is_empty() || rest[0] == b'/' => {
+                [b"/proc/self".as_slice(), rest].concat()
+            }
+            _ => b.to_vec(),
+        }
+    };
+    PathObj {
+        literal: p.literal.clone(),
+        abs: fix(&p.abs),
+        resolved: p.resolved.as_deref().map(fix),
+    }
+}
+
+fn object_text(o: &Object) -> String {
+    match o {
+        Object::Path(p) => {
+            if p.resolved.is_some() && p.resolved.as_deref() != Some(&p.abs[..]) {
+                format!("{} (-> {})", escape(&p.abs), escape(p.effective()))
+            } else {
+                escape(&p.abs)
+            }
+        }
+        Object::Socket(a) => sockaddr(a),
+        Object::Fd { fd, path } => match path {
+            Some(p) => escape(p),
+            None => format!("fd {fd}"),
+        },
+        Object::Anon(n) => escape(n),
+    }
+}
+
+fn reason_text(verb: Verb, r: &DenyReason) -> String {
+    match r {
+        DenyReason::NoRule => format!("no rule allows {} here", verb.name()),
+        r @ DenyReason::DenyRule { .. } => format!("{r}"),
+    }
+}
+
+fn errno_for(o: &Object) -> i32 {
+    match o {
+        Object::Socket(_) => libc::EPERM,
+        _ => libc::EACCES,
+    }
+}
+
+/// The verb a network access needs.
+fn net_verb(access: AccessSet) -> Verb {
+    if access.contains(Access::Connect) {
+        Verb::Connect
+    } else if access.contains(Access::Bind) || access.contains(Access::Listen) {
+        Verb::Bind
+    } else {
+        Verb::Send
+    }
+}
+
+impl EnforceSink<'_> {
+    /// Decide one target; `Some((verb, reason))` when it is not allowed.
+    fn decide_target(
+        &self,
+        stop: &SyscallStop<'_>,
+        t: &Target,
+    ) -> Result<Option<(Verb, String)>, bool> {
+        let access = if self.metadata {
+            t.access
+        } else {
+            // Metadata is not protected without --metadata (docs/security.md).
+            t.access
+                .iter()
+                .filter(|a| !matches!(a, Access::Stat | Access::Chdir))
+                .collect()
+        };
+        if access.is_empty() {
+            return Ok(None);
+        }
+        let decision = match &t.object {
+            Object::Path(p) => self
+                .policy
+                .decide(access, &Object::Path(canonical_proc(p, stop.pid))),
+            Object::Socket(addr @ (SockAddr::Inet { .. } | SockAddr::Inet6 { .. })) => {
+                let fd = i32::try_from(stop.args[0]).unwrap_or(-1);
+                let proto = match procfs::socket_type(stop.pid, fd).map(|t| t & 0xf) {
+                    Some(libc::SOCK_STREAM) => Proto::Tcp,
+                    Some(libc::SOCK_DGRAM) => Proto::Udp,
+                    // Unknown type (raw sockets, or the fd vanished): decide as both; a deny of
+                    // either wins and an allow of either allows (policy::decide semantics).
+                    _ => return Ok(self.plain(access, &t.object)),
+                };
+                self.policy.decide_net(net_verb(access), proto, addr)
+            }
+            o => self.policy.decide(access, o),
+        };
+        match decision {
+            Decision::Allow => Ok(None),
+            Decision::AllowIfAbsent => {
+                let path = match &t.object {
+                    Object::Path(p) => p.effective().to_vec(),
+                    _ => return Ok(None),
+                };
+                let exists = std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(&path)).is_ok();
+                if exists {
+                    Ok(Some((
+                        Verb::Read,
+                        "only a probe rule matches, and the path exists".into(),
+                    )))
+                } else {
+                    Err(true)
+                }
+            }
+            Decision::Deny { verb, reason } => Ok(Some((verb, reason_text(verb, &reason)))),
+        }
+    }
+
+    fn plain(&self, access: AccessSet, o: &Object) -> Option<(Verb, String)> {
+        match self.policy.decide(access, o) {
+            Decision::Allow | Decision::AllowIfAbsent => None,
+            Decision::Deny { verb, reason } => Some((verb, reason_text(verb, &reason))),
+        }
+    }
+
+    fn violation(
+        &self,
+        stop: &SyscallStop<'_>,
+        syscall: &str,
+        verb: Verb,
+        object: String,
+        reason: String,
+    ) -> Violation {
+        Violation {
+            time_ns: stop.time_ns,
+            pid: stop.pid,
+            tid: stop.tid,
+            comm: String::from_utf8_lossy(&stop.proc.comm).into_owned(),
+            exe: String::from_utf8_lossy(&stop.proc.exe).into_owned(),
+            syscall: syscall.to_string(),
+            verb: verb.name().to_string(),
+            object,
+            reason,
+            action: self.action(),
+        }
+    }
+
+    fn event(stop: &SyscallStop<'_>, syscall: Syscall) -> Event {
+        Event {
+            time_ns: stop.time_ns,
+            pid: stop.pid,
+            tid: stop.tid,
+            proc: stop.proc.clone(),
+            kind: EventKind::Syscall(syscall),
+        }
+    }
+}
+
+impl Sink for EnforceSink<'_> {
+    fn on_syscall(&mut self, stop: &SyscallStop<'_>) -> Result<Verdict, Error> {
+        let d = decode_stop(self.arch, stop);
+        let def: Option<&SyscallDef> = d.def;
+        let mut bad: Vec<(Verb, String, String, i32)> = Vec::new();
+        let mut must_fail = false;
+        match def.map(|d| d.class) {
+            // The filter refuses unknown numbers and foreign ABIs in-kernel; reaching here means
+            // the filter and the table disagree: refuse, whatever the mode.
+            None => bad.push((
+                Verb::Syscall,
+                d.syscall.name.clone(),
+                "unknown syscall".into(),
+                libc::ENOSYS,
+            )),
+            Some(Class::Spawn) => {
+                // clone reaches the tracer only with CLONE_UNTRACED or namespace flags.
+                let flags = stop.args[0];
+                if flags & crate::filter::CLONE_UNTRACED != 0 {
+                    bad.push((
+                        Verb::Syscall,
+                        "clone(CLONE_UNTRACED)".into(),
+                        "an untraced child would escape the sandbox".into(),
+                        libc::EPERM,
+                    ));
+                } else if flags & crate::filter::CLONE_NAMESPACES != 0
+                    && !self.policy.syscall_allowed("unshare")
+                {
+                    bad.push((
+                        Verb::Syscall,
+                        "clone(namespace flags)".into(),
+                        "no rule allows syscall unshare".into(),
+                        libc::EPERM,
+                    ));
+                }
+            }
+            Some(Class::Gated) => {
+                let name = def.map(|d| d.name).unwrap_or("");
+                if !self.policy.syscall_allowed(name) {
+                    bad.push((
+                        Verb::Syscall,
+                        name.to_string(),
+                        format!("no rule allows syscall {name}"),
+                        libc::EPERM,
+                    ));
+                }
+            }
+            Some(Class::Creds | Class::Memory | Class::Free) => {}
+            Some(Class::Checked | Class::Metadata) => {
+                if d.decoded.unreadable {
+                    bad.push((
+                        Verb::Read,
+                        format!("{}(<unreadable argument>)", d.syscall.name),
+                        "an argument could not be read: refused (fail closed)".into(),
+                        libc::EFAULT,
+                    ));
+                }
+                for t in &d.syscall.targets {
+                    match self.decide_target(stop, t) {
+                        Ok(None) => {}
+                        Ok(Some((verb, reason))) => {
+                            bad.push((verb, object_text(&t.object), reason, errno_for(&t.object)))
+                        }
+                        Err(_) => must_fail = true,
+                    }
+                }
+            }
+        }
+        let verdict = if let Some(errno) = bad.first().map(|b| b.3) {
+            let ev = Self::event(stop, d.syscall.clone());
+            for (verb, object, reason, _) in bad {
+                let v = self.violation(stop, &d.syscall.name, verb, object, reason);
+                self.report(v, ev.clone());
+            }
+            self.refuse(errno)
+        } else if must_fail {
+            let ev = Self::event(stop, d.syscall.clone());
+            let object = d
+                .syscall
+                .targets
+                .first()
+                .map(|t| object_text(&t.object))
+                .unwrap_or_default();
+            let v = self.violation(
+                stop,
+                &d.syscall.name,
+                Verb::Read,
+                object,
+                "a probed path appeared between the check and the open".into(),
+            );
+            self.watch.insert(stop.tid, Watch::MustFail(v, ev));
+            Verdict::AllowWatchExit
+        } else if def.is_some_and(|d| d.class == Class::Creds) {
+            self.watch.insert(stop.tid, Watch::Nothing);
+            Verdict::AllowWatchExit
+        } else {
+            Verdict::Allow
+        };
+        if let Some(rec) = self.recorder.as_mut() {
+            // The recorder wants the exit of every call it sees.
+            let _ = rec.on_syscall(stop)?;
+            if verdict == Verdict::Allow {
+                self.watch.entry(stop.tid).or_insert(Watch::Nothing);
+                return Ok(Verdict::AllowWatchExit);
+            }
+        }
+        Ok(verdict)
+    }
+
+    fn on_syscall_exit(&mut self, stop: &SyscallStop<'_>, rval: i64) -> Result<Verdict, Error> {
+        if let Some(rec) = self.recorder.as_mut() {
+            rec.on_syscall_exit(stop, rval)?;
+        }
+        match self.watch.remove(&stop.tid) {
+            Some(Watch::MustFail(v, ev))
+                if matches!(Outcome::from_raw(rval), Outcome::Value(_)) =>
+            {
+                self.report(v, ev);
+                Ok(if self.mode == Mode::Audit {
+                    Verdict::Allow
+                } else {
+                    Verdict::Kill
+                })
+            }
+            _ => Ok(Verdict::Allow),
+        }
+    }
+
+    fn on_spawn(
+        &mut self,
+        time_ns: u64,
+        parent: &TaskRef<'_>,
+        child: i32,
+        thread: bool,
+        via: SpawnVia,
+    ) {
+        if let Some(rec) = self.recorder.as_mut() {
+            rec.on_spawn(time_ns, parent, child, thread, via);
+        }
+    }
+
+    fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>) {
+        self.watch.remove(&former_tid.unwrap_or(task.tid));
+        if let Some(rec) = self.recorder.as_mut() {
+            rec.on_exec(time_ns, task, former_tid);
+        }
+    }
+
+    fn on_exit(
+        &mut self,
+        time_ns: u64,
+        task: &TaskRef<'_>,
+        status: ExitStatus,
+        process: bool,
+    ) -> Verdict {
+        self.watch.remove(&task.tid);
+        if let Some(rec) = self.recorder.as_mut() {
+            rec.on_exit(time_ns, task, status, process);
+        }
+        // In kill mode the filter kills a process in-kernel (SIGSYS) on a gated syscall the
+        // profile does not allow, an unknown number or a foreign ABI: report it and kill the
+        // rest of the tree.
+        if self.mode == Mode::Kill && status == ExitStatus::Signal(libc::SIGSYS) {
+            let v = Violation {
+                time_ns,
+                pid: task.pid,
+                tid: task.tid,
+                comm: String::from_utf8_lossy(&task.proc.comm).into_owned(),
+                exe: String::from_utf8_lossy(&task.proc.exe).into_owned(),
+                syscall: "?".into(),
+                verb: Verb::Syscall.name().into(),
+                object: "(refused in-kernel)".into(),
+                reason: "killed by the seccomp filter: a gated syscall the profile does not allow, an unknown syscall or a foreign ABI (run with --mode audit to see which)".into(),
+                action: Action::Killed,
+            };
+            if !self.quiet {
+                eprintln!("sbx: violation: {}", v.line());
+            }
+            if self.github {
+                println!("{}", v.github_annotation());
+            }
+            self.violations.push(v);
+            return Verdict::Kill;
+        }
+        Verdict::Allow
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_pid_in_proc_is_self() {
+        let p = PathObj {
+            literal: b"/proc/42/stat".to_vec(),
+            abs: b"/proc/42/stat".to_vec(),
+            resolved: None,
+        };
+        assert_eq!(canonical_proc(&p, 42).abs, b"/proc/self/stat");
+        assert_eq!(canonical_proc(&p, 4).abs, b"/proc/42/stat");
+        let q = PathObj {
+            literal: vec![],
+            abs: b"/proc/420/stat".to_vec(),
+            resolved: None,
+        };
+        assert_eq!(canonical_proc(&q, 42).abs, b"/proc/420/stat");
+    }
+
+    #[test]
+    fn net_verbs() {
+        assert_eq!(net_verb(AccessSet::of(Access::Connect)), Verb::Connect);
+        assert_eq!(net_verb(AccessSet::of(Access::Listen)), Verb::Bind);
+        assert_eq!(net_verb(AccessSet::of(Access::Send)), Verb::Send);
+    }
+}

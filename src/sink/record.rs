@@ -146,7 +146,13 @@ impl<W: Write> Sink for RecordSink<W> {
         let _ = self.writer.flush();
     }
 
-    fn on_exit(&mut self, time_ns: u64, task: &TaskRef<'_>, status: ExitStatus, process: bool) {
+    fn on_exit(
+        &mut self,
+        time_ns: u64,
+        task: &TaskRef<'_>,
+        status: ExitStatus,
+        process: bool,
+    ) -> Verdict {
         if let Some(p) = self.pending.remove(&task.tid) {
             let _ = self.write_syscall(task.tid, p, Outcome::Unknown);
         }
@@ -161,5 +167,6 @@ impl<W: Write> Sink for RecordSink<W> {
         if process {
             let _ = self.writer.flush();
         }
+        Verdict::Allow
     }
 }

@@ -99,7 +99,15 @@ pub trait Sink {
     /// A successful exec; `proc` is already updated (new comm/exe/creds).
     fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>);
     /// A thread (or, with `process`, the last thread of a process) is gone.
-    fn on_exit(&mut self, time_ns: u64, task: &TaskRef<'_>, status: ExitStatus, process: bool);
+    /// Returning [`Verdict::Kill`] kills the rest of the tree (e.g. the process was killed
+    /// in-kernel by the seccomp filter).
+    fn on_exit(
+        &mut self,
+        time_ns: u64,
+        task: &TaskRef<'_>,
+        status: ExitStatus,
+        process: bool,
+    ) -> Verdict;
 }
 
 /// Identity of a task for sink callbacks.

@@ -119,3 +119,33 @@ mod tests {
         assert!(creds(me).is_some());
     }
 }
+
+/// The socket type (`SOCK_STREAM`, `SOCK_DGRAM`...) of the tracee's fd `fd`, by duplicating it
+/// into sbx with `pidfd_getfd` (Linux 5.6+; needs ptrace access, which the tracer has).
+pub fn socket_type(pid: i32, fd: i32) -> Option<i32> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    // SAFETY: pidfd_open takes a pid and flags, no pointers.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    let pidfd = i32::try_from(pidfd).ok().filter(|&f| f >= 0)?;
+    // SAFETY: `pidfd` is a fresh fd returned by the kernel that nothing else owns.
+    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
+    // SAFETY: pidfd_getfd takes two fds and flags, no pointers.
+    let sock = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
+    let sock = i32::try_from(sock).ok().filter(|&f| f >= 0)?;
+    // SAFETY: `sock` is a fresh fd (a duplicate of the tracee's) that nothing else owns.
+    let sock = unsafe { OwnedFd::from_raw_fd(sock) };
+    let mut ty: libc::c_int = 0;
+    let mut len = libc::socklen_t::try_from(std::mem::size_of::<libc::c_int>()).ok()?;
+    // SAFETY: `ty` and `len` are live locals; the kernel writes at most `len` (4) bytes to `ty`
+    // and updates `len`.
+    let r = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TYPE,
+            (&raw mut ty).cast(),
+            &raw mut len,
+        )
+    };
+    (r == 0).then_some(ty)
+}
