@@ -35,8 +35,36 @@ fn detect_includes(exec_names: &BTreeSet<String>) -> Vec<String> {
     inc
 }
 
-/// The `already_allowed` predicate: a literal rule (no glob) already admitted by the
-/// includes. Globs are kept: telling whether a glob is covered by other globs is not exact.
+/// The literal directory a glob starts with: the text before its first unescaped glob
+/// metacharacter, cut at the last `/` (escapes removed).
+fn literal_dir(glob: &str) -> String {
+    let mut lit = String::new();
+    let mut it = glob.chars();
+    let mut complete = true;
+    while let Some(c) = it.next() {
+        match c {
+            '\\' => lit.extend(it.next()),
+            '*' | '?' | '[' | '{' => {
+                complete = false;
+                break;
+            }
+            c => lit.push(c),
+        }
+    }
+    if complete {
+        return lit;
+    }
+    match lit.rfind('/') {
+        Some(i) => lit[..i].to_string(),
+        None => String::new(),
+    }
+}
+
+/// The `already_allowed` predicate: a rule the includes already admit is not repeated.
+/// A literal rule is decided exactly. For a glob, the includes must admit unseen names at two
+/// depths below its literal directory: that holds for `dir/**`-style include rules, which are
+/// the ones that make learned globs redundant. (A wrong "covered" would only cost a false alarm
+/// at enforce time, never a wider profile.)
 fn already_allowed(
     includes: &[String],
     env: Env,
@@ -55,23 +83,37 @@ fn already_allowed(
     let resolved = snippets::resolve(&prof, "<includes>")?;
     let policy = CompiledPolicy::compile(&resolved, &env)?;
     Ok(Box::new(move |verb, pattern| {
-        if pattern.contains(['*', '?', '[', '{', '\\', '$']) || !pattern.starts_with('/') {
-            return false;
-        }
+        use crate::event::Access;
         let access = match verb {
-            Verb::Read => crate::event::Access::Read,
-            Verb::Write => crate::event::Access::Write,
-            Verb::Delete => crate::event::Access::Delete,
-            Verb::Exec => crate::event::Access::Exec,
-            Verb::Stat => crate::event::Access::Stat,
+            // A read rule also admits a failed open (a probe).
+            Verb::Read | Verb::Probe => Access::Read,
+            Verb::Write => Access::Write,
+            Verb::Delete => Access::Delete,
+            Verb::Exec => Access::Exec,
+            Verb::Stat => Access::Stat,
             _ => return false,
         };
-        let obj = Object::Path(PathObj {
-            literal: vec![],
-            abs: pattern.as_bytes().to_vec(),
-            resolved: None,
-        });
-        policy.decide(crate::event::AccessSet::of(access), &obj) == Decision::Allow
+        let Ok(glob) = crate::profile::vars::expand(pattern, &env) else {
+            return false;
+        };
+        let dir = literal_dir(&glob);
+        let is_literal = dir.len() == glob.len() && !glob.contains('\\');
+        let samples: Vec<String> = if is_literal {
+            vec![dir]
+        } else {
+            vec![
+                format!("{dir}/.sbx-sample-q7"),
+                format!("{dir}/.sbx-sample-q7/z9/.sbx-sample"),
+            ]
+        };
+        samples.iter().all(|p| {
+            let obj = Object::Path(PathObj {
+                literal: vec![],
+                abs: p.as_bytes().to_vec(),
+                resolved: None,
+            });
+            policy.decide(crate::event::AccessSet::of(access), &obj) == Decision::Allow
+        })
     }))
 }
 
@@ -181,4 +223,36 @@ pub fn write_output(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_dir_of_globs() {
+        assert_eq!(
+            literal_dir("/usr/lib/x86_64-linux-gnu/libc.so.*"),
+            "/usr/lib/x86_64-linux-gnu"
+        );
+        assert_eq!(literal_dir("/etc/passwd"), "/etc/passwd");
+        assert_eq!(literal_dir("/a/b\\*c/**"), "/a/b*c");
+        assert_eq!(literal_dir("/a/b\\*c/d*"), "/a/b*c");
+    }
+
+    #[test]
+    fn includes_cover_globs_below_their_trees() {
+        let env = Env {
+            cwd: "/w".into(),
+            home: "/h".into(),
+            tmpdir: "/tmp".into(),
+            vars: Default::default(),
+        };
+        let f = already_allowed(&["base".into()], env).unwrap();
+        assert!(f(Verb::Read, "/usr/lib/x86_64-linux-gnu/libc.so.*"));
+        assert!(f(Verb::Read, "/etc/ld.so.cache"));
+        assert!(!f(Verb::Read, "/etc/*"));
+        assert!(!f(Verb::Write, "/usr/lib/x86_64-linux-gnu/libc.so.*"));
+        assert!(!f(Verb::Read, "${CWD}/in.txt"));
+    }
 }
