@@ -81,6 +81,27 @@ pub struct Decoded {
     /// Something the kernel will read could not be read (or was too long): a target may be
     /// missing, so enforce must fail closed.
     pub unreadable: bool,
+    /// Non-string memory arguments that were decided on (sockaddrs, `struct open_how`, a
+    /// `struct msghdr` and its name), exactly as read: the race defence copies them out of
+    /// the workload's reach together with `strings`.
+    pub blobs: Vec<Blob>,
+}
+
+/// A memory argument as read by the decoder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blob {
+    /// The argument register that points to it.
+    pub arg: u8,
+    pub bytes: Vec<u8>,
+    pub kind: BlobKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlobKind {
+    /// Plain bytes (a sockaddr; an open_how, whose size argument is `size_arg`).
+    Plain { size_arg: Option<u8> },
+    /// A `struct msghdr` (56 bytes) whose `msg_name` (offset 0, length at offset 8) is `name`.
+    MsgHdr { name: Vec<u8> },
 }
 
 /// The argument vector and environment variable names of an exec.
@@ -252,17 +273,24 @@ impl Ctx<'_> {
             (Some(i), false) => (self.arg(i) & 0xffff_ffff, 0),
             (Some(i), true) => {
                 // struct open_how { u64 flags; u64 mode; u64 resolve; }
-                let addr = self.arg(i);
-                match (
-                    read_u64(self.mem, addr),
-                    addr.checked_add(16).and_then(|a| read_u64(self.mem, a)),
-                ) {
-                    (Some(f), Some(r)) => (f, r),
-                    _ => {
-                        self.out.unreadable = true;
-                        return;
-                    }
-                }
+                let Some(how) = read_exact(self.mem, self.arg(i), 24) else {
+                    self.out.unreadable = true;
+                    return;
+                };
+                let word = |k: usize| {
+                    let mut w = [0u8; 8];
+                    w.copy_from_slice(&how[k * 8..k * 8 + 8]);
+                    u64::from_le_bytes(w)
+                };
+                let (f, r) = (word(0), word(2));
+                self.out.blobs.push(Blob {
+                    arg: i,
+                    bytes: how,
+                    kind: BlobKind::Plain {
+                        size_arg: Some(i + 1),
+                    },
+                });
+                (f, r)
             }
         };
         let access = open_access(flags);
@@ -345,21 +373,42 @@ impl Ctx<'_> {
         out
     }
 
+    /// A sockaddr in argument `arg` with length `len`, recorded as a blob.
+    fn sockaddr_arg(&mut self, arg: u8, len: u64) -> Option<SockAddr> {
+        let addr = self.arg(arg);
+        let (sa, bytes) = self.sockaddr_bytes(addr, len)?;
+        if let Some(bytes) = bytes {
+            self.out.blobs.push(Blob {
+                arg,
+                bytes,
+                kind: BlobKind::Plain { size_arg: None },
+            });
+        }
+        Some(sa)
+    }
+
     fn sockaddr(&mut self, addr: u64, len: u64) -> Option<SockAddr> {
+        self.sockaddr_bytes(addr, len).map(|(sa, _)| sa)
+    }
+
+    fn sockaddr_bytes(&mut self, addr: u64, len: u64) -> Option<(SockAddr, Option<Vec<u8>>)> {
         if addr == 0 {
             return None;
         }
         let Ok(n) = usize::try_from(len) else {
-            return Some(SockAddr::Invalid { len: u32::MAX });
+            return Some((SockAddr::Invalid { len: u32::MAX }, None));
         };
         if n > sockaddr::SOCKADDR_MAX {
             // The kernel refuses it with EINVAL.
-            return Some(SockAddr::Invalid {
-                len: u32::try_from(n).unwrap_or(u32::MAX),
-            });
+            return Some((
+                SockAddr::Invalid {
+                    len: u32::try_from(n).unwrap_or(u32::MAX),
+                },
+                None,
+            ));
         }
         match read_exact(self.mem, addr, n) {
-            Some(b) => Some(sockaddr::parse(&b)),
+            Some(b) => Some((sockaddr::parse(&b), Some(b))),
             None => {
                 self.out.unreadable = true;
                 None
@@ -394,7 +443,7 @@ impl Ctx<'_> {
                 return;
             }
             SockOp::Connect | SockOp::Bind => {
-                dests.extend(self.sockaddr(self.arg(1), self.arg(2) & 0xffff_ffff));
+                dests.extend(self.sockaddr_arg(1, self.arg(2) & 0xffff_ffff));
                 if self.arg(1) == 0 {
                     dests.push(SockAddr::Invalid { len: 0 });
                 }
@@ -405,11 +454,32 @@ impl Ctx<'_> {
                 })
             }
             SockOp::SendTo => {
-                dests.extend(self.sockaddr(self.arg(4), self.arg(5) & 0xffff_ffff));
+                dests.extend(self.sockaddr_arg(4, self.arg(5) & 0xffff_ffff));
                 AccessSet::of(Access::Send)
             }
             SockOp::SendMsg => {
-                dests.extend(self.msghdr_dest(self.arg(1)));
+                let at = self.arg(1);
+                let dest = self.msghdr_dest(at);
+                if dest.is_some()
+                    && let Some(hdr) = read_exact(self.mem, at, 56)
+                {
+                    let name_ptr = u64::from_le_bytes(hdr[0..8].try_into().unwrap_or([0; 8]));
+                    let name_len = u32::from_le_bytes(hdr[8..12].try_into().unwrap_or([0; 4]));
+                    // Re-read the name from this copy of the header: the copy is what the
+                    // guard hands to the kernel. A mismatch with the first read means the
+                    // workload is racing us: fail closed.
+                    match self.sockaddr_bytes(name_ptr, u64::from(name_len)) {
+                        Some((sa, Some(name))) if Some(&sa) == dest.as_ref() => {
+                            self.out.blobs.push(Blob {
+                                arg: 1,
+                                bytes: hdr,
+                                kind: BlobKind::MsgHdr { name },
+                            });
+                        }
+                        _ => self.out.unreadable = true,
+                    }
+                }
+                dests.extend(dest);
                 AccessSet::of(Access::Send)
             }
             SockOp::SendMmsg => {

@@ -16,6 +16,7 @@ use crate::policy::{CompiledPolicy, Decision, DenyReason};
 use crate::profile::{Proto, Verb};
 use crate::report::{Action, Violation};
 use crate::show::{escape, sockaddr};
+use crate::tracer::guard::{self, Guard, Prepared};
 use crate::tracer::procfs;
 use crate::tracer::{Error, Sink, SyscallStop, TaskRef, Verdict};
 
@@ -36,6 +37,10 @@ enum Watch {
     /// Admitted by a `probe` rule: the open must fail; if it succeeded, a file appeared
     /// between the check and the open.
     MustFail(Violation, Event),
+    /// An allowed open: what it really opened (`/proc/PID/fd/N`) must be allowed too; a
+    /// symlink swapped between the check and the open is caught here, before the workload
+    /// runs on.
+    Opened(AccessSet, Event),
     /// Only to complete the recorded event (enforce -o) or refresh credentials.
     Nothing,
 }
@@ -55,6 +60,11 @@ pub struct EnforceSink<'p> {
     pub violation_events: Vec<Event>,
     recorder: Option<RecordSink<BufWriter<File>>>,
     watch: HashMap<i32, Watch>,
+    /// The argument-race defence; `None` in audit mode (nothing is blocked anyway).
+    guard: Option<Guard>,
+    mmap_nr: u64,
+    /// Allowed execs waiting for their exec event, by tid.
+    execs: HashMap<i32, Vec<u8>>,
 }
 
 impl<'p> EnforceSink<'p> {
@@ -70,7 +80,18 @@ impl<'p> EnforceSink<'p> {
             violation_events: Vec::new(),
             recorder: None,
             watch: HashMap::new(),
+            guard: (mode != Mode::Audit).then(Guard::new),
+            mmap_nr: arch
+                .by_name("mmap")
+                .map(|d| u64::from(d.nr))
+                .unwrap_or(u64::MAX),
+            execs: HashMap::new(),
         }
+    }
+
+    /// Whether the race defence is on (the filter must then stop memory calls in the window).
+    pub fn guarded(&self) -> bool {
+        self.guard.is_some()
     }
 
     /// Do not print violations as they happen (the caller prints them).
@@ -168,6 +189,38 @@ fn reason_text(verb: Verb, r: &DenyReason) -> String {
     }
 }
 
+/// Does a memory-class call (`name(args)`) touch the guard region?
+fn touches_guard(name: &str, a: &[u64; 6]) -> bool {
+    const MREMAP_FIXED: u64 = 2;
+    const SHM_REMAP: u64 = 0o40000;
+    match name {
+        "mremap" => {
+            guard::overlaps(a[0], a[1]) || (a[3] & MREMAP_FIXED != 0 && guard::overlaps(a[4], a[2]))
+        }
+        "shmdt" => guard::overlaps(a[0], 1),
+        "shmat" => a[2] & SHM_REMAP != 0 && guard::overlaps(a[1], 1),
+        "map_shadow_stack" => guard::overlaps(a[0], a[1]),
+        // mmap, mprotect, munmap, madvise, pkey_mprotect, mseal, remap_file_pages: (addr, len).
+        _ => guard::overlaps(a[0], a[1]),
+    }
+}
+
+/// Does the file start with `#!` (then the kernel runs its interpreter)?
+fn is_script(path: &[u8]) -> bool {
+    use std::io::Read;
+    let mut b = [0u8; 2];
+    std::fs::File::open(std::ffi::OsStr::from_bytes(path))
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_ok_and(|()| &b == b"#!")
+}
+
+fn sys_name(ev: &Event) -> String {
+    match &ev.kind {
+        EventKind::Syscall(s) => s.name.clone(),
+        _ => String::new(),
+    }
+}
+
 fn errno_for(o: &Object) -> i32 {
     match o {
         Object::Socket(_) => libc::EPERM,
@@ -243,6 +296,38 @@ impl EnforceSink<'_> {
         }
     }
 
+    /// What to verify at the exit (or exec event) of an allowed syscall.
+    fn after_check(
+        &mut self,
+        stop: &SyscallStop<'_>,
+        def: Option<&SyscallDef>,
+        sc: &Syscall,
+    ) -> Option<Watch> {
+        let def = def?;
+        match def.sem {
+            crate::arch::Sem::Open { .. } => {
+                let t = sc.targets.first()?;
+                let access: AccessSet = t
+                    .access
+                    .iter()
+                    .filter(|a| !matches!(a, Access::Create | Access::Truncate | Access::Stat))
+                    .collect();
+                (!access.is_empty()).then(|| Watch::Opened(access, Self::event(stop, sc.clone())))
+            }
+            crate::arch::Sem::Exec { .. } => {
+                if let Some(Target {
+                    object: Object::Path(p),
+                    ..
+                }) = sc.targets.first()
+                {
+                    self.execs.insert(stop.tid, p.effective().to_vec());
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+
     fn plain(&self, access: AccessSet, o: &Object) -> Option<(Verb, String)> {
         match self.policy.decide(access, o) {
             Decision::Allow | Decision::AllowIfAbsent => None,
@@ -285,6 +370,18 @@ impl EnforceSink<'_> {
 
 impl Sink for EnforceSink<'_> {
     fn on_syscall(&mut self, stop: &SyscallStop<'_>) -> Result<Verdict, Error> {
+        let class = if stop.audit_arch == self.arch.audit_arch() {
+            self.arch.by_nr(stop.nr).map(|d| d.class)
+        } else {
+            None
+        };
+        if let Some(g) = self.guard.as_mut()
+            && matches!(class, Some(Class::Checked | Class::Metadata))
+            && g.prepare(stop.pid, stop.tid, self.mmap_nr)? == Prepared::Restarted
+        {
+            // The region was injected; the same syscall stops again right away.
+            return Ok(Verdict::Allow);
+        }
         let d = decode_stop(self.arch, stop);
         let def: Option<&SyscallDef> = d.def;
         let mut bad: Vec<(Verb, String, String, i32)> = Vec::new();
@@ -330,7 +427,17 @@ impl Sink for EnforceSink<'_> {
                     ));
                 }
             }
-            Some(Class::Creds | Class::Memory | Class::Free) => {}
+            Some(Class::Memory) => {
+                if touches_guard(def.map(|d| d.name).unwrap_or(""), &stop.args) {
+                    bad.push((
+                        Verb::Syscall,
+                        format!("{} over sbx's guard region", d.syscall.name),
+                        "the race defence's memory must stay read-only and mapped".into(),
+                        libc::EPERM,
+                    ));
+                }
+            }
+            Some(Class::Creds | Class::Free) => {}
             Some(Class::Checked | Class::Metadata) => {
                 if d.decoded.unreadable {
                     bad.push((
@@ -378,9 +485,17 @@ impl Sink for EnforceSink<'_> {
         } else if def.is_some_and(|d| d.class == Class::Creds) {
             self.watch.insert(stop.tid, Watch::Nothing);
             Verdict::AllowWatchExit
+        } else if let Some(w) = self.after_check(stop, def, &d.syscall) {
+            self.watch.insert(stop.tid, w);
+            Verdict::AllowWatchExit
         } else {
             Verdict::Allow
         };
+        if matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit)
+            && let Some(g) = self.guard.as_mut()
+        {
+            g.protect(stop.pid, stop.tid, &d.decoded)?;
+        }
         if let Some(rec) = self.recorder.as_mut() {
             // The recorder wants the exit of every call it sees.
             let _ = rec.on_syscall(stop)?;
@@ -396,16 +511,55 @@ impl Sink for EnforceSink<'_> {
         if let Some(rec) = self.recorder.as_mut() {
             rec.on_syscall_exit(stop, rval)?;
         }
+        let refuse = if self.mode == Mode::Audit {
+            Verdict::Allow
+        } else {
+            Verdict::Kill
+        };
         match self.watch.remove(&stop.tid) {
             Some(Watch::MustFail(v, ev))
                 if matches!(Outcome::from_raw(rval), Outcome::Value(_)) =>
             {
                 self.report(v, ev);
-                Ok(if self.mode == Mode::Audit {
-                    Verdict::Allow
-                } else {
-                    Verdict::Kill
-                })
+                Ok(refuse)
+            }
+            Some(Watch::Opened(access, ev)) => {
+                let Outcome::Value(fd) = Outcome::from_raw(rval) else {
+                    return Ok(Verdict::Allow);
+                };
+                let view = procfs::TraceeProc {
+                    pid: stop.pid,
+                    tid: stop.tid,
+                };
+                let Some(real) = i32::try_from(fd).ok().and_then(|fd| view.fd_path_bytes(fd))
+                else {
+                    return Ok(Verdict::Allow);
+                };
+                // Anonymous objects (pipe:[..], anon_inode:..) and unlinked files have no
+                // name to check; the open-time check already covered them.
+                if !real.starts_with(b"/") || real.ends_with(b" (deleted)") {
+                    return Ok(Verdict::Allow);
+                }
+                let obj = Object::Path(canonical_proc(
+                    &PathObj {
+                        literal: vec![],
+                        abs: real.clone(),
+                        resolved: None,
+                    },
+                    stop.pid,
+                ));
+                match self.policy.decide(access, &obj) {
+                    Decision::Allow | Decision::AllowIfAbsent => Ok(Verdict::Allow),
+                    Decision::Deny { verb, reason } => {
+                        let why = format!(
+                            "{} (reached after the check: symlink race?)",
+                            reason_text(verb, &reason)
+                        );
+                        let v = self.violation(stop, &sys_name(&ev), verb, escape(&real), why);
+                        self.report(v, ev);
+                        Ok(refuse)
+                    }
+                }
             }
             _ => Ok(Verdict::Allow),
         }
@@ -426,6 +580,36 @@ impl Sink for EnforceSink<'_> {
 
     fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>) {
         self.watch.remove(&former_tid.unwrap_or(task.tid));
+        if let Some(g) = self.guard.as_mut() {
+            g.exec(task.pid, former_tid);
+        }
+        if let Some(checked) = self.execs.remove(&former_tid.unwrap_or(task.tid))
+            && checked != task.proc.exe
+            && !is_script(&checked)
+            && self.mode != Mode::Audit
+        {
+            let v = Violation {
+                time_ns,
+                pid: task.pid,
+                tid: task.tid,
+                comm: String::from_utf8_lossy(&task.proc.comm).into_owned(),
+                exe: String::from_utf8_lossy(&task.proc.exe).into_owned(),
+                syscall: "execve".into(),
+                verb: Verb::Exec.name().into(),
+                object: escape(&task.proc.exe),
+                reason: format!(
+                    "the program that started is not the one checked ({}): swapped during exec?",
+                    escape(&checked)
+                ),
+                action: self.action(),
+            };
+            eprintln!("sbx: violation: {}", v.line());
+            self.violations.push(v);
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(task.pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
         if let Some(rec) = self.recorder.as_mut() {
             rec.on_exec(time_ns, task, former_tid);
         }

@@ -7,6 +7,7 @@
 //! `PTRACE_LISTEN`. The loop ends when no tracee is left (`ECHILD`), like `strace -f`.
 //! This module knows nothing of profiles or traces: record and enforce differ only in the sink.
 
+pub mod guard;
 pub mod memory;
 pub mod procfs;
 pub mod ptrace;

@@ -54,6 +54,13 @@ impl ProcView for TraceeProc {
     }
 }
 
+impl TraceeProc {
+    /// `/proc/PID/fd/N`'s target (what an fd really refers to).
+    pub fn fd_path_bytes(&self, fd: i32) -> Option<Vec<u8>> {
+        readlink(Path::new(&format!("/proc/{}/fd/{}", self.pid, fd)))
+    }
+}
+
 /// `/proc/PID/comm` without the newline.
 pub fn comm(pid: i32) -> Vec<u8> {
     let mut c = std::fs::read(format!("/proc/{pid}/comm")).unwrap_or_default();
