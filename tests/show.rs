@@ -91,7 +91,12 @@ fn text_lines_for_opens_errors_execs_and_exits() {
     }
     assert_eq!(lines.last(), Some(&"sh[N1] exit 0"));
     // One line per event.
-    let count = Sbx::new([OsStr::new("stats"), OsStr::new("--count"), d.join("trace.bin").as_os_str()]).run();
+    let count = Sbx::new([
+        OsStr::new("stats"),
+        OsStr::new("--count"),
+        d.join("trace.bin").as_os_str(),
+    ])
+    .run();
     count.assert_code(0);
     assert_eq!(count.stdout.trim(), lines.len().to_string());
 }
@@ -118,12 +123,20 @@ fn filters_include_matches_and_exclude_the_rest() {
     let by_pid = show(&trace, &["--pid", &cat1.to_string()]).stdout;
     assert!(by_pid.contains("\"/etc/passwd\""), "{by_pid}");
     assert!(!by_pid.contains("nonexistent"), "{by_pid}");
-    assert!(by_pid.lines().all(|l| l.starts_with(&format!("cat[{cat1}]"))
-        || l.starts_with(&format!("sh[{cat1}]"))), "{by_pid}");
+    assert!(
+        by_pid.lines().all(
+            |l| l.starts_with(&format!("cat[{cat1}]")) || l.starts_with(&format!("sh[{cat1}]"))
+        ),
+        "{by_pid}"
+    );
     let expected = all.iter().filter(|e| e["pid"] == cat1).count();
     assert_eq!(by_pid.lines().count(), expected);
     // Several --pid values are a union.
-    let both = show(&trace, &["--pid", &cat1.to_string(), "--pid", &cat2.to_string()]).stdout;
+    let both = show(
+        &trace,
+        &["--pid", &cat1.to_string(), "--pid", &cat2.to_string()],
+    )
+    .stdout;
     assert!(both.contains("/etc/passwd") && both.contains("nonexistent"));
 
     // --comm: cat, not sh.
@@ -160,7 +173,14 @@ fn filters_include_matches_and_exclude_the_rest() {
     // Criteria combine with AND.
     let (_, and) = show_json(
         &trace,
-        &["--comm", "cat", "--syscall", "openat", "--path", "/etc/passwd"],
+        &[
+            "--comm",
+            "cat",
+            "--syscall",
+            "openat",
+            "--path",
+            "/etc/passwd",
+        ],
     );
     assert_eq!(and.len(), 1, "{and:?}");
     let (_, none) = show_json(&trace, &["--comm", "sh", "--path", "/etc/passwd"]);
@@ -221,16 +241,30 @@ fn json_lines_have_the_documented_fields() {
         .iter()
         .find(|e| e["targets"][0]["literal"] == "/etc/passwd")
         .unwrap();
-    assert_eq!(ok["outcome"], serde_json::json!({"result": "value", "value": 3}));
+    assert_eq!(
+        ok["outcome"],
+        serde_json::json!({"result": "value", "value": 3})
+    );
     let exec = events
         .iter()
         .find(|e| e["kind"] == "exec" && e["argv"][1] == "/etc/passwd")
         .unwrap();
     assert_eq!(exec["argv"][0], "cat");
     assert_eq!(exec["comm"], "cat");
-    assert!(exec["env_names"].as_array().unwrap().iter().any(|n| n == "PATH"));
+    assert!(
+        exec["env_names"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == "PATH")
+    );
     // stats --count is the number of JSON lines.
-    let count = Sbx::new([OsStr::new("stats"), OsStr::new("--count"), trace.as_os_str()]).run();
+    let count = Sbx::new([
+        OsStr::new("stats"),
+        OsStr::new("--count"),
+        trace.as_os_str(),
+    ])
+    .run();
     count.assert_code(0);
     assert_eq!(count.stdout, format!("{}\n", events.len()));
 }
@@ -245,8 +279,17 @@ fn stats_summarizes_tree_files_and_syscalls() {
     let (_, events) = show_json(&trace, &[]);
     let text = out.stdout;
     assert!(text.starts_with("trace: sbx "), "{text}");
-    assert!(text.contains(&format!("events: {} (", events.len())), "{text}");
-    for section in ["\nprocesses:\n", "\nfiles by directory:\n", "\nnetwork:\n", "\ngated syscalls:\n", "\nsyscalls:\n"] {
+    assert!(
+        text.contains(&format!("events: {} (", events.len())),
+        "{text}"
+    );
+    for section in [
+        "\nprocesses:\n",
+        "\nfiles by directory:\n",
+        "\nnetwork:\n",
+        "\ngated syscalls:\n",
+        "\nsyscalls:\n",
+    ] {
         assert!(text.contains(section), "no {section:?} in:\n{text}");
     }
     // The tree: sh at depth 1, both cats below it with their argv and status.
@@ -261,8 +304,14 @@ fn stats_summarizes_tree_files_and_syscalls() {
     assert!(lines[sh_line].ends_with("exit 0"), "{}", lines[sh_line]);
     let c1 = format!("    {cat1} cat ");
     let c2 = format!("    {cat2} cat ");
-    let l1 = lines.iter().find(|l| l.starts_with(&c1)).unwrap_or_else(|| panic!("{text}"));
-    let l2 = lines.iter().find(|l| l.starts_with(&c2)).unwrap_or_else(|| panic!("{text}"));
+    let l1 = lines
+        .iter()
+        .find(|l| l.starts_with(&c1))
+        .unwrap_or_else(|| panic!("{text}"));
+    let l2 = lines
+        .iter()
+        .find(|l| l.starts_with(&c2))
+        .unwrap_or_else(|| panic!("{text}"));
     assert!(l1.ends_with("[\"cat\", \"/etc/passwd\"] exit 0"), "{l1}");
     assert!(l2.ends_with("exit 1"), "{l2}");
     // Files by directory: /etc holds passwd; "/" the failed probe.
@@ -295,7 +344,15 @@ fn stats_summarizes_tree_files_and_syscalls() {
 /// The syscalls compared: they all stop under `sbx record` (checked or gated) and take a
 /// path, so each one strace sees must be in the trace, with the same path and result.
 const COMPARED: &[&str] = &[
-    "openat", "execve", "unlinkat", "unlink", "mkdir", "rmdir", "symlink", "symlinkat", "rename",
+    "openat",
+    "execve",
+    "unlinkat",
+    "unlink",
+    "mkdir",
+    "rmdir",
+    "symlink",
+    "symlinkat",
+    "rename",
     "renameat2",
 ];
 

@@ -276,9 +276,7 @@ pub fn show_json(trace: &Path, extra: &[&str]) -> (Output, Vec<serde_json::Value
     let v = out
         .stdout
         .lines()
-        .map(|l| {
-            serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line ({e}): {l}"))
-        })
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line ({e}): {l}")))
         .collect();
     (out, v)
 }
