@@ -5,3 +5,9 @@ mod util;
 
 /// sbx record: the tracer core and the trace it writes.
 mod record;
+
+/// sbx show/stats on real traces: text lines, filters, JSON Lines, and a strace cross-check.
+mod show;
+
+/// The trace CLI on bad input (garbage, versions, cuts, killed recorder), profile commands, size.
+mod trace_cli;

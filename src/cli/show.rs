@@ -61,7 +61,9 @@ pub fn run_show(a: ShowArgs) -> anyhow::Result<u8> {
             return Ok(());
         }
         if a.json {
-            serde_json::to_writer(&mut out, &event_json(ev))?;
+            // See: tests/trace_cli.rs show_into_a_closed_pipe_is_quiet. A serde_json error
+            // hides the io::Error from main's BrokenPipe check; surface it as io::Error.
+            serde_json::to_writer(&mut out, &event_json(ev)).map_err(std::io::Error::from)?;
             out.write_all(b"\n")?;
         } else {
             writeln!(out, "{}", format_event(ev, h.arch))?;
@@ -82,10 +84,13 @@ pub fn run_stats(a: StatsArgs) -> anyhow::Result<u8> {
         }
         Ok(())
     })?;
-    if a.count {
-        println!("{n}");
+    // See: tests/trace_cli.rs show_into_a_closed_pipe_is_quiet. `print!` panics on a closed
+    // pipe; write_all returns the BrokenPipe error that main turns into a quiet exit.
+    let text = if a.count {
+        format!("{n}\n")
     } else {
-        print!("{}", stats.render(&header));
-    }
+        stats.render(&header)
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(super::exit::OK)
 }

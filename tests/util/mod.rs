@@ -210,3 +210,83 @@ pub fn record(dir: &Path, args: &[&str]) -> (Output, Header, Vec<Event>) {
 pub fn s(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
+
+/// Replace process and thread ids in `sbx show` text by stable names: `[1234]` → `[N1]`,
+/// `[1234/1240]` → `[N1/N2]`, `-> 1241` (a spawned child) → `-> N3`. The same number gets the
+/// same name everywhere, numbered in order of first appearance.
+pub fn normalize_pids(text: &str) -> String {
+    let mut names: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut name = |num: &str| {
+        let n = names.len() + 1;
+        format!("N{}", *names.entry(num.to_string()).or_insert(n))
+    };
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('[') {
+            let a = digits(after);
+            if a > 0 {
+                let tail = &after[a..];
+                if let Some(t) = tail.strip_prefix(']') {
+                    out.push_str(&format!("[{}]", name(&after[..a])));
+                    rest = t;
+                    continue;
+                }
+                if let Some(t) = tail.strip_prefix('/') {
+                    let b = digits(t);
+                    if b > 0 && t[b..].starts_with(']') {
+                        let (p, q) = (name(&after[..a]), name(&t[..b]));
+                        out.push_str(&format!("[{p}/{q}]"));
+                        rest = &t[b + 1..];
+                        continue;
+                    }
+                }
+            }
+        }
+        if let Some(after) = rest.strip_prefix("-> ") {
+            let a = digits(after);
+            if a > 0 && !after[a..].starts_with(|c: char| c.is_alphanumeric()) {
+                out.push_str(&format!("-> {}", name(&after[..a])));
+                rest = &after[a..];
+                continue;
+            }
+        }
+        let c = rest.chars().next().unwrap_or(' ');
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+/// Run `sbx ARGS...` with the hang guard (a short form of `Sbx::new(args).run()`).
+pub fn sbx<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    Sbx::new(args).run()
+}
+
+/// `sbx show --json TRACE EXTRA...`: every stdout line parsed as JSON (panics on a bad line).
+pub fn show_json(trace: &Path, extra: &[&str]) -> (Output, Vec<serde_json::Value>) {
+    let mut a: Vec<&OsStr> = vec![OsStr::new("show"), OsStr::new("--json"), trace.as_os_str()];
+    a.extend(extra.iter().map(OsStr::new));
+    let out = Sbx::new(a).run();
+    let v = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line ({e}): {l}")))
+        .collect();
+    (out, v)
+}
+
+/// Assert the text says nothing about a Rust panic.
+pub fn assert_no_panic(out: &Output) {
+    assert!(
+        !out.stderr.contains("panicked") && !out.stderr.contains("RUST_BACKTRACE"),
+        "sbx panicked:\n{}",
+        out.stderr
+    );
+    assert_ne!(out.code, Some(101), "exit 101 is a panic:\n{}", out.stderr);
+}

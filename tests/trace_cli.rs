@@ -1,0 +1,473 @@
+//! The trace-reading CLI on bad input (garbage, wrong magic, newer version, cut traces, a
+//! recorder killed mid-write), the profile commands' exit codes, and trace size per event.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::util::{Dir, Output, Sbx, assert_no_panic, record};
+
+fn sbx_on(sub: &str, file: &Path) -> Output {
+    let out = Sbx::new([OsStr::new(sub), file.as_os_str()]).run();
+    assert_no_panic(&out);
+    out
+}
+
+/// An sbx error: exit 125, exactly one stderr line, naming the file.
+fn assert_error(out: &Output, file: &Path, what: &str) {
+    assert_no_panic(out);
+    assert_eq!(out.code, Some(125), "{what}: {out:?}");
+    assert_eq!(out.stderr.lines().count(), 1, "{what}: {}", out.stderr);
+    assert!(
+        out.stderr.starts_with("sbx: error: "),
+        "{what}: {}",
+        out.stderr
+    );
+    let name = file.file_name().unwrap().to_str().unwrap();
+    assert!(
+        out.stderr.contains(name),
+        "{what}: no file name: {}",
+        out.stderr
+    );
+}
+
+/// A real trace of a small run.
+fn real_trace(d: &Dir) -> Vec<u8> {
+    let (out, _, ev) = record(
+        d.path(),
+        &[
+            "sh",
+            "-c",
+            "cat /etc/hostname >/dev/null; ls / >/dev/null; true",
+        ],
+    );
+    out.assert_code(0);
+    assert!(ev.len() > 20);
+    std::fs::read(d.join("trace.bin")).unwrap()
+}
+
+/// Deterministic pseudo-random bytes (xorshift), so a failure reproduces.
+fn noise(seed: u64, n: usize) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x.to_le_bytes()[3]
+        })
+        .collect()
+}
+
+#[test]
+fn garbage_wrong_magic_and_newer_version_are_one_line_errors() {
+    let d = Dir::new();
+    let good = real_trace(&d);
+    let mut cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("random.bin", noise(7, 4096), "bad magic"),
+        ("empty.bin", vec![], "not an sbx trace"),
+        (
+            "magic.bin",
+            [b"SBXTRACX".as_slice(), &good[8..]].concat(),
+            "bad magic",
+        ),
+        ("short.bin", good[..5].to_vec(), "header is cut short"),
+    ];
+    let mut newer = good.clone();
+    newer[8..12].copy_from_slice(&2u32.to_le_bytes());
+    cases.push(("newer.bin", newer, "format version 2 is newer"));
+    let mut huge = good.clone();
+    huge[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
+    cases.push(("huge-version.bin", huge, "is newer"));
+    let mut zero = good.clone();
+    zero[8..12].copy_from_slice(&0u32.to_le_bytes());
+    cases.push(("zero-version.bin", zero, "version 0"));
+    // Random bytes after a valid magic and version.
+    cases.push((
+        "noise-after-magic.bin",
+        [&good[..12], &noise(11, 2048)].concat(),
+        "byte ",
+    ));
+    for (name, bytes, msg) in &cases {
+        let f = d.path().join(name);
+        std::fs::write(&f, bytes).unwrap();
+        for sub in ["show", "stats", "learn"] {
+            let out = sbx_on(sub, &f);
+            assert_error(&out, &f, &format!("{sub} {name}"));
+            assert!(out.stderr.contains(msg), "{sub} {name}: {}", out.stderr);
+            assert_eq!(out.stdout, "", "{sub} {name} printed output");
+        }
+    }
+    // The committed fixture and a missing file.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/bad-magic.bin");
+    assert_error(&sbx_on("show", &fixture), &fixture, "bad-magic.bin");
+    let missing = d.join("no-such-trace.bin");
+    assert_error(&sbx_on("show", &missing), &missing, "missing");
+    assert_error(&sbx_on("learn", &missing), &missing, "missing");
+}
+
+#[test]
+fn random_mutations_never_panic() {
+    let d = Dir::new();
+    let good = real_trace(&d);
+    let f = d.join("mutant.bin");
+    for seed in 1..40u64 {
+        let mut b = good.clone();
+        let r = noise(seed, 8);
+        // Flip a few bytes past the magic+version.
+        for k in 0..4 {
+            let i = 12 + (usize::from(r[k]) * 251 + usize::from(r[k + 4]) * 13) % (b.len() - 12);
+            b[i] ^= r[k] | 1;
+        }
+        std::fs::write(&f, &b).unwrap();
+        let out = sbx_on("show", &f);
+        match out.code {
+            Some(0) => assert!(
+                out.stderr.is_empty() || out.stderr.lines().count() == 1,
+                "seed {seed}: {}",
+                out.stderr
+            ),
+            Some(125) => assert_error(&out, &f, &format!("seed {seed}")),
+            c => panic!("seed {seed}: exit {c:?}: {}", out.stderr),
+        }
+    }
+}
+
+#[test]
+fn truncated_traces_read_to_the_last_whole_record() {
+    let d = Dir::new();
+    let good = real_trace(&d);
+    let full = Sbx::new([
+        OsStr::new("stats"),
+        OsStr::new("--count"),
+        d.join("trace.bin").as_os_str(),
+    ])
+    .run();
+    full.assert_code(0);
+    let total: usize = full.stdout.trim().parse().unwrap();
+    let full_show = Sbx::new([OsStr::new("show"), d.join("trace.bin").as_os_str()]).run();
+    full_show.assert_code(0);
+    let f = d.join("cut.bin");
+    let mut warned = 0;
+    let mut last = 0;
+    // Cut at many offsets past the header; events read never exceed the whole trace's, and
+    // grow with the cut; the text printed is a prefix of the full text.
+    let header_end = 200.min(good.len() / 4);
+    let step = (good.len() - header_end) / 37;
+    for cut in (header_end..good.len()).step_by(step.max(1)) {
+        std::fs::write(&f, &good[..cut]).unwrap();
+        let out = sbx_on("show", &f);
+        if out.code == Some(125) && out.stderr.contains("header is cut short") {
+            continue;
+        }
+        out.assert_code(0);
+        assert!(
+            full_show.stdout.starts_with(&out.stdout),
+            "cut {cut}: not a prefix"
+        );
+        let n = out.stdout.lines().count();
+        assert!(n >= last && n < total, "cut {cut}: {n} lines of {total}");
+        last = n;
+        match out.stderr.lines().count() {
+            0 => {} // the cut fell on a record boundary
+            1 => {
+                warned += 1;
+                assert!(out.stderr.starts_with("sbx: warning: "), "{}", out.stderr);
+                assert!(out.stderr.contains("cut.bin"), "{}", out.stderr);
+                assert!(out.stderr.contains("cut short at byte "), "{}", out.stderr);
+            }
+            _ => panic!("cut {cut}: more than one line:\n{}", out.stderr),
+        }
+        let count = sbx_on("stats", &f);
+        count.assert_code(0);
+        assert!(count.stderr.lines().count() <= 1, "{}", count.stderr);
+        let learn = sbx_on("learn", &f);
+        learn.assert_code(0);
+    }
+    assert!(warned > 10, "only {warned} cuts warned");
+    // The committed fixture.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/truncated.bin");
+    let out = sbx_on("show", &fixture);
+    out.assert_code(0);
+    assert!(!out.stdout.is_empty());
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("truncated.bin"));
+    // A cut inside the header is an error, not a warning.
+    std::fs::write(&f, &good[..20]).unwrap();
+    let out = sbx_on("show", &f);
+    assert_error(&out, &f, "cut in header");
+    assert!(out.stderr.contains("header is cut short"), "{}", out.stderr);
+}
+
+#[test]
+#[ignore = "BUG (src/cli/learn.rs, not ours): `sbx learn cut.bin` reads each trace twice \
+            (include detection, then learning) and prints the truncation warning twice"]
+fn learn_warns_once_about_a_truncated_trace() {
+    let d = Dir::new();
+    let good = real_trace(&d);
+    let f = d.join("cut.bin");
+    std::fs::write(&f, &good[..good.len() - 3]).unwrap();
+    let out = sbx_on("learn", &f);
+    out.assert_code(0);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+}
+
+#[test]
+fn check_diff_profiles_and_syscalls_exit_codes() {
+    let d = Dir::new();
+    // check: an error is exit 1 with file:line:col.
+    let bad = d.write(
+        "bad.profile",
+        "include base\nread /etc/passwd\nfrobnicate /x\n",
+    );
+    let out = sbx_on("check", &bad);
+    out.assert_code(1);
+    assert!(out.stderr.contains("bad.profile:3:1:"), "{}", out.stderr);
+    let bad2 = d.write("bad2.profile", "read /etc/passwd\nread   relative/path\n");
+    let out = sbx_on("check", &bad2);
+    out.assert_code(1);
+    assert!(out.stderr.contains("bad2.profile:2:8:"), "{}", out.stderr);
+    let good = d.write(
+        "good.profile",
+        "include base\nread /etc/passwd\nwrite /tmp/**\n",
+    );
+    sbx_on("check", &good).assert_code(0);
+    let missing = d.join("missing.profile");
+    assert_error(&sbx_on("check", &missing), &missing, "check missing");
+
+    // diff: 0 on equal, 1 with +/- lines on different.
+    let same = d.write(
+        "same.profile",
+        "include base\nread /etc/passwd\nwrite /tmp/**\n",
+    );
+    let run_diff = |a: &Path, b: &Path| {
+        let out = Sbx::new([
+            OsStr::new("diff"),
+            OsStr::new("--color=never"),
+            a.as_os_str(),
+            b.as_os_str(),
+        ])
+        .run();
+        assert_no_panic(&out);
+        out
+    };
+    let eq = run_diff(&good, &same);
+    eq.assert_code(0);
+    assert!(
+        !eq.stdout
+            .lines()
+            .any(|l| l.starts_with('+') || l.starts_with('-'))
+    );
+    let other = d.write(
+        "other.profile",
+        "include base\nread /etc/hosts\nwrite /tmp/**\n",
+    );
+    let ne = run_diff(&good, &other);
+    ne.assert_code(1);
+    let lines: Vec<&str> = ne.stdout.lines().collect();
+    assert!(lines.contains(&"-read /etc/passwd"), "{}", ne.stdout);
+    assert!(lines.contains(&"+read /etc/hosts"), "{}", ne.stdout);
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("write /tmp/**") && !l.starts_with(' '))
+    );
+
+    // profiles: the shipped snippets.
+    let out = Sbx::new(["profiles"]).run();
+    out.assert_code(0);
+    let names: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    for n in ["base", "node", "python", "shell", "git", "tmp"] {
+        assert!(names.contains(&n), "{n} not listed: {}", out.stdout);
+    }
+    let node = Sbx::new(["profiles", "node"]).run();
+    node.assert_code(0);
+    assert!(
+        node.stdout
+            .lines()
+            .any(|l| l.starts_with("read ") || l.starts_with("exec "))
+    );
+    let nope = Sbx::new(["profiles", "no-such-snippet"]).run();
+    assert_no_panic(&nope);
+    assert_ne!(nope.code, Some(0));
+
+    // syscalls --stopped: the stopped ones, not the free ones.
+    let out = Sbx::new(["syscalls", "--stopped"]).run();
+    out.assert_code(0);
+    let stopped: Vec<&str> = out.stdout.split_whitespace().collect();
+    for s in ["openat", "execve", "unlinkat", "connect", "ptrace"] {
+        assert!(stopped.contains(&s), "{s} not stopped");
+    }
+    for s in ["read", "write", "close", "mmap", "getpid"] {
+        assert!(!stopped.contains(&s), "{s} is stopped");
+    }
+}
+
+/// Run sbx with stdout a pipe whose read end is already closed: every write fails with EPIPE.
+fn into_closed_pipe(args: &[&OsStr]) -> Output {
+    let (r, w) = nix::unistd::pipe().unwrap();
+    drop(r);
+    let mut cmd = std::process::Command::new(crate::util::sbx_bin());
+    cmd.args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::from(w))
+        .stderr(std::process::Stdio::piped());
+    let out = cmd.output().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    Output {
+        code: out.status.code(),
+        signal: out.status.signal(),
+        stdout: String::new(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        elapsed: Duration::ZERO,
+    }
+}
+
+#[test]
+#[ignore = "BUG (src/cli/profile.rs, not ours): `sbx syscalls | head -1` can panic \
+            ('failed printing to stdout: Broken pipe') because it uses println!"]
+fn syscalls_into_a_closed_pipe_does_not_panic() {
+    let out = into_closed_pipe(&[OsStr::new("syscalls")]);
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+}
+
+#[test]
+fn show_into_a_closed_pipe_is_quiet() {
+    let d = Dir::new();
+    let (out, _, _) = record(d.path(), &["sh", "-c", "cat /etc/hostname >/dev/null"]);
+    out.assert_code(0);
+    let trace = d.join("trace.bin");
+    for args in [
+        &["show"][..],
+        &["show", "--json"],
+        &["stats"],
+        &["stats", "--count"],
+    ] {
+        let mut a: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+        a.push(trace.as_os_str());
+        let out = into_closed_pipe(&a);
+        assert!(!out.stderr.contains("panicked"), "{args:?}: {}", out.stderr);
+        assert!(
+            !out.stderr.contains("Broken pipe"),
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert_eq!(out.code, Some(0), "{args:?}: {}", out.stderr);
+    }
+}
+
+/// Whether a live process has `marker` in its command line.
+fn processes_with(marker: &str) -> Vec<i32> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline"))
+            && String::from_utf8_lossy(&cmd).contains(marker)
+        {
+            v.push(pid);
+        }
+    }
+    v
+}
+
+#[test]
+fn trace_of_a_sigkilled_recorder_reads_back() {
+    let d = Dir::new();
+    let marker = format!("sbx-kill-marker-{}", std::process::id());
+    let script = format!(
+        "i=0; while [ $i -lt 2000 ]; do cat /etc/hostname >/dev/null; i=$((i+1)); done; : {marker}"
+    );
+    let trace = d.join("t.bin");
+    let mut child = std::process::Command::new(crate::util::sbx_bin())
+        .args([
+            OsStr::new("record"),
+            OsStr::new("-o"),
+            trace.as_os_str(),
+            OsStr::new("--"),
+        ])
+        .args(["sh", "-c", &script])
+        .current_dir(d.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the workload finished too early"
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let st = child.wait().unwrap();
+    assert!(!st.success());
+    // The workload dies with its tracer (PTRACE_O_EXITKILL); give the kernel a moment.
+    let start = Instant::now();
+    let mut left = processes_with(&marker);
+    while !left.is_empty() && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+        left = processes_with(&marker);
+    }
+    for pid in &left {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(*pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert!(left.is_empty(), "workload survived sbx: {left:?}");
+
+    let out = sbx_on("show", &trace);
+    out.assert_code(0);
+    let lines = out.stdout.lines().count();
+    assert!(lines > 10, "only {lines} events before the kill");
+    assert!(out.stdout.contains("\"/etc/hostname\""));
+    assert!(out.stderr.lines().count() <= 1, "{}", out.stderr);
+    if !out.stderr.is_empty() {
+        assert!(out.stderr.starts_with("sbx: warning: "), "{}", out.stderr);
+        assert!(
+            out.stderr.contains("t.bin: trace cut short"),
+            "{}",
+            out.stderr
+        );
+    }
+    eprintln!(
+        "killed recorder: {} bytes, {lines} events readable, warning: {}",
+        std::fs::metadata(&trace).unwrap().len(),
+        !out.stderr.is_empty()
+    );
+    let stats = sbx_on("stats", &trace);
+    stats.assert_code(0);
+    assert!(stats.stdout.contains("(no exit seen)"), "{}", stats.stdout);
+    sbx_on("learn", &trace).assert_code(0);
+}
+
+#[test]
+fn trace_size_per_event() {
+    let d = Dir::new();
+    let (out, _, ev) = record(
+        d.path(),
+        &[
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 200 ]; do cat /etc/hostname >/dev/null; ls -d /usr/lib >/dev/null; i=$((i+1)); done",
+        ],
+    );
+    out.assert_code(0);
+    let bytes = std::fs::metadata(d.join("trace.bin")).unwrap().len();
+    let n = u64::try_from(ev.len()).unwrap();
+    assert!(n > 10_000, "{n} events");
+    let per = bytes as f64 / n as f64;
+    eprintln!("trace size: {bytes} bytes for {n} events = {per:.1} bytes/event");
+    // The format's stated ballpark is ~30 bytes/event; a regression to, say, uninterned paths
+    // would be several times that.
+    assert!(per < 60.0, "{per:.1} bytes/event");
+}
