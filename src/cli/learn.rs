@@ -123,7 +123,8 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
     let mut exec_names = BTreeSet::new();
     if a.includes.is_empty() && !a.no_includes {
         for t in &a.traces {
-            let h = super::show::for_each_event(t, |_, ev| {
+            // See: tests/trace_cli.rs::learn_warns_once_about_a_truncated_trace
+            let h = super::show::scan(t, false, |_, ev| {
                 if let EventKind::Exec(x) = &ev.kind {
                     let name = x.path.rsplit(|&b| b == b'/').next().unwrap_or(&x.path);
                     exec_names.insert(String::from_utf8_lossy(name).into_owned());

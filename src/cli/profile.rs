@@ -1,6 +1,6 @@
 //! `sbx check`, `sbx diff`, `sbx profiles`, `sbx syscalls`, and loading a profile for enforce.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use anyhow::Context;
@@ -95,9 +95,12 @@ pub fn run_diff(a: DiffArgs) -> anyhow::Result<u8> {
 }
 
 pub fn run_profiles(a: ProfilesArgs) -> anyhow::Result<u8> {
+    // Write through io::Write: print! panics on a closed pipe.
+    // See: tests/trace_cli.rs::syscalls_into_a_closed_pipe_does_not_panic
+    let mut out = std::io::stdout().lock();
     match a.name {
         Some(n) => match snippets::snippet(&n) {
-            Some(text) => print!("{text}"),
+            Some(text) => out.write_all(text.as_bytes())?,
             None => anyhow::bail!(
                 "unknown snippet {n:?} (shipped: {})",
                 snippets::names().join(", ")
@@ -110,7 +113,7 @@ pub fn run_profiles(a: ProfilesArgs) -> anyhow::Result<u8> {
                     .lines()
                     .find_map(|l| l.strip_prefix("# ").filter(|l| !l.trim().is_empty()))
                     .unwrap_or("");
-                println!("{n:<8} {about}");
+                writeln!(out, "{n:<8} {about}")?;
             }
         }
     }
@@ -119,13 +122,14 @@ pub fn run_profiles(a: ProfilesArgs) -> anyhow::Result<u8> {
 
 pub fn run_syscalls(a: SyscallsArgs) -> anyhow::Result<u8> {
     let arch = Arch::native();
+    let mut out = std::io::stdout().lock();
     for d in arch.table() {
         if a.stopped {
             if matches!(d.class, Class::Checked | Class::Gated | Class::Creds) {
-                println!("{}", d.name);
+                writeln!(out, "{}", d.name)?;
             }
         } else {
-            println!("{:<24} {:>4} {:?}", d.name, d.nr, d.class);
+            writeln!(out, "{:<24} {:>4} {:?}", d.name, d.nr, d.class)?;
         }
     }
     Ok(exit::OK)

@@ -21,6 +21,16 @@ pub fn open_trace(path: &Path) -> anyhow::Result<TraceReader<BufReader<File>>> {
 /// corrupt record an error.
 pub fn for_each_event(
     path: &Path,
+    f: impl FnMut(&crate::trace::Header, &crate::event::Event) -> anyhow::Result<()>,
+) -> anyhow::Result<crate::trace::Header> {
+    scan(path, true, f)
+}
+
+/// Like [`for_each_event`]; `warn` says whether to warn about a truncated tail (a first pass
+/// over a trace that is read twice stays quiet).
+pub fn scan(
+    path: &Path,
+    warn: bool,
     mut f: impl FnMut(&crate::trace::Header, &crate::event::Event) -> anyhow::Result<()>,
 ) -> anyhow::Result<crate::trace::Header> {
     let mut r = open_trace(path)?;
@@ -29,7 +39,7 @@ pub fn for_each_event(
         let ev = ev.map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         f(&header, &ev)?;
     }
-    if let Some(off) = r.truncated() {
+    if let Some(off) = r.truncated().filter(|_| warn) {
         eprintln!(
             "sbx: warning: {}: trace cut short at byte {off} (the recorder was killed?); read up to the last whole record",
             path.display()

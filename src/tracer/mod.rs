@@ -313,23 +313,24 @@ impl Tracer {
     }
 
     fn ensure_task(&mut self, tid: i32) {
-        // A new child's first stop can arrive before its parent's fork event: adopt it with a
-        // provisional identity (itself as process) that the fork event corrects.
+        // A new child's first stop can arrive before its parent's fork event: adopt it with
+        // the identity /proc gives (thread group, parent); the fork event confirms it.
+        // See: tests/record.rs::deep_process_tree_with_parent_links
         if !self.tasks.contains_key(&tid) {
-            let pid = tgid_of(tid).unwrap_or(tid);
+            let (tgid, ppid) = status_ids(tid).unwrap_or((tid, 0));
             self.tasks.insert(
                 tid,
                 Task {
-                    pid,
+                    pid: tgid,
                     awaiting_exit: None,
                 },
             );
-            let p = self.procs.entry(pid).or_insert_with(|| Process {
+            let p = self.procs.entry(tgid).or_insert_with(|| Process {
                 info: ProcInfo {
-                    ppid: 0,
-                    comm: procfs::comm(pid),
-                    exe: procfs::exe(pid),
-                    creds: procfs::creds(pid).unwrap_or_default(),
+                    ppid,
+                    comm: procfs::comm(tgid),
+                    exe: procfs::exe(tgid),
+                    creds: procfs::creds(tgid).unwrap_or_default(),
                 },
                 threads: 0,
                 exec_seen: true,
@@ -649,10 +650,18 @@ impl Tracer {
 
 /// The thread-group id of `tid` from `/proc/TID/status`.
 fn tgid_of(tid: i32) -> Option<i32> {
+    status_ids(tid).map(|(tgid, _)| tgid)
+}
+
+/// `Tgid:` and `PPid:` of `/proc/TID/status`.
+fn status_ids(tid: i32) -> Option<(i32, i32)> {
     let s = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    s.lines()
-        .find_map(|l| l.strip_prefix("Tgid:"))
-        .and_then(|v| v.trim().parse().ok())
+    let field = |k: &str| {
+        s.lines()
+            .find_map(|l| l.strip_prefix(k))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    Some((field("Tgid:")?, field("PPid:")?))
 }
 
 fn errno_text(errno: i32) -> &'static str {
