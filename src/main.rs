@@ -9,10 +9,10 @@ fn main() -> ExitCode {
     match sbx::cli::run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            if let Some(io) = e.downcast_ref::<std::io::Error>() {
-                if io.kind() == std::io::ErrorKind::BrokenPipe {
-                    return ExitCode::SUCCESS;
-                }
+            if let Some(io) = e.downcast_ref::<std::io::Error>()
+                && io.kind() == std::io::ErrorKind::BrokenPipe
+            {
+                return ExitCode::SUCCESS;
             }
             eprintln!("sbx: error: {e:#}");
             ExitCode::from(sbx::cli::exit::SBX_ERROR)

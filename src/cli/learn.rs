@@ -65,10 +65,7 @@ fn literal_dir(glob: &str) -> String {
 /// depths below its literal directory: that holds for `dir/**`-style include rules, which are
 /// the ones that make learned globs redundant. (A wrong "covered" would only cost a false alarm
 /// at enforce time, never a wider profile.)
-fn already_allowed(
-    includes: &[String],
-    env: Env,
-) -> anyhow::Result<Box<dyn Fn(Verb, &str) -> bool>> {
+fn already_allowed(includes: &[String], env: Env) -> anyhow::Result<crate::learn::AllowedFn> {
     let prof = Profile {
         header: vec![],
         includes: includes

@@ -184,7 +184,7 @@ impl Guard {
         let mut image: Vec<u8> = Vec::with_capacity(256);
         let mut set: Vec<(u8, u64)> = Vec::new();
         let push = |image: &mut Vec<u8>, bytes: &[u8], nul: bool| -> u64 {
-            while image.len() % 8 != 0 {
+            while !image.len().is_multiple_of(8) {
                 image.push(0);
             }
             let at = base + image.len() as u64;

@@ -160,11 +160,11 @@ static PENDING_SIGNAL: AtomicI32 = AtomicI32::new(0);
 extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     // A signal from the terminal (SI_KERNEL) reached the whole foreground process group,
     // workload included: forwarding it would deliver it twice.
-    // SAFETY: the kernel passes a valid siginfo_t for SA_SIGINFO handlers; reading si_code is a
-    // plain load from it.
     let code = if info.is_null() {
         0
     } else {
+        // SAFETY: `info` is non-null and the kernel passes a valid siginfo_t to SA_SIGINFO
+        // handlers for the duration of the call; reading si_code is a plain load from it.
         unsafe { (*info).si_code }
     };
     if code != libc::SI_KERNEL {
@@ -316,15 +316,12 @@ impl Tracer {
         // A new child's first stop can arrive before its parent's fork event: adopt it with
         // the identity /proc gives (thread group, parent); the fork event confirms it.
         // See: tests/record.rs::deep_process_tree_with_parent_links
-        if !self.tasks.contains_key(&tid) {
+        if let std::collections::hash_map::Entry::Vacant(e) = self.tasks.entry(tid) {
             let (tgid, ppid) = status_ids(tid).unwrap_or((tid, 0));
-            self.tasks.insert(
-                tid,
-                Task {
-                    pid: tgid,
-                    awaiting_exit: None,
-                },
-            );
+            e.insert(Task {
+                pid: tgid,
+                awaiting_exit: None,
+            });
             let p = self.procs.entry(tgid).or_insert_with(|| Process {
                 info: ProcInfo {
                     ppid,
@@ -416,10 +413,10 @@ impl Tracer {
             .map(|p| p.info.clone())
             .unwrap_or_default();
         // The child may already be known (its first stop came first): fix its identity.
-        if let Some(old) = self.tasks.get(&child).map(|t| t.pid) {
-            if old != (if thread { ppid } else { child }) {
-                self.drop_thread(old, false);
-            }
+        if let Some(old) = self.tasks.get(&child).map(|t| t.pid)
+            && old != (if thread { ppid } else { child })
+        {
+            self.drop_thread(old, false);
         }
         let child_pid = if thread { ppid } else { child };
         let newly = self
@@ -433,10 +430,8 @@ impl Tracer {
             )
             .is_none();
         if thread {
-            if newly {
-                if let Some(p) = self.procs.get_mut(&ppid) {
-                    p.threads += 1;
-                }
+            if newly && let Some(p) = self.procs.get_mut(&ppid) {
+                p.threads += 1;
             }
         } else {
             let mut info = parent_info.clone();
@@ -472,12 +467,11 @@ impl Tracer {
         let pid = self.tasks.get(&tid).map(|t| t.pid).unwrap_or(tid);
         // After a non-leader exec the execing thread took the leader's tid; all other threads
         // are gone (the kernel reports no exit for the former tid).
-        if former != tid {
-            if self.tasks.remove(&former).is_some() {
-                if let Some(p) = self.procs.get_mut(&pid) {
-                    p.threads = p.threads.saturating_sub(1);
-                }
-            }
+        if former != tid
+            && self.tasks.remove(&former).is_some()
+            && let Some(p) = self.procs.get_mut(&pid)
+        {
+            p.threads = p.threads.saturating_sub(1);
         }
         if let Some(t) = self.tasks.get_mut(&tid) {
             t.awaiting_exit = None;
@@ -584,10 +578,9 @@ impl Tracer {
         if Arch::native()
             .by_nr(nr)
             .is_some_and(|d| d.class == crate::arch::Class::Creds)
+            && let Some(c) = procfs::creds(pid)
         {
-            if let Some(c) = procfs::creds(pid) {
-                p.info.creds = c;
-            }
+            p.info.creds = c;
         }
         let p = &self.procs[&pid];
         let stop = SyscallStop {

@@ -100,33 +100,6 @@ pub fn parse_creds(status: &str) -> Option<Creds> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_status_ids() {
-        let s = "Name:\tsh\nUid:\t1000\t0\t0\t0\nGid:\t100\t100\t100\t100\n";
-        assert_eq!(
-            parse_creds(s),
-            Some(Creds {
-                uid: 1000,
-                euid: 0,
-                gid: 100,
-                egid: 100
-            })
-        );
-        assert_eq!(parse_creds("Name:\tsh\n"), None);
-    }
-
-    #[test]
-    fn reads_own_process() {
-        let me = i32::try_from(std::process::id()).unwrap();
-        assert!(!exe(me).is_empty());
-        assert!(creds(me).is_some());
-    }
-}
-
 /// The socket type (`SOCK_STREAM`, `SOCK_DGRAM`...) of the tracee's fd `fd`, by duplicating it
 /// into sbx with `pidfd_getfd` (Linux 5.6+; needs ptrace access, which the tracer has).
 pub fn socket_type(pid: i32, fd: i32) -> Option<i32> {
@@ -155,4 +128,31 @@ pub fn socket_type(pid: i32, fd: i32) -> Option<i32> {
         )
     };
     (r == 0).then_some(ty)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_status_ids() {
+        let s = "Name:\tsh\nUid:\t1000\t0\t0\t0\nGid:\t100\t100\t100\t100\n";
+        assert_eq!(
+            parse_creds(s),
+            Some(Creds {
+                uid: 1000,
+                euid: 0,
+                gid: 100,
+                egid: 100
+            })
+        );
+        assert_eq!(parse_creds("Name:\tsh\n"), None);
+    }
+
+    #[test]
+    fn reads_own_process() {
+        let me = i32::try_from(std::process::id()).unwrap();
+        assert!(!exe(me).is_empty());
+        assert!(creds(me).is_some());
+    }
 }

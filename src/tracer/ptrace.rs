@@ -83,7 +83,7 @@ pub fn syscall_info(tid: i32) -> Result<SyscallInfo, Error> {
 pub fn event_msg(tid: i32) -> Result<u64, Error> {
     let v = ptrace::getevent(Pid::from_raw(tid)).map_err(ctx(tid, "PTRACE_GETEVENTMSG"))?;
     // The kernel stores an unsigned long; nix returns it as c_long.
-    Ok(v as u64)
+    Ok(v.cast_unsigned())
 }
 
 /// `PTRACE_CONT`, delivering `sig` if any.

@@ -26,7 +26,7 @@ pub fn skip_syscall(tid: i32, ret: i64) -> Result<(), Error> {
     let mut regs = ptrace::getregs(pid).map_err(err(tid, "PTRACE_GETREGS"))?;
     // orig_rax = -1: the kernel skips the syscall and returns rax as the result.
     regs.orig_rax = u64::MAX;
-    regs.rax = ret as u64;
+    regs.rax = ret.cast_unsigned();
     ptrace::setregs(pid, regs).map_err(err(tid, "PTRACE_SETREGS"))
 }
 
@@ -37,7 +37,7 @@ pub fn skip_syscall(tid: i32, ret: i64) -> Result<(), Error> {
     let pid = Pid::from_raw(tid);
     ptrace::setregset::<NT_ARM_SYSTEM_CALL>(pid, -1).map_err(err(tid, "PTRACE_SETREGSET"))?;
     let mut regs = ptrace::getregset::<NT_PRSTATUS>(pid).map_err(err(tid, "PTRACE_GETREGSET"))?;
-    regs.regs[0] = ret as u64;
+    regs.regs[0] = ret.cast_unsigned();
     ptrace::setregset::<NT_PRSTATUS>(pid, regs).map_err(err(tid, "PTRACE_SETREGSET"))
 }
 
