@@ -79,6 +79,9 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
     };
     let header = super::header(arch, &a.command, a.metadata);
     let mut s = EnforceSink::new(arch, &policy, sink_mode, a.metadata);
+    if a.unsafe_no_race_guard {
+        s = s.without_guard();
+    }
     if let Some(out) = &a.output {
         let f = File::create(out).with_context(|| format!("cannot create {}", out.display()))?;
         let w = TraceWriter::new(BufWriter::new(f), &header)

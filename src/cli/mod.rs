@@ -185,6 +185,10 @@ pub struct EnforceArgs {
     /// Color the diff.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// Testing only: turn the argument-race defence off (the attack suite uses it to show the
+    /// race is real). Prints a warning; never use it to protect anything.
+    #[arg(long, hide = true)]
+    pub unsafe_no_race_guard: bool,
     /// The command to run, after `--`.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<OsString>,

@@ -89,6 +89,12 @@ impl<'p> EnforceSink<'p> {
         }
     }
 
+    /// Turn the argument-race defence off (testing only: `--unsafe-no-race-guard`).
+    pub fn without_guard(mut self) -> Self {
+        self.guard = None;
+        self
+    }
+
     /// Whether the race defence is on (the filter must then stop memory calls in the window).
     pub fn guarded(&self) -> bool {
         self.guard.is_some()
