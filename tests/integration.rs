@@ -5,3 +5,6 @@ mod util;
 
 /// sbx record: the tracer core and the trace it writes.
 mod record;
+
+/// sbx learn on real workloads (examples/): stability, portability, tightness, determinism.
+mod learn;
