@@ -26,3 +26,7 @@ probe ${HOME}/.npmrc
 read /{usr/,}etc/npmrc
 # libuv and V8 size thread pools and heaps from the cgroup limits.
 read /sys/fs/cgroup/**
+# npm puts node_modules/.bin of the project AND of every directory above it on PATH for
+# scripts, so `sh` and `node` are looked up there first; admitted only while absent.
+# See: tests/learn.rs (portability: a checkout at a different depth).
+probe /**/node_modules/.bin/*
