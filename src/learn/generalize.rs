@@ -470,21 +470,100 @@ pub fn subsumes(general: &str, specific: &str) -> bool {
     if general == specific {
         return true;
     }
-    let g = segments(general);
-    let s = segments(specific);
-    for (i, gs) in g.iter().enumerate() {
-        if *gs == "**" {
-            // `dir/**` matches at least one more segment.
-            return s.len() > i;
+    sub_segments(&segments(general), &segments(specific))
+}
+
+/// [`subsumes`] on segments. A trailing `**` matches one or more segments; a `**` before
+/// other segments (`/**/node_modules/.bin/*`) matches zero or more, like globset.
+/// See: tests/learn.rs npm-demo (a mid-pattern `**` used to subsume everything deep enough).
+fn sub_segments(g: &[&str], s: &[&str]) -> bool {
+    match g.split_first() {
+        None => s.is_empty(),
+        Some((&"**", [])) => !s.is_empty(),
+        Some((&"**", rest)) => (0..=s.len()).any(|k| sub_segments(rest, &s[k..])),
+        Some((gs, rest)) => match s.split_first() {
+            Some((ss, srest)) if *ss != "**" && seg_match(gs, ss) => sub_segments(rest, srest),
+            _ => false,
+        },
+    }
+}
+
+/// `{a,b}` alternatives of a glob expanded into plain globs, or `None` when the glob has
+/// nested braces, a character class, or more than 64 expansions (then no coverage is claimed).
+pub fn expand_braces(glob: &str) -> Option<Vec<String>> {
+    if glob.contains('[') {
+        return None;
+    }
+    let b = glob.as_bytes();
+    let mut i = 0;
+    let mut open = None;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'$' if b.get(i + 1) == Some(&b'{') => {
+                // `${VAR}`: skip to its `}`.
+                i += glob[i..].find('}')?;
+            }
+            b'{' if open.is_none() => open = Some(i),
+            b'{' => return None,
+            b'}' if open.is_some() => {
+                let start = open?;
+                let (head, tail) = (&glob[..start], &glob[i + 1..]);
+                let mut out = Vec::new();
+                for alt in split_alternatives(&glob[start + 1..i]) {
+                    for rest in expand_braces(&format!("{head}{alt}{tail}"))? {
+                        out.push(rest);
+                        if out.len() > 64 {
+                            return None;
+                        }
+                    }
+                }
+                return Some(out);
+            }
+            _ => {}
         }
-        let Some(ss) = s.get(i) else {
-            return false;
-        };
-        if *ss == "**" || !seg_match(gs, ss) {
-            return false;
+        i += 1;
+    }
+    if open.is_some() {
+        return None;
+    }
+    Some(vec![glob.to_string()])
+}
+
+/// The `,`-separated alternatives of a brace group's inside (backslash escapes kept).
+fn split_alternatives(inner: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut esc = false;
+    for (i, c) in inner.char_indices() {
+        match c {
+            _ if esc => esc = false,
+            '\\' => esc = true,
+            ',' => {
+                out.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
         }
     }
-    g.len() == s.len()
+    out.push(&inner[start..]);
+    out
+}
+
+/// [`subsumes`] for patterns that may start with `${VAR}`: variables only match the same
+/// variable (plain `subsumes` would treat a `{` as matching anything).
+pub fn subsumes_with_vars(general: &str, specific: &str) -> bool {
+    fn hide(p: &str) -> String {
+        p.replace("${", "\u{e000}").replace('}', "\u{e001}")
+    }
+    if general.contains("${") || specific.contains("${") {
+        let (g, s) = (hide(general), hide(specific));
+        if g.contains('{') || s.contains('{') {
+            return general == specific;
+        }
+        return subsumes(&g, &s);
+    }
+    subsumes(general, specific)
 }
 
 /// Is `dir` (glob text) deep enough to become `dir/**`? At least two literal segments below
@@ -869,6 +948,55 @@ mod tests {
         let forbidden = forbidden_places(b"/home/u", &same);
         let set: BTreeSet<String> = (0..10).map(|i| format!("${{CWD}}/f{i}")).collect();
         assert!(!collapse(&set, 8, &forbidden).contains("${CWD}/**"));
+    }
+
+    #[test]
+    fn brace_expansion_table() {
+        let cases: &[(&str, Option<&[&str]>)] = &[
+            ("/usr/lib/**", Some(&["/usr/lib/**"])),
+            ("/usr/{,local/}bin/{npm,npx}", Some(&[
+                "/usr/bin/npm",
+                "/usr/bin/npx",
+                "/usr/local/bin/npm",
+                "/usr/local/bin/npx",
+            ])),
+            ("${HOME}/.npm/**", Some(&["${HOME}/.npm/**"])),
+            ("${HOME}/{a,b}", Some(&["${HOME}/a", "${HOME}/b"])),
+            ("/x/\\{a,b\\}", Some(&["/x/\\{a,b\\}"])),
+            ("/x/{a,{b,c}}", None),
+            ("/x/[ab]", None),
+            ("/x/{a,b", None),
+        ];
+        for (glob, want) in cases {
+            let got = expand_braces(glob);
+            let want: Option<Vec<String>> =
+                want.map(|w| w.iter().map(|s| s.to_string()).collect());
+            assert_eq!(got, want, "{glob}");
+        }
+    }
+
+    #[test]
+    fn subsumes_with_vars_table() {
+        let cases: &[(&str, &str, bool)] = &[
+            ("${HOME}/.npm/**", "${HOME}/.npm/_cacache/tmp/*/x.js", true),
+            ("${HOME}/.npm/**", "${HOME}/.npm", false),
+            ("${HOME}/.npm/**", "${CWD}/.npm/x", false),
+            ("${HOME}/.npm/**", "${HOME}/.npmrc", false),
+            ("/**/node_modules/.bin/*", "/tmp/a/node_modules/.bin/sh", true),
+            ("/**/node_modules/.bin/*", "${CWD}/node_modules/.bin/sh", false),
+            ("/**/node_modules/.bin/*", "/node_modules/.bin/sh", true),
+            ("/**/node_modules/.bin/*", "/tmp/a/other/x", false),
+            ("/**/node_modules/.bin/*", "/tmp/node_modules/.bin/x/y", false),
+            ("/a/**/b", "/a/b", true),
+            ("/a/**/b", "/a/x/y/b", true),
+            ("/a/**/b", "/a/x/y/c", false),
+            ("/usr/lib/**", "/usr/lib/x86_64-linux-gnu/**", true),
+            ("/usr/lib/*", "/usr/lib/x86_64-linux-gnu/**", false),
+            ("${TMPDIR}/**", "${TMPDIR}/demo-*/config.in", true),
+        ];
+        for (g, s, want) in cases {
+            assert_eq!(subsumes_with_vars(g, s), *want, "{g} vs {s}");
+        }
     }
 
     // See: tests/learn.rs (make-demo: gcc's mkstemps names; npm-demo: cacache's tmp dirs and
