@@ -56,8 +56,14 @@ impl Site {
         std::fs::create_dir_all(&site.home).unwrap();
         std::fs::create_dir_all(&site.tmp).unwrap();
         for (p, body) in [
-            (".ssh/id_rsa", "-----BEGIN OPENSSH PRIVATE KEY-----\nsbx-test\n"),
-            (".aws/credentials", "[default]\naws_secret_access_key = sbx-test\n"),
+            (
+                ".ssh/id_rsa",
+                "-----BEGIN OPENSSH PRIVATE KEY-----\nsbx-test\n",
+            ),
+            (
+                ".aws/credentials",
+                "[default]\naws_secret_access_key = sbx-test\n",
+            ),
             (".bashrc", "# sbx test\n"),
         ] {
             let f = site.home.join(p);
@@ -67,8 +73,14 @@ impl Site {
         site
     }
 
-    fn envs(&self) -> Vec<(&'static str, &OsStr)> {
-        vec![("HOME", self.home.as_os_str()), ("TMPDIR", self.tmp.as_os_str())]
+    /// HOME and TMPDIR of this site; cargo's LD_LIBRARY_PATH (target/debug/...) removed, so
+    /// the runs look like runs outside the test harness.
+    fn envs(&self) -> Vec<(&'static str, Option<&OsStr>)> {
+        vec![
+            ("HOME", Some(self.home.as_os_str())),
+            ("TMPDIR", Some(self.tmp.as_os_str())),
+            ("LD_LIBRARY_PATH", None),
+        ]
     }
 }
 
@@ -97,8 +109,7 @@ impl Workload {
                     .arg(&src)
                     .env("npm_config_cache", &pack_cache)
                     .current_dir(root);
-                crate::util::run_guarded(cmd, std::time::Duration::from_secs(120))
-                    .assert_code(0);
+                crate::util::run_guarded(cmd, std::time::Duration::from_secs(120)).assert_code(0);
             }
             Workload::Make => {
                 copy_tree(&repo().join("examples/make-demo"), &site.work);
@@ -127,7 +138,7 @@ impl Workload {
         let cache = site.home.join(".npm");
         if let Workload::Npm { .. } = self {
             // The npm cache inside this site's HOME, whatever the caller's environment says.
-            envs.push(("npm_config_cache", cache.as_os_str()));
+            envs.push(("npm_config_cache", Some(cache.as_os_str())));
         }
         let (out, h, ev) = record_env(&site.work, trace, self.command(), &envs);
         out.assert_code(0);
@@ -135,7 +146,10 @@ impl Workload {
             Workload::Npm { .. } => {
                 let stamp = site.work.join("node_modules/demo-util/stamp.txt");
                 let text = std::fs::read_to_string(&stamp).unwrap_or_default();
-                assert!(text.ends_with(" ok\n"), "install scripts did not run: {out:?}");
+                assert!(
+                    text.ends_with(" ok\n"),
+                    "install scripts did not run: {out:?}"
+                );
                 let cfg = site.work.join("node_modules/demo-native/build/config.json");
                 assert!(cfg.exists(), "demo-native's build output is missing");
                 // mkdtemp's scratch directory was used and removed.
@@ -286,9 +300,7 @@ fn wide_rules(w: Workload, text: &str) -> Vec<String> {
         // The literal directory part before the first glob metacharacter (not `${`).
         let lit_end = p
             .char_indices()
-            .find(|&(i, c)| {
-                matches!(c, '*' | '?' | '[') || (c == '{' && !p[..i].ends_with('$'))
-            })
+            .find(|&(i, c)| matches!(c, '*' | '?' | '[') || (c == '{' && !p[..i].ends_with('$')))
             .map_or(p.len(), |(i, _)| i);
         let lit = &p[..lit_end];
         let dir = if lit_end < p.len() {
@@ -304,7 +316,10 @@ fn wide_rules(w: Workload, text: &str) -> Vec<String> {
             Some(&"${HOME}") | Some(_) => 2,
             None => 2,
         };
-        if lit_end < p.len() && comps.len() < min {
+        // Only a recursive `**` or a whole-segment `*` makes the literal root matter
+        // (`/lib64/ld-linux-x86-64.so.*` is one file name pattern).
+        let broad = p[lit_end..].contains("**") || p[lit_end..].starts_with('*');
+        if broad && comps.len() < min {
             bad.push(format!("too wide: {rule}"));
         }
         if matches!(r.verb, Verb::Write | Verb::Delete) {
@@ -322,7 +337,12 @@ fn wide_rules(w: Workload, text: &str) -> Vec<String> {
 
 /// Synthetic attacks that the profile must not admit, judged in `site`'s environment.
 /// Returns the ones it admits.
-fn admitted_attacks(w: Workload, pol: &CompiledPolicy, site: &Site, ran: &BTreeSet<String>) -> Vec<String> {
+fn admitted_attacks(
+    w: Workload,
+    pol: &CompiledPolicy,
+    site: &Site,
+    ran: &BTreeSet<String>,
+) -> Vec<String> {
     let home = &site.home;
     let parent = site.work.parent().unwrap();
     let mut attacks: Vec<(String, Event)> = Vec::new();
@@ -336,7 +356,10 @@ fn admitted_attacks(w: Workload, pol: &CompiledPolicy, site: &Site, ran: &BTreeS
     ] {
         attacks.push((format!("read ~/{secret}"), read_event(&home.join(secret))));
     }
-    attacks.push(("read /etc/shadow".into(), read_event(Path::new("/etc/shadow"))));
+    attacks.push((
+        "read /etc/shadow".into(),
+        read_event(Path::new("/etc/shadow")),
+    ));
     let mut writes = vec![
         home.join(".bashrc"),
         home.join(".profile"),
@@ -372,8 +395,14 @@ fn admitted_attacks(w: Workload, pol: &CompiledPolicy, site: &Site, ran: &BTreeS
         }
     }
     assert!(n_exec >= 2, "too few exec attacks checked");
-    attacks.push(("connect tcp 198.51.100.7:443".into(), connect_event([198, 51, 100, 7], 443)));
-    attacks.push(("connect tcp 198.51.100.7:4444".into(), connect_event([198, 51, 100, 7], 4444)));
+    attacks.push((
+        "connect tcp 198.51.100.7:443".into(),
+        connect_event([198, 51, 100, 7], 443),
+    ));
+    attacks.push((
+        "connect tcp 198.51.100.7:4444".into(),
+        connect_event([198, 51, 100, 7], 4444),
+    ));
     attacks
         .into_iter()
         .filter(|(_, ev)| pol.admits_event_with(ev, &crate::util::is_gated).is_empty())
@@ -412,18 +441,27 @@ fn learn_quality(w: Workload, name: &str) -> String {
     // 1. stability.
     let bad = not_admitted(&policy(&p1, &env_of(&h2)), &ev2);
     if !bad.is_empty() {
-        failures.push(format!("stability: run 2 not admitted:\n  {}", bad.join("\n  ")));
+        failures.push(format!(
+            "stability: run 2 not admitted:\n  {}",
+            bad.join("\n  ")
+        ));
     }
     // 2. portability.
     let pol_b = policy(&p1, &env_of(&hb));
     let bad = not_admitted(&pol_b, &evb);
     if !bad.is_empty() {
-        failures.push(format!("portability: run in B not admitted:\n  {}", bad.join("\n  ")));
+        failures.push(format!(
+            "portability: run in B not admitted:\n  {}",
+            bad.join("\n  ")
+        ));
     }
     // The profile also admits run 1 itself (learn's own consistency).
     let bad = not_admitted(&policy(&p1, &env_of(&h1)), &ev1);
     if !bad.is_empty() {
-        failures.push(format!("self-check: run 1 not admitted:\n  {}", bad.join("\n  ")));
+        failures.push(format!(
+            "self-check: run 1 not admitted:\n  {}",
+            bad.join("\n  ")
+        ));
     }
     // 3. tightness, in site B's environment.
     let ran = executed(&[&ev1, &ev2, &evb]);
@@ -443,18 +481,33 @@ fn learn_quality(w: Workload, name: &str) -> String {
     let ab = learn_cli(&[&run1, &runb], &root.join("ab.profile"), &[]);
     let ba = learn_cli(&[&runb, &run1], &root.join("ba.profile"), &[]);
     if ab != ba {
-        failures.push(format!("determinism: trace order matters:\n{ab}\n---\n{ba}"));
+        failures.push(format!(
+            "determinism: trace order matters:\n{ab}\n---\n{ba}"
+        ));
     }
     let parsed = sbx::profile::parse::parse_str("p1", &p1).unwrap();
     if sbx::profile::render::render(&parsed) != p1 {
         failures.push("round trip: parse + render changes the profile".into());
     }
     // Merging A and B learns nothing new beyond what portability already required.
-    if ab.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>()
-        != p1.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>()
+    if ab
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .collect::<Vec<_>>()
+        != p1
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect::<Vec<_>>()
     {
-        let diff = bare("diff", [root.join("p1.profile"), root.join("ab.profile")], root);
-        eprintln!("{name}: merging run B changes the profile:\n{}", diff.stdout);
+        let diff = bare(
+            "diff",
+            [root.join("p1.profile"), root.join("ab.profile")],
+            root,
+        );
+        eprintln!(
+            "{name}: merging run B changes the profile:\n{}",
+            diff.stdout
+        );
     }
     assert!(failures.is_empty(), "{name}:\n{}", failures.join("\n"));
     p1
@@ -494,11 +547,16 @@ fn npm_demo_compromised_install_is_not_admitted() {
     let (hb, evb) = Workload::Npm { compromised: true }.record(root, &b, &root.join("bad.bin"));
     // The attack really happened (so the refusal below is about it).
     let stolen = b.work.join("node_modules/demo-native/.cache/k");
-    assert!(std::fs::read_to_string(&stolen).unwrap().contains("sbx-test"));
+    assert!(
+        std::fs::read_to_string(&stolen)
+            .unwrap()
+            .contains("sbx-test")
+    );
     let bad = not_admitted(&policy(&p, &env_of(&hb)), &evb);
     let key = b.home.join(".ssh/id_rsa");
     assert!(
-        bad.iter().any(|l| l.starts_with(&format!("read {}", key.display()))),
+        bad.iter()
+            .any(|l| l.starts_with(&format!("read {}", key.display()))),
         "the read of the key was admitted: {bad:?}"
     );
     // Nothing but the attack is refused: no false alarm hides among the findings.

@@ -667,17 +667,23 @@ fn mkdtemp_suffix(seg: &str) -> Option<String> {
             return Some(format!("{}*", escape_segment(&seg.as_bytes()[..cut])));
         }
     }
+    temp_prefix(seg, false)
+}
+
+/// The `PXXXXXX.suffix` case of [`mkdtemp_suffix`]. Tried before the generic random-segment
+/// rules, so every gcc temp name gives the same glob whether or not its six characters happen
+/// to look random (`cc3aB9xZ.s` and `ccHtruyq.s` are both `cc*.s`).
+fn mkstemps_name(seg: &str) -> Option<String> {
     let stem_end = seg.find('.').unwrap_or(seg.len());
     let (stem, suffix) = seg.split_at(stem_end);
-    if (7..=10).contains(&stem.len()) && stem.bytes().all(|b| b.is_ascii_alphanumeric()) {
+    ((7..=10).contains(&stem.len()) && stem.bytes().all(|b| b.is_ascii_alphanumeric())).then(|| {
         let prefix = &stem[..stem.len() - 6];
-        return Some(format!(
+        format!(
             "{}*{}",
             escape_segment(prefix.as_bytes()),
             escape_segment(suffix.as_bytes())
-        ));
-    }
-    temp_prefix(seg, false)
+        )
+    })
 }
 
 /// A directory made by mkdtemp inside a directory named `tmp`, `.tmp` or `temp` (npm's
@@ -715,15 +721,20 @@ pub fn generalize_path(
             {
                 return s.to_string();
             }
-            let g = generalize_segment(s).or_else(|| {
-                if in_tmpdir && i == 1 {
-                    mkdtemp_suffix(s)
-                } else if i > 0 && in_tmp_dir(raw_segs[i - 1], s) {
-                    Some("*".to_string())
-                } else {
-                    None
-                }
-            });
+            let tmp_child = in_tmpdir && i == 1;
+            let g = tmp_child
+                .then(|| mkstemps_name(s))
+                .flatten()
+                .or_else(|| generalize_segment(s))
+                .or_else(|| {
+                    if tmp_child {
+                        mkdtemp_suffix(s)
+                    } else if i > 0 && in_tmp_dir(raw_segs[i - 1], s) {
+                        Some("*".to_string())
+                    } else {
+                        None
+                    }
+                });
             match g {
                 Some(g) => {
                     changed = true;
@@ -954,12 +965,15 @@ mod tests {
     fn brace_expansion_table() {
         let cases: &[(&str, Option<&[&str]>)] = &[
             ("/usr/lib/**", Some(&["/usr/lib/**"])),
-            ("/usr/{,local/}bin/{npm,npx}", Some(&[
-                "/usr/bin/npm",
-                "/usr/bin/npx",
-                "/usr/local/bin/npm",
-                "/usr/local/bin/npx",
-            ])),
+            (
+                "/usr/{,local/}bin/{npm,npx}",
+                Some(&[
+                    "/usr/bin/npm",
+                    "/usr/bin/npx",
+                    "/usr/local/bin/npm",
+                    "/usr/local/bin/npx",
+                ]),
+            ),
             ("${HOME}/.npm/**", Some(&["${HOME}/.npm/**"])),
             ("${HOME}/{a,b}", Some(&["${HOME}/a", "${HOME}/b"])),
             ("/x/\\{a,b\\}", Some(&["/x/\\{a,b\\}"])),
@@ -969,8 +983,7 @@ mod tests {
         ];
         for (glob, want) in cases {
             let got = expand_braces(glob);
-            let want: Option<Vec<String>> =
-                want.map(|w| w.iter().map(|s| s.to_string()).collect());
+            let want: Option<Vec<String>> = want.map(|w| w.iter().map(|s| s.to_string()).collect());
             assert_eq!(got, want, "{glob}");
         }
     }
@@ -982,11 +995,23 @@ mod tests {
             ("${HOME}/.npm/**", "${HOME}/.npm", false),
             ("${HOME}/.npm/**", "${CWD}/.npm/x", false),
             ("${HOME}/.npm/**", "${HOME}/.npmrc", false),
-            ("/**/node_modules/.bin/*", "/tmp/a/node_modules/.bin/sh", true),
-            ("/**/node_modules/.bin/*", "${CWD}/node_modules/.bin/sh", false),
+            (
+                "/**/node_modules/.bin/*",
+                "/tmp/a/node_modules/.bin/sh",
+                true,
+            ),
+            (
+                "/**/node_modules/.bin/*",
+                "${CWD}/node_modules/.bin/sh",
+                false,
+            ),
             ("/**/node_modules/.bin/*", "/node_modules/.bin/sh", true),
             ("/**/node_modules/.bin/*", "/tmp/a/other/x", false),
-            ("/**/node_modules/.bin/*", "/tmp/node_modules/.bin/x/y", false),
+            (
+                "/**/node_modules/.bin/*",
+                "/tmp/node_modules/.bin/x/y",
+                false,
+            ),
             ("/a/**/b", "/a/b", true),
             ("/a/**/b", "/a/x/y/b", true),
             ("/a/**/b", "/a/x/y/c", false),
@@ -1008,6 +1033,8 @@ mod tests {
         let cases: &[(&[u8], &str)] = &[
             // gcc: `cc` + six random characters (all letters too) + its suffix.
             (b"/tmp/ccHtruy3.s", "${TMPDIR}/cc*.s"),
+            (b"/tmp/cc3aB9xZ.s", "${TMPDIR}/cc*.s"),
+            (b"/tmp/cc3aB9xZ.cdtor.c", "${TMPDIR}/cc*.cdtor.c"),
             (b"/tmp/cczCVXBJ.s", "${TMPDIR}/cc*.s"),
             (b"/tmp/ccPTxhKq.cdtor.o", "${TMPDIR}/cc*.cdtor.o"),
             (b"/tmp/ccCqLqNT.res", "${TMPDIR}/cc*.res"),
@@ -1019,7 +1046,10 @@ mod tests {
             (b"/tmp/v8-cache.bin", "${TMPDIR}/v8-cache.bin"),
             // Temp prefixes: all-letter suffixes only under ${TMPDIR}.
             (b"/tmp/pip-install-abcdefgh/x", "${TMPDIR}/pip-*/x"),
-            (b"/home/u/pip-install-abcdefgh/x", "${HOME}/pip-install-abcdefgh/x"),
+            (
+                b"/home/u/pip-install-abcdefgh/x",
+                "${HOME}/pip-install-abcdefgh/x",
+            ),
             (
                 b"/usr/lib/node_modules/npm/bin/npm-cli.js",
                 "/usr/lib/node_modules/npm/bin/npm-cli.js",

@@ -460,7 +460,8 @@ impl Learner {
                 .get(&verb)
                 .is_some_and(|gs| gs.iter().any(|g| generalize::subsumes_with_vars(g, text)))
         };
-        let allowed = |verb: Verb, text: &str| -> bool { allowed(verb, text) || included(verb, text) };
+        let allowed =
+            |verb: Verb, text: &str| -> bool { allowed(verb, text) || included(verb, text) };
         let forbidden: Vec<String> = self.forbidden.iter().cloned().collect();
         let mut rules: Vec<Rule> = Vec::new();
         let mut push = |verb: Verb, pattern: Pattern, comments: Vec<String>| {

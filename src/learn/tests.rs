@@ -730,7 +730,10 @@ fn already_allowed_rules_are_left_out() {
     // `read /proc/self/stat` is in the base include itself: left out as well (include
     // coverage); the project's own files are not.
     assert!(!reads.contains(&"/proc/self/stat".to_string()), "{reads:?}");
-    assert!(reads.contains(&"${CWD}/package.json".to_string()), "{reads:?}");
+    assert!(
+        reads.contains(&"${CWD}/package.json".to_string()),
+        "{reads:?}"
+    );
     let names: Vec<&str> = p.includes.iter().map(|i| i.name.as_str()).collect();
     assert_eq!(names, ["base", "node"]);
 }
@@ -758,7 +761,12 @@ fn rules_the_includes_cover_are_left_out_globs_and_vars_too() {
     assert!(all.contains("\nread /usr/lib/"), "{all}");
     // With node (which includes base) and tmp, those are covered and left out ...
     let text = render(&with);
-    for covered in ["${TMPDIR}/", "read /usr/lib/", "read /etc/passwd", "read /proc/self/stat"] {
+    for covered in [
+        "${TMPDIR}/",
+        "read /usr/lib/",
+        "read /etc/passwd",
+        "read /proc/self/stat",
+    ] {
         assert!(!text.contains(covered), "{covered} not left out:\n{text}");
     }
     // ... while the project's own files stay.

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -211,13 +212,13 @@ pub fn s(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// Run `sbx record -o TRACE -- ARGS` in `cwd` with extra environment variables; returns the
-/// output and the events.
+/// Run `sbx record -o TRACE -- ARGS` in `cwd` with environment changes (`None` removes the
+/// variable); returns the output and the events.
 pub fn record_env(
     cwd: &Path,
     trace: &Path,
     args: &[&str],
-    envs: &[(&str, &OsStr)],
+    envs: &[(&str, Option<&OsStr>)],
 ) -> (Output, Header, Vec<Event>) {
     let mut a: Vec<&OsStr> = vec![
         OsStr::new("record"),
@@ -228,7 +229,12 @@ pub fn record_env(
     a.extend(args.iter().map(OsStr::new));
     let mut sbx = Sbx::new(a).cwd(cwd);
     for (k, v) in envs {
-        sbx = sbx.env(k, v);
+        match v {
+            Some(v) => sbx = sbx.env(k, v),
+            None => {
+                sbx.cmd.env_remove(k);
+            }
+        }
     }
     sbx.timeout = Duration::from_secs(120);
     let out = sbx.run();
@@ -319,6 +325,9 @@ pub fn not_admitted_with(
         if !is_judged(ev) || (skip_known && known_gap(ev).is_some()) {
             continue;
         }
+        if admitted_if_absent(policy, ev) {
+            continue;
+        }
         for (verb, obj) in policy.admits_event_with(ev, &is_gated) {
             let what = match &ev.kind {
                 sbx::event::EventKind::Syscall(sc) => sc.name.clone(),
@@ -328,10 +337,41 @@ pub fn not_admitted_with(
             if std::env::var_os("SBX_TEST_DEBUG").is_some() {
                 eprintln!("not admitted: {ev:?}");
             }
-            out.insert(format!("{} {obj} ({what} by {})", verb.name(), s(&ev.proc.comm)));
+            out.insert(format!(
+                "{} {obj} ({what} by {})",
+                verb.name(),
+                s(&ev.proc.comm)
+            ));
         }
     }
     out.into_iter().collect()
+}
+
+/// A syscall whose result the trace does not know (a failed execve is sometimes recorded with
+/// `Outcome::Unknown`) is judged like enforce judges it before it runs: every target allowed,
+/// or allowed only while absent (a `probe` rule) and absent on disk now.
+fn admitted_if_absent(policy: &sbx::policy::CompiledPolicy, ev: &Event) -> bool {
+    use sbx::event::{EventKind, Object, Outcome};
+    use sbx::policy::Decision;
+    let EventKind::Syscall(sc) = &ev.kind else {
+        return false;
+    };
+    if sc.outcome != Outcome::Unknown || sc.targets.is_empty() || is_gated(&sc.name) {
+        return false;
+    }
+    sc.targets
+        .iter()
+        .all(|t| match policy.decide(t.access, &t.object) {
+            Decision::Allow => true,
+            Decision::AllowIfAbsent => match &t.object {
+                Object::Path(p) => {
+                    let path = Path::new(std::ffi::OsStr::from_bytes(p.effective()));
+                    path.symlink_metadata().is_err()
+                }
+                _ => false,
+            },
+            Decision::Deny { .. } => false,
+        })
 }
 
 /// [`not_admitted_with`], leaving out the [`known_gap`]s.
