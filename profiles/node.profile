@@ -18,6 +18,9 @@ read /usr/share/node/**
 read ${HOME}/.npm/**
 # The npm cache is written during installs; logs go to ${HOME}/.npm/_logs.
 write ${HOME}/.npm/**
+# The first install creates the cache directory itself.
+# See: tests/learn.rs (npm-demo runs with a fresh HOME).
+write ${HOME}/.npm
 # npm rotates its cache and logs with rename and unlink.
 delete ${HOME}/.npm/**
 # npm looks for a user config; admitted only while it does not exist (it holds tokens).
