@@ -589,7 +589,10 @@ fn known_gaps_are_still_there() {
         .filter(|e| !pol.admits_event_with(e, &crate::util::is_gated).is_empty())
         .filter_map(known_gap)
         .collect();
-    eprintln!("refused only because of known gaps {gaps:?}:\n  {}", strict.join("\n  "));
+    eprintln!(
+        "refused only because of known gaps {gaps:?}:\n  {}",
+        strict.join("\n  ")
+    );
     assert_eq!(
         gaps,
         BTreeSet::from(["netlink", "proc-self"]),
