@@ -18,6 +18,9 @@ read /usr/share/node/**
 read ${HOME}/.npm/**
 # The npm cache is written during installs; logs go to ${HOME}/.npm/_logs.
 write ${HOME}/.npm/**
+# The first install creates the cache directory itself.
+# See: tests/learn.rs (npm-demo runs with a fresh HOME).
+write ${HOME}/.npm
 # npm rotates its cache and logs with rename and unlink.
 delete ${HOME}/.npm/**
 # npm looks for a user config; admitted only while it does not exist (it holds tokens).
@@ -26,3 +29,7 @@ probe ${HOME}/.npmrc
 read /{usr/,}etc/npmrc
 # libuv and V8 size thread pools and heaps from the cgroup limits.
 read /sys/fs/cgroup/**
+# npm puts node_modules/.bin of the project AND of every directory above it on PATH for
+# scripts, so `sh` and `node` are looked up there first; admitted only while absent.
+# See: tests/learn.rs (portability: a checkout at a different depth).
+probe /**/node_modules/.bin/*

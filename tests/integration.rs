@@ -6,8 +6,11 @@ mod util;
 /// sbx record: the tracer core and the trace it writes.
 mod record;
 
-/// sbx show/stats on real traces: text lines, filters, JSON Lines, and a strace cross-check.
+/// sbx show / stats on real traces, and a differential check against strace -f.
 mod show;
 
-/// The trace CLI on bad input (garbage, versions, cuts, killed recorder), profile commands, size.
+/// Bad trace input, truncated traces, and the small CLI commands (check, diff, profiles).
 mod trace_cli;
+
+/// Learn quality on real recorded runs: stability, portability, tightness, determinism.
+mod learn;

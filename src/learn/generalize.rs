@@ -296,10 +296,11 @@ pub fn generalize_segment(seg: &str) -> Option<String> {
     if seg.is_empty() || seg.contains('*') {
         return None;
     }
-    for p in TEMP_PREFIXES {
-        if seg.strip_prefix(p).is_some_and(|rest| rest.len() >= 4) {
-            return Some(format!("{}*", escape_segment(p.as_bytes())));
-        }
+    // See: tests/learn.rs npm-demo: `npm-cli.js`, `npm-package-arg`, `tmpfiles.d` are names,
+    // not temp files; a temp suffix outside `${TMPDIR}` has a digit (all-letter ones are
+    // handled under `${TMPDIR}` by `temp_name`).
+    if let Some(g) = temp_prefix(seg, true) {
+        return Some(g);
     }
     if let Some(i) = seg.find(".so.") {
         let ver = &seg[i + 4..];
@@ -469,21 +470,100 @@ pub fn subsumes(general: &str, specific: &str) -> bool {
     if general == specific {
         return true;
     }
-    let g = segments(general);
-    let s = segments(specific);
-    for (i, gs) in g.iter().enumerate() {
-        if *gs == "**" {
-            // `dir/**` matches at least one more segment.
-            return s.len() > i;
+    sub_segments(&segments(general), &segments(specific))
+}
+
+/// [`subsumes`] on segments. A trailing `**` matches one or more segments; a `**` before
+/// other segments (`/**/node_modules/.bin/*`) matches zero or more, like globset.
+/// See: tests/learn.rs npm-demo (a mid-pattern `**` used to subsume everything deep enough).
+fn sub_segments(g: &[&str], s: &[&str]) -> bool {
+    match g.split_first() {
+        None => s.is_empty(),
+        Some((&"**", [])) => !s.is_empty(),
+        Some((&"**", rest)) => (0..=s.len()).any(|k| sub_segments(rest, &s[k..])),
+        Some((gs, rest)) => match s.split_first() {
+            Some((ss, srest)) if *ss != "**" && seg_match(gs, ss) => sub_segments(rest, srest),
+            _ => false,
+        },
+    }
+}
+
+/// `{a,b}` alternatives of a glob expanded into plain globs, or `None` when the glob has
+/// nested braces, a character class, or more than 64 expansions (then no coverage is claimed).
+pub fn expand_braces(glob: &str) -> Option<Vec<String>> {
+    if glob.contains('[') {
+        return None;
+    }
+    let b = glob.as_bytes();
+    let mut i = 0;
+    let mut open = None;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'$' if b.get(i + 1) == Some(&b'{') => {
+                // `${VAR}`: skip to its `}`.
+                i += glob[i..].find('}')?;
+            }
+            b'{' if open.is_none() => open = Some(i),
+            b'{' => return None,
+            b'}' if open.is_some() => {
+                let start = open?;
+                let (head, tail) = (&glob[..start], &glob[i + 1..]);
+                let mut out = Vec::new();
+                for alt in split_alternatives(&glob[start + 1..i]) {
+                    for rest in expand_braces(&format!("{head}{alt}{tail}"))? {
+                        out.push(rest);
+                        if out.len() > 64 {
+                            return None;
+                        }
+                    }
+                }
+                return Some(out);
+            }
+            _ => {}
         }
-        let Some(ss) = s.get(i) else {
-            return false;
-        };
-        if *ss == "**" || !seg_match(gs, ss) {
-            return false;
+        i += 1;
+    }
+    if open.is_some() {
+        return None;
+    }
+    Some(vec![glob.to_string()])
+}
+
+/// The `,`-separated alternatives of a brace group's inside (backslash escapes kept).
+fn split_alternatives(inner: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut esc = false;
+    for (i, c) in inner.char_indices() {
+        match c {
+            _ if esc => esc = false,
+            '\\' => esc = true,
+            ',' => {
+                out.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
         }
     }
-    g.len() == s.len()
+    out.push(&inner[start..]);
+    out
+}
+
+/// [`subsumes`] for patterns that may start with `${VAR}`: variables only match the same
+/// variable (plain `subsumes` would treat a `{` as matching anything).
+pub fn subsumes_with_vars(general: &str, specific: &str) -> bool {
+    fn hide(p: &str) -> String {
+        p.replace("${", "\u{e000}").replace('}', "\u{e001}")
+    }
+    if general.contains("${") || specific.contains("${") {
+        let (g, s) = (hide(general), hide(specific));
+        if g.contains('{') || s.contains('{') {
+            return general == specific;
+        }
+        return subsumes(&g, &s);
+    }
+    subsumes(general, specific)
 }
 
 /// Is `dir` (glob text) deep enough to become `dir/**`? At least two literal segments below
@@ -562,13 +642,58 @@ fn walk(
     }
 }
 
-/// A direct child of `${TMPDIR}` named `prefix-XXXXXX` (mkdtemp's six random alphanumerics
-/// after a separator, even when they happen to be all letters): `prefix-*`.
+/// A [`TEMP_PREFIXES`] name: the prefix followed by 4+ characters, which must include a digit
+/// when `need_digit` (outside `${TMPDIR}`): `prefix*`.
+fn temp_prefix(seg: &str, need_digit: bool) -> Option<String> {
+    TEMP_PREFIXES.iter().find_map(|p| {
+        let rest = seg.strip_prefix(p)?;
+        (rest.len() >= 4 && (!need_digit || rest.bytes().any(|b| b.is_ascii_digit())))
+            .then(|| format!("{}*", escape_segment(p.as_bytes())))
+    })
+}
+
+/// A direct child of `${TMPDIR}` made by mkdtemp/mkstemp/mkstemps, whose six random
+/// alphanumerics may happen to be all letters:
+/// - `prefix-XXXXXX` (after a separator): `prefix-*`;
+/// - `PXXXXXX.suffix` (the six end the part before the first `.`, after a 1-4 character
+///   alphanumeric prefix, like gcc's `ccXXXXXX.s` and `ccXXXXXX.cdtor.o`): `P*.suffix`;
+/// - a [`TEMP_PREFIXES`] name even without a digit (`pip-install-abcdefgh`): `prefix*`.
+///
+/// See: tests/learn.rs make-demo (gcc's temp files differ in every run).
 fn mkdtemp_suffix(seg: &str) -> Option<String> {
-    let cut = seg.rfind(is_sep)? + 1;
-    let suffix = &seg[cut..];
-    (cut > 1 && suffix.len() == 6 && suffix.bytes().all(|b| b.is_ascii_alphanumeric()))
-        .then(|| format!("{}*", escape_segment(&seg.as_bytes()[..cut])))
+    if let Some(cut) = seg.rfind(is_sep).map(|i| i + 1) {
+        let suffix = &seg[cut..];
+        if cut > 1 && suffix.len() == 6 && suffix.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return Some(format!("{}*", escape_segment(&seg.as_bytes()[..cut])));
+        }
+    }
+    temp_prefix(seg, false)
+}
+
+/// The `PXXXXXX.suffix` case of [`mkdtemp_suffix`]. Tried before the generic random-segment
+/// rules, so every gcc temp name gives the same glob whether or not its six characters happen
+/// to look random (`cc3aB9xZ.s` and `ccHtruyq.s` are both `cc*.s`).
+fn mkstemps_name(seg: &str) -> Option<String> {
+    let stem_end = seg.find('.').unwrap_or(seg.len());
+    let (stem, suffix) = seg.split_at(stem_end);
+    ((7..=10).contains(&stem.len()) && stem.bytes().all(|b| b.is_ascii_alphanumeric())).then(|| {
+        let prefix = &stem[..stem.len() - 6];
+        format!(
+            "{}*{}",
+            escape_segment(prefix.as_bytes()),
+            escape_segment(suffix.as_bytes())
+        )
+    })
+}
+
+/// A directory made by mkdtemp inside a directory named `tmp`, `.tmp` or `temp` (npm's
+/// `~/.npm/_cacache/tmp/XXXXXX`): exactly six alphanumerics, even all letters.
+///
+/// See: tests/learn.rs npm-demo (cacache's tmp directories differ in every run).
+fn in_tmp_dir(parent: &str, seg: &str) -> bool {
+    matches!(parent, "tmp" | ".tmp" | "temp")
+        && seg.len() == 6
+        && seg.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
 /// The full path pipeline for a non-secret path of one event: `/proc` rewriting, variables,
@@ -585,23 +710,31 @@ pub fn generalize_path(
     let abstracted = abstract_vars(&path, vars);
     let mut changed = false;
     let in_tmpdir = abstracted.starts_with("${TMPDIR}/");
-    let segs: Vec<String> = segments(&abstracted)
-        .into_iter()
+    let raw_segs = segments(&abstracted);
+    let segs: Vec<String> = raw_segs
+        .iter()
         .enumerate()
-        .map(|(i, s)| {
+        .map(|(i, &s)| {
             if s.starts_with("${")
                 || s.contains('\\')
                 || s.chars().any(|c| u32::from(c) >= RAW_FIRST)
             {
                 return s.to_string();
             }
-            let g = generalize_segment(s).or_else(|| {
-                if in_tmpdir && i == 1 {
-                    mkdtemp_suffix(s)
-                } else {
-                    None
-                }
-            });
+            let tmp_child = in_tmpdir && i == 1;
+            let g = tmp_child
+                .then(|| mkstemps_name(s))
+                .flatten()
+                .or_else(|| generalize_segment(s))
+                .or_else(|| {
+                    if tmp_child {
+                        mkdtemp_suffix(s)
+                    } else if i > 0 && in_tmp_dir(raw_segs[i - 1], s) {
+                        Some("*".to_string())
+                    } else {
+                        None
+                    }
+                });
             match g {
                 Some(g) => {
                     changed = true;
@@ -694,7 +827,12 @@ mod tests {
             ("tmpa_b3xk9z", Some("tmp*")),
             ("tmp.AbC123xyz0", Some("tmp*")),
             ("npm-4711-3d1f2a", Some("npm-*")),
-            ("pip-install-abcdefgh", Some("pip-*")),
+            // Outside ${TMPDIR} a temp suffix needs a digit (see generalize_path_temp_names).
+            ("pip-install-abcdefgh", None),
+            ("pip-install-8f3k2_1a", Some("pip-*")),
+            ("npm-cli.js", None),
+            ("npm-package-arg", None),
+            ("tmpfiles.d", None),
             ("tmp", None),
             ("3f2a9c1d4e5b6a7c8d9e0f1a2b3c4d5e", Some("*")),
             ("deadbeef00", Some("*")),
@@ -821,6 +959,122 @@ mod tests {
         let forbidden = forbidden_places(b"/home/u", &same);
         let set: BTreeSet<String> = (0..10).map(|i| format!("${{CWD}}/f{i}")).collect();
         assert!(!collapse(&set, 8, &forbidden).contains("${CWD}/**"));
+    }
+
+    #[test]
+    fn brace_expansion_table() {
+        let cases: &[(&str, Option<&[&str]>)] = &[
+            ("/usr/lib/**", Some(&["/usr/lib/**"])),
+            (
+                "/usr/{,local/}bin/{npm,npx}",
+                Some(&[
+                    "/usr/bin/npm",
+                    "/usr/bin/npx",
+                    "/usr/local/bin/npm",
+                    "/usr/local/bin/npx",
+                ]),
+            ),
+            ("${HOME}/.npm/**", Some(&["${HOME}/.npm/**"])),
+            ("${HOME}/{a,b}", Some(&["${HOME}/a", "${HOME}/b"])),
+            ("/x/\\{a,b\\}", Some(&["/x/\\{a,b\\}"])),
+            ("/x/{a,{b,c}}", None),
+            ("/x/[ab]", None),
+            ("/x/{a,b", None),
+        ];
+        for (glob, want) in cases {
+            let got = expand_braces(glob);
+            let want: Option<Vec<String>> = want.map(|w| w.iter().map(|s| s.to_string()).collect());
+            assert_eq!(got, want, "{glob}");
+        }
+    }
+
+    #[test]
+    fn subsumes_with_vars_table() {
+        let cases: &[(&str, &str, bool)] = &[
+            ("${HOME}/.npm/**", "${HOME}/.npm/_cacache/tmp/*/x.js", true),
+            ("${HOME}/.npm/**", "${HOME}/.npm", false),
+            ("${HOME}/.npm/**", "${CWD}/.npm/x", false),
+            ("${HOME}/.npm/**", "${HOME}/.npmrc", false),
+            (
+                "/**/node_modules/.bin/*",
+                "/tmp/a/node_modules/.bin/sh",
+                true,
+            ),
+            (
+                "/**/node_modules/.bin/*",
+                "${CWD}/node_modules/.bin/sh",
+                false,
+            ),
+            ("/**/node_modules/.bin/*", "/node_modules/.bin/sh", true),
+            ("/**/node_modules/.bin/*", "/tmp/a/other/x", false),
+            (
+                "/**/node_modules/.bin/*",
+                "/tmp/node_modules/.bin/x/y",
+                false,
+            ),
+            ("/a/**/b", "/a/b", true),
+            ("/a/**/b", "/a/x/y/b", true),
+            ("/a/**/b", "/a/x/y/c", false),
+            ("/usr/lib/**", "/usr/lib/x86_64-linux-gnu/**", true),
+            ("/usr/lib/*", "/usr/lib/x86_64-linux-gnu/**", false),
+            ("${TMPDIR}/**", "${TMPDIR}/demo-*/config.in", true),
+        ];
+        for (g, s, want) in cases {
+            assert_eq!(subsumes_with_vars(g, s), *want, "{g} vs {s}");
+        }
+    }
+
+    // See: tests/learn.rs (make-demo: gcc's mkstemps names; npm-demo: cacache's tmp dirs and
+    // npm's own file names).
+    #[test]
+    fn generalize_path_temp_names() {
+        let v = vars();
+        let forbidden = forbidden_places(b"/home/u", &v);
+        let cases: &[(&[u8], &str)] = &[
+            // gcc: `cc` + six random characters (all letters too) + its suffix.
+            (b"/tmp/ccHtruy3.s", "${TMPDIR}/cc*.s"),
+            (b"/tmp/cc3aB9xZ.s", "${TMPDIR}/cc*.s"),
+            (b"/tmp/cc3aB9xZ.cdtor.c", "${TMPDIR}/cc*.cdtor.c"),
+            (b"/tmp/cczCVXBJ.s", "${TMPDIR}/cc*.s"),
+            (b"/tmp/ccPTxhKq.cdtor.o", "${TMPDIR}/cc*.cdtor.o"),
+            (b"/tmp/ccCqLqNT.res", "${TMPDIR}/cc*.res"),
+            (b"/tmp/ccCqLqNT", "${TMPDIR}/cc*"),
+            // Only directly under ${TMPDIR}, and not for short or separated names.
+            (b"/tmp/x/ccCqLqNT.res", "${TMPDIR}/x/ccCqLqNT.res"),
+            (b"/usr/lib/ccCqLqNT.res", "/usr/lib/ccCqLqNT.res"),
+            (b"/tmp/config.in", "${TMPDIR}/config.in"),
+            (b"/tmp/v8-cache.bin", "${TMPDIR}/v8-cache.bin"),
+            // Temp prefixes: all-letter suffixes only under ${TMPDIR}.
+            (b"/tmp/pip-install-abcdefgh/x", "${TMPDIR}/pip-*/x"),
+            (
+                b"/home/u/pip-install-abcdefgh/x",
+                "${HOME}/pip-install-abcdefgh/x",
+            ),
+            (
+                b"/usr/lib/node_modules/npm/bin/npm-cli.js",
+                "/usr/lib/node_modules/npm/bin/npm-cli.js",
+            ),
+            (b"/usr/lib/tmpfiles.d/x.conf", "/usr/lib/tmpfiles.d/x.conf"),
+            // mkdtemp inside a `tmp` directory (npm's cache), even all letters.
+            (
+                b"/home/u/.npm/_cacache/tmp/LmxeQI/package.json",
+                "${HOME}/.npm/_cacache/tmp/*/package.json",
+            ),
+            (
+                b"/home/u/.npm/_cacache/tmp/ofxTC6/x",
+                "${HOME}/.npm/_cacache/tmp/*/x",
+            ),
+            (b"/w/tmp/index.js", "/w/tmp/index.js"),
+            (b"/w/tmp/abcdefg/x", "/w/tmp/abcdefg/x"),
+        ];
+        for (path, want) in cases {
+            assert_eq!(
+                generalize_path(path, 1, 1, &v, &forbidden),
+                *want,
+                "{}",
+                String::from_utf8_lossy(path)
+            );
+        }
     }
 
     #[test]

@@ -444,6 +444,24 @@ impl Learner {
                 .as_ref()
                 .is_some_and(|f| f(verb, text))
         };
+        // Rules an include already allows are left out, globs included (the `already_allowed`
+        // hook only sees one pattern at a time and cannot judge globs or `${VARS}`).
+        // See: tests/learn.rs npm-demo (every `${HOME}/.npm/...` rule repeated `include node`).
+        let include_names: Vec<String> = self
+            .opts
+            .includes
+            .iter()
+            .chain(self.base_includes.iter())
+            .cloned()
+            .collect();
+        let covering = include_globs(&include_names);
+        let included = |verb: Verb, text: &str| -> bool {
+            covering
+                .get(&verb)
+                .is_some_and(|gs| gs.iter().any(|g| generalize::subsumes_with_vars(g, text)))
+        };
+        let allowed =
+            |verb: Verb, text: &str| -> bool { allowed(verb, text) || included(verb, text) };
         let forbidden: Vec<String> = self.forbidden.iter().cloned().collect();
         let mut rules: Vec<Rule> = Vec::new();
         let mut push = |verb: Verb, pattern: Pattern, comments: Vec<String>| {
@@ -578,6 +596,41 @@ impl Learner {
             rules,
         }
     }
+}
+
+/// The allow path rules of the named shipped snippets (and what they include), per verb, with
+/// `{a,b}` expanded. Unknown names and globs that cannot be judged are left out: leaving out
+/// coverage only keeps more rules in the learned profile.
+fn include_globs(names: &[String]) -> BTreeMap<Verb, Vec<String>> {
+    let mut out: BTreeMap<Verb, Vec<String>> = BTreeMap::new();
+    if names.is_empty() {
+        return out;
+    }
+    let prof = Profile {
+        header: vec![],
+        includes: names
+            .iter()
+            .map(|n| Include {
+                name: n.clone(),
+                span: Span::default(),
+            })
+            .collect(),
+        rules: vec![],
+    };
+    let Ok(resolved) = crate::profile::snippets::resolve(&prof, "<includes>") else {
+        return out;
+    };
+    for (rule, _) in &resolved.rules {
+        if rule.effect != Effect::Allow {
+            continue;
+        }
+        if let Pattern::Path(p) = &rule.pattern
+            && let Some(globs) = generalize::expand_braces(p)
+        {
+            out.entry(rule.verb).or_default().extend(globs);
+        }
+    }
+    out
 }
 
 fn net_text(proto: Proto, addr: &str) -> String {

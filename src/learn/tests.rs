@@ -727,9 +727,52 @@ fn already_allowed_rules_are_left_out() {
             .any(|r| r.starts_with("/usr/lib/") || r == "/etc/passwd"),
         "{reads:?}"
     );
-    assert!(reads.contains(&"/proc/self/stat".to_string()));
+    // `read /proc/self/stat` is in the base include itself: left out as well (include
+    // coverage); the project's own files are not.
+    assert!(!reads.contains(&"/proc/self/stat".to_string()), "{reads:?}");
+    assert!(
+        reads.contains(&"${CWD}/package.json".to_string()),
+        "{reads:?}"
+    );
     let names: Vec<&str> = p.includes.iter().map(|i| i.name.as_str()).collect();
     assert_eq!(names, ["base", "node"]);
+}
+
+// See: tests/learn.rs npm-demo: `include node` allows `${HOME}/.npm/**`, yet every cache
+// path was repeated in the learned profile (the hook only judges literal patterns).
+#[test]
+fn rules_the_includes_cover_are_left_out_globs_and_vars_too() {
+    let run = npm_run(&ENV_A, 4000, 1);
+    let learn = |includes: Vec<String>| {
+        learn_runs(
+            &[&run],
+            LearnOptions {
+                includes,
+                ..LearnOptions::default()
+            },
+        )
+    };
+    let without = learn(vec![]);
+    let with = learn(vec!["node".into(), "tmp".into()]);
+    let render = |p: &Profile| crate::profile::render::render(p);
+    // Without includes the profile has rules under ${TMPDIR} and /usr/lib (globs too).
+    let all = render(&without);
+    assert!(all.contains("${TMPDIR}/"), "{all}");
+    assert!(all.contains("\nread /usr/lib/"), "{all}");
+    // With node (which includes base) and tmp, those are covered and left out ...
+    let text = render(&with);
+    for covered in [
+        "${TMPDIR}/",
+        "read /usr/lib/",
+        "read /etc/passwd",
+        "read /proc/self/stat",
+    ] {
+        assert!(!text.contains(covered), "{covered} not left out:\n{text}");
+    }
+    // ... while the project's own files stay.
+    for kept in ["read ${CWD}/package.json", "write ${CWD}/package-lock.json"] {
+        assert!(text.contains(kept), "{kept} missing:\n{text}");
+    }
 }
 
 #[test]

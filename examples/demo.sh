@@ -1,0 +1,94 @@
+#!/bin/sh
+# sbx end to end: record an offline `npm install` whose dependencies run install scripts,
+# learn a profile from the trace, enforce it on a fresh install, then enforce it on a
+# compromised copy of a dependency that steals ~/.ssh/id_rsa (sbx kills it).
+#
+# Usage: examples/demo.sh
+#   SBX=/path/to/sbx   use this binary instead of building one (cargo build --release)
+#   KEEP=1             keep the scratch directory (traces, profile) and print where it is
+#
+# Needs node and npm (npm 11: `allowScripts`), no network: the packages are local tarballs
+# made with `npm pack`. Your HOME, npm cache and TMPDIR are not touched: the demo runs with a
+# private HOME (holding a fake key) and TMPDIR under a scratch directory.
+set -eu
+
+repo=$(cd "$(dirname "$0")/.." && pwd -P)
+step() { printf '\n==> %s\n' "$*"; }
+npm_install() { npm install --offline --no-audit --no-fund --update-notifier=false; }
+
+if [ -z "${SBX:-}" ]; then
+    step "Building sbx (cargo build --release)"
+    (cd "$repo" && cargo build --release --quiet)
+    SBX=$repo/target/release/sbx
+fi
+SBX=$(cd "$(dirname "$SBX")" && pwd -P)/$(basename "$SBX")
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/sbx-demo.XXXXXX")
+work=$(cd "$work" && pwd -P)
+if [ "${KEEP:-}" = 1 ]; then
+    trap 'echo; echo "scratch directory kept: $work"' EXIT
+else
+    trap 'rm -rf "$work"' EXIT
+fi
+
+step "Setting up a private HOME with a (fake) SSH key and a private TMPDIR in $work"
+home=$work/home
+mkdir -p "$home/.ssh" "$work/tmp"
+printf '%s\n' '-----BEGIN OPENSSH PRIVATE KEY-----' 'sbx-demo-fake-key' \
+    '-----END OPENSSH PRIVATE KEY-----' >"$home/.ssh/id_rsa"
+chmod 700 "$home/.ssh"
+chmod 600 "$home/.ssh/id_rsa"
+export HOME="$home" TMPDIR="$work/tmp" npm_config_cache="$home/.npm"
+# Every install starts like a fresh CI machine: no npm cache, empty TMPDIR.
+fresh() { rm -rf "$home/.npm" "$work/tmp" && mkdir -p "$work/tmp"; }
+
+step "Packing the demo packages with npm pack (offline) into three project copies"
+"$repo/examples/npm-demo/prepare.sh" "$work/learn"
+"$repo/examples/npm-demo/prepare.sh" "$work/clean"
+"$repo/examples/npm-demo/prepare.sh" "$work/compromised" "$repo/examples/npm-demo-compromised"
+ls "$work/learn/vendor"
+
+step "Recording: sbx record -- npm install (demo-native's postinstall runs node, sh, sed, mkdtemp)"
+fresh
+(cd "$work/learn" && "$SBX" record -o "$work/npm.trace" -- \
+    npm install --offline --no-audit --no-fund --update-notifier=false)
+cat "$work/learn/node_modules/demo-util/stamp.txt"
+
+step "What the install did, summarized: sbx stats"
+"$SBX" stats "$work/npm.trace" | head -40
+
+step "Learning a profile from the trace: sbx learn (variables, globs, shipped includes)"
+"$SBX" learn "$work/npm.trace" -o "$work/npm.profile"
+cat "$work/npm.profile"
+echo "($(wc -l <"$work/npm.profile") lines)"
+
+step "Enforcing the profile on a fresh install in another directory: expected to pass"
+fresh
+if (cd "$work/clean" && "$SBX" enforce "$work/npm.profile" -- \
+    npm install --offline --no-audit --no-fund --update-notifier=false); then
+    echo "clean install: passed under enforce"
+else
+    status=$?
+    echo "UNEXPECTED: the clean install failed under enforce (exit $status)"
+    exit 1
+fi
+
+step "Enforcing the same profile on the compromised dependency (reads ~/.ssh/id_rsa): expected to be killed (exit 124)"
+fresh
+status=0
+(cd "$work/compromised" && "$SBX" enforce "$work/npm.profile" -- \
+    npm install --offline --no-audit --no-fund --update-notifier=false) || status=$?
+stolen="$work/compromised/node_modules/demo-native/.cache/k"
+if [ "$status" -eq 124 ] && [ ! -e "$stolen" ]; then
+    echo "compromised install: killed by sbx (exit 124) before the key was copied"
+else
+    echo "UNEXPECTED: exit $status; stolen copy present: $([ -e "$stolen" ] && echo yes || echo no)"
+    exit 1
+fi
+
+step "Without sbx the same install would have copied the key (shown here, no sbx)"
+fresh
+(cd "$work/compromised" && rm -rf node_modules package-lock.json && npm_install >/dev/null 2>&1)
+if [ -e "$stolen" ]; then
+    echo "without sbx: $stolen now holds: $(head -2 "$stolen" | tail -1)"
+fi

@@ -1,0 +1,2 @@
+'use strict';
+console.log(require('demo-util').describe());
