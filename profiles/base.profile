@@ -62,3 +62,9 @@ read /proc/stat
 read /sys/devices/system/cpu/**
 # Transparent huge page mode, read by allocators (jemalloc, V8).
 read /sys/kernel/mm/transparent_hugepage/**
+
+# glibc's getaddrinfo (AI_ADDRCONFIG) and node's os/dns code ask the kernel which addresses
+# the host has over a NETLINK_ROUTE socket: a read-only dump unless the process is privileged.
+bind netlink route
+# The same dump request, sent to the kernel (netlink port 0).
+send netlink route

@@ -175,6 +175,13 @@ pub enum SockAddr {
     Invalid {
         len: u32,
     },
+    /// A netlink address (talking to the kernel when `port_id` is 0). `protocol` is the
+    /// socket's netlink protocol (NETLINK_ROUTE = 0...), filled in by the tracer.
+    Netlink {
+        protocol: Option<u16>,
+        port_id: u32,
+        groups: u32,
+    },
 }
 
 /// The result of a syscall.

@@ -286,6 +286,25 @@ impl CompiledPolicy {
                     Some(name) => add_glob(Space::UnixAbstract, name, false)?,
                     None => add_glob(Space::UnixPath, addr, true)?,
                 },
+                Pattern::Net {
+                    proto: Proto::Netlink,
+                    addr,
+                } => {
+                    let protocol = crate::profile::netlink_protocol(addr).map_err(|message| {
+                        err(PolicyErrorKind::Net(
+                            crate::profile::parse::ParseErrorKind::BadNetlink { message },
+                        ))
+                    })?;
+                    // For netlink rules, `port` holds the netlink protocol (None = any).
+                    net.push(NetRule {
+                        effect: rule.effect,
+                        verb: rule.verb,
+                        proto: Proto::Netlink,
+                        host: None,
+                        port: protocol,
+                        rule: idx,
+                    });
+                }
                 Pattern::Net { proto, addr } => {
                     let a = parse_inet_addr(addr).map_err(|k| err(PolicyErrorKind::Net(k)))?;
                     net.push(NetRule {
@@ -363,6 +382,36 @@ impl CompiledPolicy {
         }])
     }
 
+    /// Decide a bind/send/connect on a netlink socket of `protocol` (NETLINK_ROUTE = 0...),
+    /// against `VERB netlink NAME` rules; deny rules win; an unknown protocol is allowed by
+    /// nothing (fail closed).
+    pub fn decide_netlink(&self, verb: Verb, protocol: Option<u16>) -> Decision {
+        let check = self.netlink_check(verb, protocol);
+        self.fold(&[Finding {
+            verb,
+            object: format!("netlink {}", crate::profile::netlink_name(protocol)),
+            check,
+        }])
+    }
+
+    fn netlink_check(&self, verb: Verb, protocol: Option<u16>) -> Check {
+        let matching = |effect: Effect| {
+            self.net.iter().find(|r| {
+                r.effect == effect
+                    && r.verb == verb
+                    && r.proto == Proto::Netlink
+                    && r.port.is_none_or(|p| Some(p) == protocol)
+            })
+        };
+        if let Some(r) = matching(Effect::Deny) {
+            Check::DenyRule(r.rule)
+        } else if matching(Effect::Allow).is_some() && protocol.is_some() {
+            Check::Allow
+        } else {
+            Check::NoRule
+        }
+    }
+
     /// Whether the gated syscall `name` is allowed (an allow rule and no deny rule).
     pub fn syscall_allowed(&self, name: &str) -> bool {
         self.syscalls_allow.contains(name) && !self.syscalls_deny.contains(name)
@@ -410,7 +459,11 @@ impl CompiledPolicy {
                 }
                 let enoent = sc.outcome == Outcome::Errno(2);
                 for t in &sc.targets {
-                    self.check_target(t.access, &t.object, enoent, &mut findings);
+                    let object = match &t.object {
+                        Object::Path(p) => Object::Path(self_view(p, ev.pid)),
+                        o => o.clone(),
+                    };
+                    self.check_target(t.access, &object, enoent, &mut findings);
                 }
             }
             EventKind::Exec(ex) => {
@@ -617,6 +670,9 @@ impl CompiledPolicy {
                     false,
                 )
             }
+            SockAddr::Netlink { protocol, .. } if proto.is_none_or(|p| p == Proto::Netlink) => {
+                self.netlink_check(verb, *protocol)
+            }
             // Autobind or socketpair-like: reaches nothing.
             SockAddr::UnixUnnamed if unix_ok => Check::Allow,
             _ => Check::NoRule,
@@ -628,7 +684,7 @@ impl CompiledPolicy {
             self.net.iter().find(|r| {
                 r.effect == effect
                     && r.verb == verb
-                    && r.proto != Proto::Unix
+                    && !matches!(r.proto, Proto::Unix | Proto::Netlink)
                     && proto.is_none_or(|p| p == r.proto)
                     && r.host.is_none_or(|h| h == ip)
                     && r.port.is_none_or(|p| p == port)
@@ -642,6 +698,25 @@ impl CompiledPolicy {
         } else {
             Check::NoRule
         }
+    }
+}
+
+/// A process naming itself by pid (`/proc/<own pid>/...`, as decode makes `/proc/self`
+/// absolute) is `/proc/self/...`, so `/proc/self` rules admit it; other pids stay as they are.
+pub fn self_view(p: &PathObj, pid: i32) -> PathObj {
+    let prefix = format!("/proc/{pid}");
+    let fix = |b: &[u8]| -> Vec<u8> {
+        match b.strip_prefix(prefix.as_bytes()) {
+            Some(rest) if rest.is_empty() || rest[0] == b'/' => {
+                [b"/proc/self".as_slice(), rest].concat()
+            }
+            _ => b.to_vec(),
+        }
+    };
+    PathObj {
+        literal: p.literal.clone(),
+        abs: fix(&p.abs),
+        resolved: p.resolved.as_deref().map(fix),
     }
 }
 
@@ -698,6 +773,9 @@ fn sockaddr_text(addr: &SockAddr) -> String {
         SockAddr::UnixUnnamed => "unix (unnamed)".to_string(),
         SockAddr::Other { family, .. } => format!("family {family}"),
         SockAddr::Invalid { len } => format!("invalid address ({len} bytes)"),
+        SockAddr::Netlink { protocol, .. } => {
+            format!("netlink {}", crate::profile::netlink_name(*protocol))
+        }
     }
 }
 

@@ -99,6 +99,14 @@ pub fn sockaddr(a: &SockAddr) -> String {
             format!("{{{}, {hex}}}", flags::socket_family(*family))
         }
         SockAddr::Invalid { len } => format!("{{invalid address, len={len}}}"),
+        SockAddr::Netlink {
+            protocol,
+            port_id,
+            groups,
+        } => format!(
+            "{{AF_NETLINK, {}, pid={port_id}, groups={groups:#x}}}",
+            crate::profile::netlink_name(*protocol)
+        ),
     }
 }
 
@@ -569,6 +577,16 @@ fn sockaddr_json(a: &SockAddr) -> Value {
             "bytes": bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
         }),
         SockAddr::Invalid { len } => json!({"family": "invalid", "len": len}),
+        SockAddr::Netlink {
+            protocol,
+            port_id,
+            groups,
+        } => json!({
+            "family": "AF_NETLINK",
+            "protocol": crate::profile::netlink_name(*protocol),
+            "pid": port_id,
+            "groups": groups,
+        }),
     }
 }
 

@@ -81,13 +81,14 @@ fn already_allowed(includes: &[String], env: Env) -> anyhow::Result<crate::learn
     let policy = CompiledPolicy::compile(&resolved, &env)?;
     Ok(Box::new(move |verb, pattern| {
         use crate::event::Access;
-        let access = match verb {
-            // A read rule also admits a failed open (a probe).
-            Verb::Read | Verb::Probe => Access::Read,
-            Verb::Write => Access::Write,
-            Verb::Delete => Access::Delete,
-            Verb::Exec => Access::Exec,
-            Verb::Stat => Access::Stat,
+        // A probe (a failed read or exec) is covered only when both would be admitted.
+        let accesses: &[Access] = match verb {
+            Verb::Read => &[Access::Read],
+            Verb::Probe => &[Access::Read, Access::Exec],
+            Verb::Write => &[Access::Write],
+            Verb::Delete => &[Access::Delete],
+            Verb::Exec => &[Access::Exec],
+            Verb::Stat => &[Access::Stat],
             _ => return false,
         };
         let Ok(glob) = crate::profile::vars::expand(pattern, &env) else {
@@ -109,7 +110,13 @@ fn already_allowed(includes: &[String], env: Env) -> anyhow::Result<crate::learn
                 abs: p.as_bytes().to_vec(),
                 resolved: None,
             });
-            policy.decide(crate::event::AccessSet::of(access), &obj) == Decision::Allow
+            accesses.iter().all(
+                |&a| match policy.decide(crate::event::AccessSet::of(a), &obj) {
+                    Decision::Allow => true,
+                    Decision::AllowIfAbsent => verb == Verb::Probe,
+                    Decision::Deny { .. } => false,
+                },
+            )
         })
     }))
 }

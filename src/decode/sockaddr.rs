@@ -10,6 +10,7 @@ use crate::event::SockAddr;
 pub const AF_UNIX: u16 = 1;
 pub const AF_INET: u16 = 2;
 pub const AF_INET6: u16 = 10;
+pub const AF_NETLINK: u16 = 16;
 /// `sizeof(struct sockaddr_in)`.
 const SOCKADDR_IN_LEN: usize = 16;
 /// `SIN6_LEN_RFC2133`: the shortest sockaddr_in6 the kernel accepts (no scope id).
@@ -70,6 +71,19 @@ pub fn parse(bytes: &[u8]) -> SockAddr {
                     let end = path.iter().position(|&b| b == 0).unwrap_or(path.len());
                     SockAddr::Unix(path[..end].to_vec())
                 }
+            }
+        }
+        AF_NETLINK => {
+            // struct sockaddr_nl { u16 family; u16 pad; u32 pid; u32 groups; }
+            if bytes.len() < 12 {
+                return invalid(bytes);
+            }
+            let word =
+                |i: usize| u32::from_ne_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
+            SockAddr::Netlink {
+                protocol: None,
+                port_id: word(4),
+                groups: word(8),
             }
         }
         _ => SockAddr::Other {
@@ -145,11 +159,21 @@ mod tests {
             ),
             (unix(b""), SockAddr::UnixUnnamed),
             (unix(&[b'a'; 109]), SockAddr::Invalid { len: 111 }),
+            // A netlink address shorter than sockaddr_nl is refused by the kernel.
+            (vec![16, 0, 1, 2], SockAddr::Invalid { len: 4 }),
             (
-                vec![16, 0, 1, 2],
+                vec![16, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0],
+                SockAddr::Netlink {
+                    protocol: None,
+                    port_id: 0,
+                    groups: 1,
+                },
+            ),
+            (
+                vec![17, 0, 1, 2],
                 SockAddr::Other {
-                    family: 16,
-                    bytes: vec![16, 0, 1, 2],
+                    family: 17,
+                    bytes: vec![17, 0, 1, 2],
                 },
             ),
             (vec![2], SockAddr::Invalid { len: 1 }),

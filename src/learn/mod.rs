@@ -429,7 +429,16 @@ impl Learner {
             SockAddr::UnixAbstract(name) => {
                 vec![(Proto::Unix, format!("@{}", generalize::escape_path(name)))]
             }
-            SockAddr::UnixUnnamed | SockAddr::Other { .. } | SockAddr::Invalid { .. } => Vec::new(),
+            // The kernel's netlink protocol, as the tracer found it on the socket.
+            SockAddr::Netlink {
+                protocol: Some(p), ..
+            } => {
+                vec![(Proto::Netlink, crate::profile::netlink_name(Some(*p)))]
+            }
+            SockAddr::UnixUnnamed
+            | SockAddr::Other { .. }
+            | SockAddr::Invalid { .. }
+            | SockAddr::Netlink { protocol: None, .. } => Vec::new(),
         };
         for (proto, a) in entries {
             self.net.insert((verb, proto, a));
@@ -638,6 +647,7 @@ fn net_text(proto: Proto, addr: &str) -> String {
         Proto::Tcp => "tcp",
         Proto::Udp => "udp",
         Proto::Unix => "unix",
+        Proto::Netlink => "netlink",
     };
     format!("{p} {addr}")
 }

@@ -101,6 +101,66 @@ pub enum Proto {
     Tcp,
     Udp,
     Unix,
+    /// Netlink sockets (talking to the kernel): the object is the netlink protocol by name
+    /// (`route`, `audit`...), number, or `*`.
+    Netlink,
+}
+
+/// Netlink protocol names (linux/netlink.h) and numbers.
+pub const NETLINK_PROTOCOLS: &[(&str, u16)] = &[
+    ("route", 0),
+    ("usersock", 2),
+    ("firewall", 3),
+    ("sock_diag", 4),
+    ("nflog", 5),
+    ("xfrm", 6),
+    ("selinux", 7),
+    ("iscsi", 8),
+    ("audit", 9),
+    ("fib_lookup", 10),
+    ("connector", 11),
+    ("netfilter", 12),
+    ("ip6_fw", 13),
+    ("dnrtmsg", 14),
+    ("kobject_uevent", 15),
+    ("generic", 16),
+    ("scsitransport", 18),
+    ("ecryptfs", 19),
+    ("rdma", 20),
+    ("crypto", 21),
+    ("smc", 22),
+];
+
+/// The name of a netlink protocol number (`route`), its number if unnamed, `?` if unknown.
+pub fn netlink_name(protocol: Option<u16>) -> String {
+    match protocol {
+        None => "?".into(),
+        Some(p) => NETLINK_PROTOCOLS
+            .iter()
+            .find(|(_, n)| *n == p)
+            .map(|(name, _)| (*name).to_string())
+            .unwrap_or_else(|| p.to_string()),
+    }
+}
+
+/// The protocol of a netlink rule object: `Ok(None)` for `*`, else the number.
+pub fn netlink_protocol(text: &str) -> Result<Option<u16>, String> {
+    if text == "*" {
+        return Ok(None);
+    }
+    if let Some(&(_, n)) = NETLINK_PROTOCOLS.iter().find(|(name, _)| *name == text) {
+        return Ok(Some(n));
+    }
+    text.parse::<u16>().map(Some).map_err(|_| {
+        format!(
+            "unknown netlink protocol {text:?} (expected *, a number, or one of {})",
+            NETLINK_PROTOCOLS
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
 }
 
 /// The object part of a rule, still unexpanded (`${HOME}/.cache/**`).

@@ -70,6 +70,9 @@ pub enum ParseErrorKind {
     BadSyscall {
         found: String,
     },
+    BadNetlink {
+        message: String,
+    },
     /// `deny include`.
     DenyInclude,
 }
@@ -125,6 +128,7 @@ impl fmt::Display for ParseErrorKind {
                 "bad include name {found:?} (expected a snippet name: letters, digits, _ . -)"
             ),
             MissingInclude => write!(f, "missing snippet name after \"include\""),
+            BadNetlink { message } => write!(f, "{message}"),
             BadSyscall { found } => write!(
                 f,
                 "bad syscall name {found:?} (expected lowercase letters, digits, _)"
@@ -551,7 +555,7 @@ fn parse_tokens(tokens: &[Token], line_no: u32) -> Result<Parsed, (Span, ParseEr
     let mut last = obj;
     let pattern = match verb {
         Verb::Read | Verb::Write | Verb::Delete | Verb::Exec | Verb::Probe | Verb::Stat => {
-            if matches!(obj.text.as_str(), "tcp" | "udp" | "unix") {
+            if matches!(obj.text.as_str(), "tcp" | "udp" | "unix" | "netlink") {
                 return Err((
                     span_of(obj),
                     ParseErrorKind::WrongObject {
@@ -568,6 +572,7 @@ fn parse_tokens(tokens: &[Token], line_no: u32) -> Result<Parsed, (Span, ParseEr
                 "tcp" => Proto::Tcp,
                 "udp" => Proto::Udp,
                 "unix" => Proto::Unix,
+                "netlink" => Proto::Netlink,
                 _ => {
                     return Err((
                         span_of(obj),
@@ -585,6 +590,9 @@ fn parse_tokens(tokens: &[Token], line_no: u32) -> Result<Parsed, (Span, ParseEr
             match proto {
                 Proto::Unix => check_unix_pattern(&addr.text),
                 Proto::Tcp | Proto::Udp => parse_inet_addr(&addr.text).map(|_| ()),
+                Proto::Netlink => super::netlink_protocol(&addr.text)
+                    .map(|_| ())
+                    .map_err(|message| ParseErrorKind::BadNetlink { message }),
             }
             .map_err(|k| (span_of(addr), k))?;
             Pattern::Net {

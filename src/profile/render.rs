@@ -94,6 +94,7 @@ pub fn render_rule(r: &Rule) -> String {
                 Proto::Tcp => "tcp ",
                 Proto::Udp => "udp ",
                 Proto::Unix => "unix ",
+                Proto::Netlink => "netlink ",
             });
             out.push_str(&quote_if_needed(addr));
         }

@@ -151,24 +151,7 @@ impl<'p> EnforceSink<'p> {
     }
 }
 
-/// `/proc/<pid>/...` of the caller itself is `/proc/self/...` (and its task `thread-self`), so
-/// a profile's `/proc/self` rules admit a process naming itself by pid.
-fn canonical_proc(p: &PathObj, pid: i32) -> PathObj {
-    let fix = |b: &[u8]| -> Vec<u8> {
-        let prefix = format!("/proc/{pid}");
-        match b.strip_prefix(prefix.as_bytes()) {
-            Some(rest) if rest.is_empty() || rest[0] == b'/' => {
-                [b"/proc/self".as_slice(), rest].concat()
-            }
-            _ => b.to_vec(),
-        }
-    };
-    PathObj {
-        literal: p.literal.clone(),
-        abs: fix(&p.abs),
-        resolved: p.resolved.as_deref().map(fix),
-    }
-}
+use crate::policy::self_view as canonical_proc;
 
 fn object_text(o: &Object) -> String {
     match o {

@@ -6,9 +6,10 @@ pub mod record;
 
 use crate::arch::{AUDIT_ARCH_I386, Arch, SyscallDef};
 use crate::decode::{self, Decoded, RawSyscall};
-use crate::event::{Outcome, Syscall};
+use crate::event::{Object, Outcome, SockAddr, Syscall};
 use crate::tracer::SyscallStop;
 use crate::tracer::memory::TraceeMemory;
+use crate::tracer::procfs;
 use crate::tracer::procfs::TraceeProc;
 
 /// A decoded seccomp stop.
@@ -46,6 +47,14 @@ pub fn decode_stop(arch: Arch, stop: &SyscallStop<'_>) -> DecodedStop {
         None if foreign => format!("abi{:#x}:{}", stop.audit_arch, stop.nr),
         None => format!("syscall_{}", stop.nr),
     };
+    let mut decoded = decoded;
+    for t in &mut decoded.targets {
+        if let Object::Socket(SockAddr::Netlink { protocol, .. }) = &mut t.object {
+            // The netlink protocol is a property of the socket, not of the address.
+            let fd = i32::try_from(stop.args[0]).unwrap_or(-1);
+            *protocol = procfs::socket_protocol(stop.pid, fd).and_then(|p| u16::try_from(p).ok());
+        }
+    }
     let syscall = Syscall {
         name,
         nr: u32::try_from(stop.nr).unwrap_or(u32::MAX),

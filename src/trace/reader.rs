@@ -461,6 +461,15 @@ impl<R: Read> TraceReader<R> {
                 bytes: self.s(bytes)?,
             }),
             WireObject::InvalidSock { len } => Object::Socket(SockAddr::Invalid { len }),
+            WireObject::Netlink {
+                protocol,
+                port_id,
+                groups,
+            } => Object::Socket(SockAddr::Netlink {
+                protocol,
+                port_id,
+                groups,
+            }),
             WireObject::Fd { fd, path } => Object::Fd {
                 fd,
                 path: self.s_opt(path)?,

@@ -131,6 +131,11 @@ pub(crate) enum WireObject {
         path: Option<u32>,
     },
     Anon(u32),
+    Netlink {
+        protocol: Option<u16>,
+        port_id: u32,
+        groups: u32,
+    },
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]

@@ -314,6 +314,15 @@ impl<W: Write> TraceWriter<W> {
                     bytes: self.intern(bytes)?,
                 },
                 SockAddr::Invalid { len } => WireObject::InvalidSock { len: *len },
+                SockAddr::Netlink {
+                    protocol,
+                    port_id,
+                    groups,
+                } => WireObject::Netlink {
+                    protocol: *protocol,
+                    port_id: *port_id,
+                    groups: *groups,
+                },
             },
             Object::Fd { fd, path } => WireObject::Fd {
                 fd: *fd,

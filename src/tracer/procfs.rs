@@ -103,6 +103,16 @@ pub fn parse_creds(status: &str) -> Option<Creds> {
 /// The socket type (`SOCK_STREAM`, `SOCK_DGRAM`...) of the tracee's fd `fd`, by duplicating it
 /// into sbx with `pidfd_getfd` (Linux 5.6+; needs ptrace access, which the tracer has).
 pub fn socket_type(pid: i32, fd: i32) -> Option<i32> {
+    socket_opt(pid, fd, libc::SO_TYPE)
+}
+
+/// The protocol of the tracee's socket `fd` (`SO_PROTOCOL`: for netlink, NETLINK_ROUTE...).
+pub fn socket_protocol(pid: i32, fd: i32) -> Option<i32> {
+    socket_opt(pid, fd, libc::SO_PROTOCOL)
+}
+
+/// An integer `SOL_SOCKET` option of the tracee's socket `fd`.
+fn socket_opt(pid: i32, fd: i32, opt: libc::c_int) -> Option<i32> {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     // SAFETY: pidfd_open takes a pid and flags, no pointers.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
@@ -122,7 +132,7 @@ pub fn socket_type(pid: i32, fd: i32) -> Option<i32> {
         libc::getsockopt(
             sock.as_raw_fd(),
             libc::SOL_SOCKET,
-            libc::SO_TYPE,
+            opt,
             (&raw mut ty).cast(),
             &raw mut len,
         )

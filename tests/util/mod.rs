@@ -290,6 +290,7 @@ pub fn assert_no_panic(out: &Output) {
         out.stderr
     );
     assert_ne!(out.code, Some(101), "exit 101 is a panic:\n{}", out.stderr);
+}
 
 /// Run `sbx record -o TRACE -- ARGS` in `cwd` with environment changes (`None` removes the
 /// variable); returns the output and the events.
