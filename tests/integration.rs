@@ -5,3 +5,6 @@ mod util;
 
 /// sbx record: the tracer core and the trace it writes.
 mod record;
+
+/// sbx enforce: each verb stopped, modes, report, diff, fail-closed cases, no false alarms.
+mod enforce;

@@ -152,12 +152,34 @@ fn object_text(o: &Object) -> String {
                 escape(&p.abs)
             }
         }
-        Object::Socket(a) => sockaddr(a),
+        Object::Socket(a) => net_text(None, a),
         Object::Fd { fd, path } => match path {
             Some(p) => escape(p),
             None => format!("fd {fd}"),
         },
         Object::Anon(n) => escape(n),
+    }
+}
+
+/// A socket address in the profile's words (`tcp 127.0.0.1:443`, `unix /run/x.sock`), so a
+/// violation line reads like the rule that would allow it; `proto` when the socket type is known.
+/// See: tests/enforce.rs::kill_connect_to_an_address_not_in_the_profile
+fn net_text(proto: Option<Proto>, a: &SockAddr) -> String {
+    let p = match proto {
+        Some(Proto::Tcp) => "tcp ",
+        Some(Proto::Udp) => "udp ",
+        _ => "",
+    };
+    match a {
+        SockAddr::Inet { addr, port } => {
+            format!("{p}{}:{port}", std::net::Ipv4Addr::from(*addr))
+        }
+        SockAddr::Inet6 { addr, port, .. } => {
+            format!("{p}[{}]:{port}", std::net::Ipv6Addr::from(*addr))
+        }
+        SockAddr::Unix(path) => format!("unix {}", escape(path)),
+        SockAddr::UnixAbstract(n) => format!("unix @{}", escape(n)),
+        other => sockaddr(other),
     }
 }
 
@@ -192,7 +214,7 @@ impl EnforceSink<'_> {
         &self,
         stop: &SyscallStop<'_>,
         t: &Target,
-    ) -> Result<Option<(Verb, String)>, bool> {
+    ) -> Result<Option<(Verb, String, String)>, bool> {
         let access = if self.metadata {
             t.access
         } else {
@@ -218,7 +240,14 @@ impl EnforceSink<'_> {
                     // either wins and an allow of either allows (policy::decide semantics).
                     _ => return Ok(self.plain(access, &t.object)),
                 };
-                self.policy.decide_net(net_verb(access), proto, addr)
+                return match self.policy.decide_net(net_verb(access), proto, addr) {
+                    Decision::Allow | Decision::AllowIfAbsent => Ok(None),
+                    Decision::Deny { verb, reason } => Ok(Some((
+                        verb,
+                        reason_text(verb, &reason),
+                        net_text(Some(proto), addr),
+                    ))),
+                };
             }
             o => self.policy.decide(access, o),
         };
@@ -234,19 +263,26 @@ impl EnforceSink<'_> {
                     Ok(Some((
                         Verb::Read,
                         "only a probe rule matches, and the path exists".into(),
+                        object_text(&t.object),
                     )))
                 } else {
                     Err(true)
                 }
             }
-            Decision::Deny { verb, reason } => Ok(Some((verb, reason_text(verb, &reason)))),
+            Decision::Deny { verb, reason } => Ok(Some((
+                verb,
+                reason_text(verb, &reason),
+                object_text(&t.object),
+            ))),
         }
     }
 
-    fn plain(&self, access: AccessSet, o: &Object) -> Option<(Verb, String)> {
+    fn plain(&self, access: AccessSet, o: &Object) -> Option<(Verb, String, String)> {
         match self.policy.decide(access, o) {
             Decision::Allow | Decision::AllowIfAbsent => None,
-            Decision::Deny { verb, reason } => Some((verb, reason_text(verb, &reason))),
+            Decision::Deny { verb, reason } => {
+                Some((verb, reason_text(verb, &reason), object_text(o)))
+            }
         }
     }
 
@@ -343,8 +379,8 @@ impl Sink for EnforceSink<'_> {
                 for t in &d.syscall.targets {
                     match self.decide_target(stop, t) {
                         Ok(None) => {}
-                        Ok(Some((verb, reason))) => {
-                            bad.push((verb, object_text(&t.object), reason, errno_for(&t.object)))
+                        Ok(Some((verb, reason, object))) => {
+                            bad.push((verb, object, reason, errno_for(&t.object)))
                         }
                         Err(_) => must_fail = true,
                     }
@@ -490,6 +526,33 @@ mod tests {
             resolved: None,
         };
         assert_eq!(canonical_proc(&q, 42).abs, b"/proc/420/stat");
+    }
+
+    #[test]
+    fn network_objects_read_like_rules() {
+        let v4 = SockAddr::Inet {
+            addr: [127, 0, 0, 1],
+            port: 8080,
+        };
+        let v6 = SockAddr::Inet6 {
+            addr: std::net::Ipv6Addr::LOCALHOST.octets(),
+            port: 53,
+            scope_id: 0,
+        };
+        let cases: &[(Option<Proto>, &SockAddr, &str)] = &[
+            (Some(Proto::Tcp), &v4, "tcp 127.0.0.1:8080"),
+            (Some(Proto::Udp), &v6, "udp [::1]:53"),
+            (None, &v4, "127.0.0.1:8080"),
+            (
+                None,
+                &SockAddr::Unix(b"/run/x.sock".to_vec()),
+                "unix /run/x.sock",
+            ),
+            (None, &SockAddr::UnixAbstract(b"bus".to_vec()), "unix @bus"),
+        ];
+        for (proto, addr, want) in cases {
+            assert_eq!(net_text(*proto, addr), *want);
+        }
     }
 
     #[test]
