@@ -35,7 +35,7 @@ pub enum Mode {
 enum Watch {
     /// Admitted by a `probe` rule: the open must fail; if it succeeded, a file appeared
     /// between the check and the open.
-    MustFail(Violation, Event),
+    MustFail(Box<(Violation, Event)>),
     /// Only to complete the recorded event (enforce -o) or refresh credentials.
     Nothing,
 }
@@ -409,7 +409,8 @@ impl Sink for EnforceSink<'_> {
                 object,
                 "a probed path appeared between the check and the open".into(),
             );
-            self.watch.insert(stop.tid, Watch::MustFail(v, ev));
+            self.watch
+                .insert(stop.tid, Watch::MustFail(Box::new((v, ev))));
             Verdict::AllowWatchExit
         } else if def.is_some_and(|d| d.class == Class::Creds) {
             self.watch.insert(stop.tid, Watch::Nothing);
@@ -433,9 +434,8 @@ impl Sink for EnforceSink<'_> {
             rec.on_syscall_exit(stop, rval)?;
         }
         match self.watch.remove(&stop.tid) {
-            Some(Watch::MustFail(v, ev))
-                if matches!(Outcome::from_raw(rval), Outcome::Value(_)) =>
-            {
+            Some(Watch::MustFail(b)) if matches!(Outcome::from_raw(rval), Outcome::Value(_)) => {
+                let (v, ev) = *b;
                 self.report(v, ev);
                 Ok(if self.mode == Mode::Audit {
                     Verdict::Allow
