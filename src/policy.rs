@@ -486,6 +486,10 @@ impl CompiledPolicy {
             }
         };
         match object {
+            // `fstat(pipe)` is `newfstatat(fd, "", AT_EMPTY_PATH)`: the decoder names the fd by
+            // its /proc link, `pipe:[N]`, which is no path. Same as an Fd without a path.
+            // See: tests/enforce.rs::metadata_is_checked_only_with_the_flag
+            Object::Path(p) if is_fd_pseudo_name(&p.abs) => anon(out, &p.abs),
             Object::Path(p) => self.check_paths(&verbs, &candidates(p), enoent, out),
             Object::Fd {
                 path: Some(path), ..
@@ -684,6 +688,13 @@ fn is_self_alias(abs: &[u8], resolved: &[u8]) -> bool {
 }
 
 /// A socket address in profile syntax (without the protocol when it is not known).
+/// The kernel's name for a descriptor that has no path (`readlink /proc/PID/fd/N`):
+/// `pipe:[123]`, `socket:[123]`, `anon_inode:[eventfd]`, `anon_inode:inotify`.
+fn is_fd_pseudo_name(p: &[u8]) -> bool {
+    let name = |prefix: &[u8]| p.starts_with(prefix) && !p.contains(&b'/');
+    name(b"pipe:[") || name(b"socket:[") || name(b"anon_inode:")
+}
+
 fn sockaddr_text(addr: &SockAddr) -> String {
     match addr {
         SockAddr::Inet { addr, port } => format!("{}:{port}", IpAddr::from(*addr)),
@@ -912,6 +923,39 @@ mod tests {
         assert!(matches!(
             pol.decide(acc(R), &obj(b"/any/\xfe/x")),
             Decision::Deny { .. }
+        ));
+    }
+
+    #[test]
+    fn fd_pseudo_names_are_not_paths() {
+        let pol = policy("read /work/**\n");
+        let path = |p: &str| {
+            Object::Path(PathObj {
+                literal: vec![],
+                abs: p.as_bytes().to_vec(),
+                resolved: None,
+            })
+        };
+        let st = acc(&[Access::Stat]);
+        let cases: &[(&str, bool)] = &[
+            ("pipe:[123]", true),
+            ("socket:[9]", true),
+            ("anon_inode:[eventfd]", true),
+            ("anon_inode:inotify", true),
+            ("/etc/passwd", false),
+            ("pipe:[1]/x", false),
+        ];
+        for (p, allowed) in cases {
+            assert_eq!(is_fd_pseudo_name(p.as_bytes()), *allowed, "{p}");
+            assert_eq!(pol.decide(st, &path(p)) == Decision::Allow, *allowed, "{p}");
+        }
+        // A pipe is never executable.
+        assert!(matches!(
+            pol.decide(acc(&[Access::Exec]), &path("pipe:[5]")),
+            Decision::Deny {
+                verb: Verb::Exec,
+                ..
+            }
         ));
     }
 

@@ -52,6 +52,9 @@ fn enforce_in(dir: &Path, profile: &Path, mode: &str, extra: &[&str], args: &[&s
     let mut s = Sbx::new(a).cwd(dir);
     // The annotation test sets it explicitly; CI runners set it for everything else.
     s.cmd.env_remove("GITHUB_ACTIONS");
+    // cargo's LD_LIBRARY_PATH makes ld.so probe target/ directories that hand-written
+    // profiles do not list.
+    s.cmd.env_remove("LD_LIBRARY_PATH");
     s
 }
 
@@ -1008,4 +1011,311 @@ fn violation_status_differs_from_usage_error() {
         .run();
     out.assert_code(USAGE);
     assert_ne!(USAGE, VIOLATION);
+}
+
+// ---- paths: names, links, rules ----
+
+/// `d/work` (the workload's directory, with in.txt) and `d/outside/secret.txt`.
+fn work_and_outside(d: &Dir) -> PathBuf {
+    d.write("work/in.txt", "public\n");
+    d.write("outside/secret.txt", "s3cret\n");
+    d.join("work")
+}
+
+/// A profile allowing everything under the work dir, the fixture and the base snippet.
+fn open_profile(d: &Dir, fs: &str, extra: &str) -> PathBuf {
+    d.write(
+        "open.profile",
+        &format!(
+            "include base\nexec {fs}\nread ${{CWD}}/**\nwrite ${{CWD}}/**\ndelete ${{CWD}}/**\n{extra}"
+        ),
+    )
+}
+
+#[test]
+fn symlink_is_checked_where_it_leads() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    let target = d.join("outside/secret.txt");
+    let t = target.to_str().unwrap();
+    let b = bare(&fs, ["symlink", t, "link", "read", "link"], &w);
+    assert!(b.stdout.contains("read link ok s3cret"), "{b:?}");
+    std::fs::remove_file(w.join("link")).unwrap();
+
+    let prof = open_profile(&d, &fs, "");
+    // Creating the link is allowed (it is in the work dir); reading through it is not.
+    let out = enforce_in(
+        &w,
+        &prof,
+        "kill",
+        &[],
+        &[&fs, "symlink", t, "link", "read", "link"],
+    )
+    .run();
+    out.assert_code(VIOLATION);
+    assert_eq!(out.stdout, format!("symlink {t} ok link\n"));
+    let v = violations(&out);
+    assert_eq!(v.len(), 1, "{}", out.stderr);
+    let real = std::fs::canonicalize(&target).unwrap();
+    assert!(
+        v[0].contains(&format!("(-> {})", real.display())),
+        "the line names both the link and where it leads: {v:?}"
+    );
+    // The same read of a file in the work dir passes.
+    std::fs::remove_file(w.join("link")).unwrap();
+    enforce_in(
+        &w,
+        &prof,
+        "kill",
+        &[],
+        &[&fs, "symlink", "in.txt", "link", "read", "link"],
+    )
+    .run()
+    .assert_code(0);
+}
+
+#[test]
+fn hard_link_of_an_outside_file_is_refused() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    let t = d.join("outside/secret.txt");
+    let t = t.to_str().unwrap();
+    let b = bare(&fs, ["link", t, "hl", "read", "hl"], &w);
+    assert!(b.stdout.contains("read hl ok s3cret"), "{b:?}");
+    std::fs::remove_file(w.join("hl")).unwrap();
+
+    let prof = open_profile(&d, &fs, "");
+    let out = enforce_in(
+        &w,
+        &prof,
+        "kill",
+        &[],
+        &[&fs, "link", t, "hl", "read", "hl"],
+    )
+    .run();
+    out.assert_code(VIOLATION);
+    assert!(!w.join("hl").exists(), "the link was made");
+    assert_eq!(out.stdout, "");
+    // Inside the work dir a hard link is fine.
+    enforce_in(
+        &w,
+        &prof,
+        "kill",
+        &[],
+        &[&fs, "link", "in.txt", "hl", "read", "hl"],
+    )
+    .run()
+    .assert_code(0);
+}
+
+#[test]
+fn deny_rule_wins_over_an_allow_and_is_named() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    std::fs::write(w.join("token"), "t0ken\n").unwrap();
+    let prof = open_profile(&d, &fs, "deny read ${CWD}/token\n");
+    let out = enforce_in(
+        &w,
+        &prof,
+        "kill",
+        &[],
+        &[&fs, "read", "in.txt", "read", "token"],
+    )
+    .run();
+    out.assert_code(VIOLATION);
+    assert_eq!(out.stdout, "read in.txt ok public\n");
+    let v = violations(&out);
+    assert_eq!(v.len(), 1, "{}", out.stderr);
+    assert!(
+        v[0].contains("deny read ${CWD}/token"),
+        "the deny rule is named: {v:?}"
+    );
+}
+
+#[test]
+fn probe_rule_admits_a_read_only_while_the_path_is_absent() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    let prof = d.write(
+        "probe.profile",
+        &format!("include base\nexec {fs}\nread ${{CWD}}/in.txt\nprobe ${{CWD}}/config\n"),
+    );
+    let out = enforce_in(
+        &w,
+        &prof,
+        "kill",
+        &[],
+        &[&fs, "read", "config", "read", "in.txt"],
+    )
+    .run();
+    out.assert_code(3); // the fixture's own status: the probe failed with ENOENT
+    assert_eq!(
+        out.stdout,
+        "read config ENOENT\nread in.txt ok public\ndone\n"
+    );
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+
+    std::fs::write(w.join("config"), "planted\n").unwrap();
+    let out = enforce_in(
+        &w,
+        &prof,
+        "kill",
+        &[],
+        &[&fs, "read", "config", "read", "in.txt"],
+    )
+    .run();
+    out.assert_code(VIOLATION);
+    assert!(!out.stdout.contains("planted"), "{}", out.stdout);
+    assert_eq!(violations(&out).len(), 1, "{}", out.stderr);
+}
+
+#[test]
+fn metadata_is_checked_only_with_the_flag() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    let t = d.join("outside/secret.txt");
+    let t = t.to_str().unwrap();
+    let prof = open_profile(&d, &fs, "");
+    // Without --metadata, stat is free (documented: metadata is not protected by default).
+    let out = enforce_in(&w, &prof, "kill", &[], &[&fs, "stat", t, "stat", "in.txt"]).run();
+    out.assert_code(0);
+    let out = enforce_in(
+        &w,
+        &prof,
+        "kill",
+        &["--metadata"],
+        &[&fs, "stat", "in.txt", "stat", t],
+    )
+    .run();
+    out.assert_code(VIOLATION);
+    assert_eq!(out.stdout, "stat in.txt ok\n");
+    let v = violations(&out);
+    assert!(v.iter().any(|l| l.contains(t)), "{v:?}");
+}
+
+#[test]
+#[ignore = "learn bug: fstat of a pipe (newfstatat(fd, \"\", AT_EMPTY_PATH)) becomes `stat pipe:\\[N\\]`, a rule the parser rejects"]
+fn learned_metadata_profile_round_trips() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    setup(&d);
+    let trace = d.join("trace.bin");
+    Sbx::new([
+        OsStr::new("record"),
+        OsStr::new("--metadata"),
+        OsStr::new("-o"),
+        trace.as_os_str(),
+    ])
+    .cwd(d.path())
+    .run_with(&[
+        OsStr::new("--"),
+        OsStr::new(&fs),
+        OsStr::new("stat"),
+        OsStr::new("in.txt"),
+    ])
+    .assert_code(0);
+    Sbx::new(["learn", "trace.bin", "-o", "p.profile"])
+        .cwd(d.path())
+        .run()
+        .assert_code(0);
+    let out = enforce_in(
+        d.path(),
+        Path::new("p.profile"),
+        "kill",
+        &["--metadata"],
+        &[&fs, "stat", "in.txt"],
+    )
+    .run();
+    out.assert_code(0);
+}
+
+#[test]
+fn a_violating_thread_is_stopped_and_its_siblings_with_it() {
+    let th = fx("threads_open");
+    let d = Dir::new();
+    learn(d.path(), &[&th, ".", "1", "2"]);
+    let prof = std::fs::read_to_string(d.join("p.profile")).unwrap();
+    assert!(prof.contains("write ${CWD}/t0_1"), "{prof}");
+    for f in ["t0_0", "t0_1"] {
+        std::fs::remove_file(d.join(f)).unwrap();
+    }
+    let out = enforce(d.path(), "kill", &[&th, ".", "4", "20"]);
+    out.assert_code(VIOLATION);
+    assert!(!out.stdout.contains("threads done"));
+    let v = violations(&out);
+    assert!(
+        !v.is_empty() && v.iter().all(|l| l.contains(" write ")),
+        "{v:?}"
+    );
+    for t in 1..4 {
+        for j in 0..20 {
+            assert!(
+                !d.join(&format!("t{t}_{j}")).exists(),
+                "t{t}_{j} was created"
+            );
+        }
+    }
+}
+
+/// `enforce -o seen.bin` in deny mode on a read of secret.txt; the outcomes of the recorded
+/// opens of secret.txt.
+fn record_while_enforcing(d: &Dir) -> Vec<sbx::event::Outcome> {
+    let fs = fx("fsops");
+    setup(d);
+    learn(d.path(), &[&fs, "read", "in.txt"]);
+    let out = enforce_in(
+        d.path(),
+        Path::new("p.profile"),
+        "deny",
+        &["-o", "seen.bin"],
+        &[&fs, "read", "in.txt", "read", "secret.txt"],
+    )
+    .run();
+    out.assert_code(VIOLATION);
+    let (_, ev) = crate::util::read_trace(&d.join("seen.bin"));
+    let secret = abs(d, "secret.txt");
+    ev.iter()
+        .filter_map(|e| match &e.kind {
+            sbx::event::EventKind::Syscall(sc)
+                if sc.targets.iter().any(|t| {
+                    matches!(&t.object, sbx::event::Object::Path(p)
+                        if crate::util::s(p.effective()) == secret)
+                }) =>
+            {
+                Some(sc.outcome)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn enforce_can_record_the_run_at_the_same_time() {
+    let d = Dir::new();
+    let seen = record_while_enforcing(&d);
+    assert_eq!(
+        seen.len(),
+        1,
+        "the open of secret.txt is in the trace: {seen:?}"
+    );
+    // Learning from it with the profile as base gives the widened profile.
+    let l = Sbx::new(["learn", "--base", "p.profile", "seen.bin"])
+        .cwd(d.path())
+        .run();
+    l.assert_code(0);
+    assert!(l.stdout.contains("read ${CWD}/secret.txt"), "{}", l.stdout);
+    assert!(l.stdout.contains("read ${CWD}/in.txt"), "{}", l.stdout);
+}
+
+#[test]
+#[ignore = "enforce -o records a denied call with outcome Unknown, not Denied(EACCES): RecordSink has no way to be told the verdict"]
+fn recorded_trace_marks_denied_calls() {
+    let d = Dir::new();
+    let seen = record_while_enforcing(&d);
+    assert_eq!(seen, [sbx::event::Outcome::Denied(13)]);
 }
