@@ -486,10 +486,13 @@ impl CompiledPolicy {
             }
         };
         match object {
-            // `fstat(pipe)` is `newfstatat(fd, "", AT_EMPTY_PATH)`: the decoder names the fd by
-            // its /proc link, `pipe:[N]`, which is no path. Same as an Fd without a path.
+            // `fstat(pipe)` is `newfstatat(fd, "", AT_EMPTY_PATH)`, `fexecve(memfd)` is
+            // `execveat(fd, "", AT_EMPTY_PATH)`: the decoder names the fd by its /proc link
+            // (`pipe:[N]`, `/memfd:x (deleted)`), which is no path. Same as an Fd without a
+            // path: allowed, except exec, whatever the rules say.
             // See: tests/enforce.rs::metadata_is_checked_only_with_the_flag
-            Object::Path(p) if is_fd_pseudo_name(&p.abs) => anon(out, &p.abs),
+            // See: tests/enforce.rs::fileless_exec_is_refused_even_when_a_rule_names_it
+            Object::Path(p) if is_fd_pseudo_name(p) => anon(out, &p.abs),
             Object::Path(p) => self.check_paths(&verbs, &candidates(p), enoent, out),
             Object::Fd {
                 path: Some(path), ..
@@ -688,11 +691,17 @@ fn is_self_alias(abs: &[u8], resolved: &[u8]) -> bool {
 }
 
 /// A socket address in profile syntax (without the protocol when it is not known).
-/// The kernel's name for a descriptor that has no path (`readlink /proc/PID/fd/N`):
-/// `pipe:[123]`, `socket:[123]`, `anon_inode:[eventfd]`, `anon_inode:inotify`.
-fn is_fd_pseudo_name(p: &[u8]) -> bool {
-    let name = |prefix: &[u8]| p.starts_with(prefix) && !p.contains(&b'/');
-    name(b"pipe:[") || name(b"socket:[") || name(b"anon_inode:")
+/// A path named by a descriptor alone (AT_EMPTY_PATH: the literal is empty) whose /proc link
+/// is the kernel's name for an object without a path: `pipe:[123]`, `socket:[123]`,
+/// `anon_inode:[eventfd]`, `anon_inode:inotify`, `/memfd:NAME (deleted)`.
+fn is_fd_pseudo_name(p: &PathObj) -> bool {
+    let abs = p.abs.as_slice();
+    let name = |prefix: &[u8]| abs.starts_with(prefix) && !abs.contains(&b'/');
+    p.literal.is_empty()
+        && (name(b"pipe:[")
+            || name(b"socket:[")
+            || name(b"anon_inode:")
+            || abs.starts_with(b"/memfd:"))
 }
 
 fn sockaddr_text(addr: &SockAddr) -> String {
@@ -942,21 +951,34 @@ mod tests {
             ("socket:[9]", true),
             ("anon_inode:[eventfd]", true),
             ("anon_inode:inotify", true),
+            ("/memfd:x (deleted)", true),
             ("/etc/passwd", false),
             ("pipe:[1]/x", false),
         ];
         for (p, allowed) in cases {
-            assert_eq!(is_fd_pseudo_name(p.as_bytes()), *allowed, "{p}");
             assert_eq!(pol.decide(st, &path(p)) == Decision::Allow, *allowed, "{p}");
         }
-        // A pipe is never executable.
-        assert!(matches!(
-            pol.decide(acc(&[Access::Exec]), &path("pipe:[5]")),
-            Decision::Deny {
-                verb: Verb::Exec,
-                ..
-            }
-        ));
+        // Never executable, even with a rule naming them.
+        let pol = policy("exec /**\nexec \"/memfd:x (deleted)\"\n");
+        for p in ["pipe:[5]", "/memfd:x (deleted)"] {
+            assert!(
+                matches!(
+                    pol.decide(acc(&[Access::Exec]), &path(p)),
+                    Decision::Deny {
+                        verb: Verb::Exec,
+                        ..
+                    }
+                ),
+                "{p}"
+            );
+        }
+        // A file really named so (a literal path) is an ordinary path.
+        let real = Object::Path(PathObj {
+            literal: b"/memfd:x (deleted)".to_vec(),
+            abs: b"/memfd:x (deleted)".to_vec(),
+            resolved: None,
+        });
+        assert_eq!(pol.decide(acc(&[Access::Exec]), &real), Decision::Allow);
     }
 
     #[test]

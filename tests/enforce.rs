@@ -1319,3 +1319,144 @@ fn recorded_trace_marks_denied_calls() {
     let seen = record_while_enforcing(&d);
     assert_eq!(seen, [sbx::event::Outcome::Denied(13)]);
 }
+
+// ---- escapes: foreign ABI, fileless exec, network spellings ----
+
+#[test]
+fn foreign_abi_is_refused_and_reported_in_every_mode() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    // Without sbx, a 64-bit process creates a file through the i386 ABI.
+    let b = bare(&fs, ["int80", "made"], &w);
+    assert!(b.stdout.contains("int80 made ok"), "{b:?}");
+    assert!(w.join("made").exists());
+    std::fs::remove_file(w.join("made")).unwrap();
+
+    // The profile allows writing that file: only the ABI is refused.
+    let prof = open_profile(&d, &fs, "");
+    for (mode, code) in [
+        ("kill", VIOLATION),
+        ("deny", VIOLATION),
+        ("audit", 128 + 31),
+    ] {
+        let out = enforce_in(&w, &prof, mode, &[], &[&fs, "int80", "made"]).run();
+        out.assert_code(code);
+        assert!(!w.join("made").exists(), "{mode}: the i386 open ran");
+        assert_eq!(out.stdout, "", "{mode}");
+        let v = violations(&out);
+        assert_eq!(v.len(), 1, "{mode}: {}", out.stderr);
+        assert!(v[0].contains("refused in-kernel"), "{mode}: {v:?}");
+        assert!(
+            !out.stderr.trim_end().ends_with(':'),
+            "{mode}: no empty list of rules: {}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn fileless_exec_is_refused_even_when_a_rule_names_it() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    // Without sbx: the memfd copy of echo runs.
+    let b = bare(&fs, ["memfdexec", "/bin/echo"], &w);
+    b.assert_code(0);
+    assert_eq!(b.stdout, "\n", "{b:?}");
+
+    // The memfd shows up as `/memfd:payload (deleted)`; a rule naming it must not allow it.
+    let prof = open_profile(
+        &d,
+        &fs,
+        "read /usr/bin/echo\nread /bin/echo\nexec \"/memfd:payload (deleted)\"\nexec /memfd:*\n",
+    );
+    let out = enforce_in(&w, &prof, "kill", &[], &[&fs, "memfdexec", "/bin/echo"]).run();
+    out.assert_code(VIOLATION);
+    assert_eq!(out.stdout, "");
+    let v = violations(&out);
+    assert_eq!(v.len(), 1, "{}", out.stderr);
+    assert!(v[0].contains("exec /memfd:payload"), "{v:?}");
+    let out = enforce_in(&w, &prof, "deny", &[], &[&fs, "memfdexec", "/bin/echo"]).run();
+    out.assert_code(VIOLATION);
+    assert_eq!(out.stdout, "memfdexec /bin/echo EACCES\ndone\n");
+}
+
+#[test]
+fn network_spellings_ipv4_mapped_and_sendmmsg_are_checked() {
+    let net = fx("net");
+    let d = Dir::new();
+    let (ok_l, ok_p) = tcp_listener();
+    let (bad_l, bad_p) = tcp_listener();
+    let (ok_u, ok_up) = udp_receiver();
+    let (bad_u, bad_up) = udp_receiver();
+    let (okp, badp, okup, badup) = (
+        ok_p.to_string(),
+        bad_p.to_string(),
+        ok_up.to_string(),
+        bad_up.to_string(),
+    );
+    let m = "::ffff:127.0.0.1";
+    // Without sbx both spellings reach the listeners.
+    let b = bare(
+        &net,
+        [
+            "connect",
+            m,
+            &badp,
+            "send",
+            m,
+            &badup,
+            "sendmmsg",
+            "127.0.0.1",
+            &badup,
+        ],
+        d.path(),
+    );
+    b.assert_code(0);
+    assert!(accepted(&bad_l).is_some());
+    assert!(received(&bad_u).is_some() && received(&bad_u).is_some());
+
+    let prof = d.write(
+        "net.profile",
+        &format!(
+            "include base\nexec {net}\nconnect tcp 127.0.0.1:{okp}\nsend udp 127.0.0.1:{okup}\n"
+        ),
+    );
+    // The allowed addresses, in the IPv6 spelling and through sendmmsg: pass.
+    let args = [
+        &net,
+        "connect",
+        m,
+        &okp,
+        "send",
+        m,
+        &okup,
+        "sendmmsg",
+        "127.0.0.1",
+        &okup,
+    ];
+    let out = enforce_in(d.path(), &prof, "kill", &[], &args).run();
+    out.assert_code(0);
+    assert!(accepted(&ok_l).is_some());
+    assert!(received(&ok_u).is_some() && received(&ok_u).is_some());
+
+    for (op, host, port, what) in [
+        ("connect", m, &badp, format!("connect tcp 127.0.0.1:{badp}")),
+        ("send", m, &badup, format!("send udp 127.0.0.1:{badup}")),
+        (
+            "sendmmsg",
+            "127.0.0.1",
+            &badup,
+            format!("send udp 127.0.0.1:{badup}"),
+        ),
+    ] {
+        let out = enforce_in(d.path(), &prof, "kill", &[], &[&net, op, host, port]).run();
+        out.assert_code(VIOLATION);
+        assert_eq!(accepted(&bad_l), None, "{op}");
+        assert_eq!(received(&bad_u), None, "{op}");
+        let v = violations(&out);
+        assert_eq!(v.len(), 1, "{op}: {}", out.stderr);
+        assert!(v[0].contains(&what), "{op}: {v:?} lacks {what}");
+    }
+}

@@ -131,10 +131,12 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
         if diff.is_empty() {
             // Only in-kernel kills: sbx never saw the syscall, so there is no rule to suggest.
             // See: tests/enforce.rs::gated_syscall_is_killed_in_kernel_denied_or_allowed_by_rule
-            eprintln!(
-                "sbx: {} violation(s), {what}; run with --mode audit to see which rules are missing",
-                violations.len()
-            );
+            let hint = if a.mode == Mode::Kill {
+                "run with --mode audit to see which rules are missing"
+            } else {
+                "no rule can allow them"
+            };
+            eprintln!("sbx: {} violation(s), {what}; {hint}", violations.len());
         } else {
             eprintln!(
                 "sbx: {} violation(s), {what}; to accept them after review, add these rules:",

@@ -174,8 +174,12 @@ fn net_text(proto: Option<Proto>, a: &SockAddr) -> String {
         SockAddr::Inet { addr, port } => {
             format!("{p}{}:{port}", std::net::Ipv4Addr::from(*addr))
         }
+        // An IPv4-mapped address is the IPv4 address (docs/profile-format.md).
         SockAddr::Inet6 { addr, port, .. } => {
-            format!("{p}[{}]:{port}", std::net::Ipv6Addr::from(*addr))
+            match std::net::Ipv6Addr::from(*addr).to_ipv4_mapped() {
+                Some(v4) => format!("{p}{v4}:{port}"),
+                None => format!("{p}[{}]:{port}", std::net::Ipv6Addr::from(*addr)),
+            }
         }
         SockAddr::Unix(path) => format!("unix {}", escape(path)),
         SockAddr::UnixAbstract(n) => format!("unix @{}", escape(n)),
@@ -478,10 +482,11 @@ impl Sink for EnforceSink<'_> {
         if let Some(rec) = self.recorder.as_mut() {
             rec.on_exit(time_ns, task, status, process);
         }
-        // In kill mode the filter kills a process in-kernel (SIGSYS) on a gated syscall the
-        // profile does not allow, an unknown number or a foreign ABI: report it and kill the
-        // rest of the tree.
-        if self.mode == Mode::Kill && status == ExitStatus::Signal(libc::SIGSYS) {
+        // The filter kills a process in-kernel (SIGSYS) on a gated syscall the profile does
+        // not allow (kill mode), and on an unknown number or a foreign ABI in every mode:
+        // report it; in kill mode also kill the rest of the tree.
+        // See: tests/enforce.rs::foreign_abi_is_refused_and_reported_in_every_mode
+        if status == ExitStatus::Signal(libc::SIGSYS) {
             let v = Violation {
                 time_ns,
                 pid: task.pid,
@@ -491,7 +496,12 @@ impl Sink for EnforceSink<'_> {
                 syscall: "?".into(),
                 verb: Verb::Syscall.name().into(),
                 object: "(refused in-kernel)".into(),
-                reason: "killed by the seccomp filter: a gated syscall the profile does not allow, an unknown syscall or a foreign ABI (run with --mode audit to see which)".into(),
+                reason: if self.mode == Mode::Kill {
+                    "killed by the seccomp filter: a gated syscall the profile does not allow, an unknown syscall or a foreign ABI (run with --mode audit to see which)"
+                } else {
+                    "killed by the seccomp filter: an unknown syscall or a foreign ABI (i386 int 0x80), refused in every mode"
+                }
+                .into(),
                 action: Action::Killed,
             };
             if !self.quiet {
@@ -501,7 +511,9 @@ impl Sink for EnforceSink<'_> {
                 println!("{}", v.github_annotation());
             }
             self.violations.push(v);
-            return Verdict::Kill;
+            if self.mode == Mode::Kill {
+                return Verdict::Kill;
+            }
         }
         Verdict::Allow
     }
@@ -539,10 +551,16 @@ mod tests {
             port: 53,
             scope_id: 0,
         };
+        let mapped = SockAddr::Inet6 {
+            addr: std::net::Ipv4Addr::LOCALHOST.to_ipv6_mapped().octets(),
+            port: 22,
+            scope_id: 0,
+        };
         let cases: &[(Option<Proto>, &SockAddr, &str)] = &[
             (Some(Proto::Tcp), &v4, "tcp 127.0.0.1:8080"),
             (Some(Proto::Udp), &v6, "udp [::1]:53"),
             (None, &v4, "127.0.0.1:8080"),
+            (Some(Proto::Tcp), &mapped, "tcp 127.0.0.1:22"),
             (
                 None,
                 &SockAddr::Unix(b"/run/x.sock".to_vec()),
