@@ -1497,3 +1497,42 @@ fn path_rewritten_after_the_check_does_not_leak() {
     let out = race_under_sbx("argmem", "2000");
     assert!(out.starts_with("no leak"), "{out}");
 }
+
+#[test]
+fn proc_magic_links_and_dirfds_are_resolved_before_the_check() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    let outside = std::fs::canonicalize(d.join("outside")).unwrap();
+    let outside = outside.to_str().unwrap();
+    let secret = format!("{outside}/secret.txt");
+    let prof = open_profile(&d, &fs, &format!("read {outside}\nread ${{CWD}}\n"));
+    let ways: [&[&str]; 3] = [
+        &["read", &format!("/proc/self/root{secret}")],
+        &["read", "/proc/self/cwd/../outside/secret.txt"],
+        &["readat", outside, "secret.txt"],
+    ];
+    for way in ways {
+        // Without sbx each way reads the secret.
+        let b = bare(&fs, way, &w);
+        assert!(b.stdout.contains("ok s3cret"), "{way:?}: {b:?}");
+        let args: Vec<&str> = std::iter::once(fs.as_str())
+            .chain(way.iter().copied())
+            .collect();
+        let out = enforce_in(&w, &prof, "kill", &[], &args).run();
+        out.assert_code(VIOLATION);
+        assert!(!out.stdout.contains("s3cret"), "{way:?}: {}", out.stdout);
+        let v = violations(&out);
+        assert_eq!(v.len(), 1, "{way:?}: {}", out.stderr);
+        assert!(
+            v[0].contains(&secret),
+            "{way:?}: the line names the real file: {v:?}"
+        );
+    }
+    // A dirfd to an allowed file passes. (A /proc/self/root spelling needs its own rule:
+    // both names are checked.)
+    let inside = std::fs::canonicalize(&w).unwrap();
+    let inside = inside.to_str().unwrap();
+    let out = enforce_in(&w, &prof, "kill", &[], &[&fs, "readat", inside, "in.txt"]).run();
+    out.assert_code(0);
+}
