@@ -1536,3 +1536,61 @@ fn proc_magic_links_and_dirfds_are_resolved_before_the_check() {
     let out = enforce_in(&w, &prof, "kill", &[], &[&fs, "readat", inside, "in.txt"]).run();
     out.assert_code(0);
 }
+
+#[test]
+fn workload_stopping_sbx_only_stalls_itself() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    setup(&d);
+    let prof = d.write(
+        "st.profile",
+        &format!("include shell\nexec {fs}\nread ${{CWD}}/**\n"),
+    );
+    let script = format!("kill -STOP $PPID; {fs} write victim.txt pwned");
+    let mut child = Command::new(crate::util::sbx_bin())
+        .arg("enforce")
+        .arg(&prof)
+        .args(["--", "sh", "-c", &script])
+        .current_dir(d.path())
+        .env_remove("LD_LIBRARY_PATH")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    let state = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit(") ").next().map(|r| r.chars().next()))
+            .flatten()
+    };
+    let start = Instant::now();
+    while state() != Some('T') && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(state(), Some('T'), "sbx was not stopped");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        read(&d, "victim.txt").as_deref(),
+        Some("orig\n"),
+        "written while sbx was stopped"
+    );
+    Command::new("kill").args(["-CONT", &pid]).status().unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("sbx hung after SIGCONT");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(VIOLATION));
+    assert_eq!(read(&d, "victim.txt").as_deref(), Some("orig\n"));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(err.contains("sbx: violation: "), "{err}");
+}
