@@ -1594,3 +1594,56 @@ fn workload_stopping_sbx_only_stalls_itself() {
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert!(err.contains("sbx: violation: "), "{err}");
 }
+
+#[test]
+fn unix_socket_connect_not_in_the_profile() {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixListener};
+    let net = fx("net");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    let ok_path = d.join("outside/ok.sock");
+    let bad_path = d.join("outside/bad.sock");
+    let listen = |l: UnixListener| {
+        l.set_nonblocking(true).unwrap();
+        l
+    };
+    let ok_l = listen(UnixListener::bind(&ok_path).unwrap());
+    let bad_l = listen(UnixListener::bind(&bad_path).unwrap());
+    let name = unique("abs");
+    let abs_l = listen(
+        UnixListener::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).unwrap()).unwrap(),
+    );
+    let got = |l: &UnixListener| match l.accept() {
+        Ok((mut s, _)) => {
+            use std::io::Read;
+            s.set_nonblocking(false).unwrap();
+            s.set_read_timeout(Some(Duration::from_millis(500)))
+                .unwrap();
+            let mut b = Vec::new();
+            let _ = s.read_to_end(&mut b);
+            Some(b)
+        }
+        Err(_) => None,
+    };
+    let (okp, badp) = (ok_path.to_str().unwrap(), bad_path.to_str().unwrap());
+    let at = format!("@{name}");
+    // Without sbx both are reachable.
+    bare(&net, ["uconnect", badp, "-", "uconnect", &at, "-"], &w).assert_code(0);
+    assert_eq!(got(&bad_l).as_deref(), Some(&b"hello\n"[..]));
+    assert_eq!(got(&abs_l).as_deref(), Some(&b"hello\n"[..]));
+
+    let prof = open_profile(&d, &net, &format!("connect unix {okp}\n"));
+    let out = enforce_in(&w, &prof, "kill", &[], &[&net, "uconnect", okp, "-"]).run();
+    out.assert_code(0);
+    assert!(got(&ok_l).is_some());
+    for target in [badp, at.as_str()] {
+        let out = enforce_in(&w, &prof, "kill", &[], &[&net, "uconnect", target, "-"]).run();
+        out.assert_code(VIOLATION);
+        assert_eq!(got(&bad_l), None, "{target}");
+        assert_eq!(got(&abs_l), None, "{target}");
+        let v = violations(&out);
+        assert_eq!(v.len(), 1, "{target}: {}", out.stderr);
+        assert!(v[0].contains(&format!("connect unix {target}")), "{v:?}");
+    }
+}
