@@ -1647,3 +1647,51 @@ fn unix_socket_connect_not_in_the_profile() {
         assert!(v[0].contains(&format!("connect unix {target}")), "{v:?}");
     }
 }
+
+#[test]
+#[ignore = "learn keeps gcc's temp names exact (${TMPDIR}/ccH4IJ9C.s): a second C build is a false alarm"]
+fn no_false_alarm_for_a_git_and_c_build_in_another_dir_and_home() {
+    let script = "git init -q . && git add m.c Makefile && git commit -qm init && make -s && ./m \
+                  && git status --short";
+    let prep = |d: &Dir| {
+        d.write(
+            "home/.gitconfig",
+            "[user]\n\tname = T\n\temail = t@example.com\n",
+        );
+        d.write(
+            "work/m.c",
+            "#include <stdio.h>\nint main(void){puts(\"built\");return 0;}\n",
+        );
+        d.write("work/Makefile", "all: m\nm: m.c\n\tcc -o m m.c\n");
+    };
+    let a = Dir::new();
+    prep(&a);
+    let trace = a.join("trace.bin");
+    let prof = a.join("p.profile");
+    let rec = Sbx::new([OsStr::new("record"), OsStr::new("-o"), trace.as_os_str()])
+        .cwd(&a.join("work"))
+        .env("HOME", a.join("home"))
+        .run_with(&[
+            OsStr::new("--"),
+            OsStr::new("sh"),
+            OsStr::new("-c"),
+            OsStr::new(script),
+        ]);
+    rec.assert_code(0);
+    assert_eq!(rec.stdout, "built\n?? m\n");
+    Sbx::new([
+        OsStr::new("learn"),
+        trace.as_os_str(),
+        OsStr::new("-o"),
+        prof.as_os_str(),
+    ])
+    .run()
+    .assert_code(0);
+    let b = Dir::new();
+    prep(&b);
+    let mut s = enforce_in(&b.join("work"), &prof, "kill", &[], &["sh", "-c", script]);
+    s.cmd.env("HOME", b.join("home"));
+    let out = s.run();
+    out.assert_code(0);
+    assert_eq!(out.stdout, rec.stdout);
+}
