@@ -539,6 +539,13 @@ impl CompiledPolicy {
             }
         };
         match object {
+            // `fstat(pipe)` is `newfstatat(fd, "", AT_EMPTY_PATH)`, `fexecve(memfd)` is
+            // `execveat(fd, "", AT_EMPTY_PATH)`: the decoder names the fd by its /proc link
+            // (`pipe:[N]`, `/memfd:x (deleted)`), which is no path. Same as an Fd without a
+            // path: allowed, except exec, whatever the rules say.
+            // See: tests/enforce.rs::metadata_is_checked_only_with_the_flag
+            // See: tests/enforce.rs::fileless_exec_is_refused_even_when_a_rule_names_it
+            Object::Path(p) if is_fd_pseudo_name(p) => anon(out, &p.abs),
             Object::Path(p) => self.check_paths(&verbs, &candidates(p), enoent, out),
             Object::Fd {
                 path: Some(path), ..
@@ -759,6 +766,19 @@ fn is_self_alias(abs: &[u8], resolved: &[u8]) -> bool {
 }
 
 /// A socket address in profile syntax (without the protocol when it is not known).
+/// A path named by a descriptor alone (AT_EMPTY_PATH: the literal is empty) whose /proc link
+/// is the kernel's name for an object without a path: `pipe:[123]`, `socket:[123]`,
+/// `anon_inode:[eventfd]`, `anon_inode:inotify`, `/memfd:NAME (deleted)`.
+fn is_fd_pseudo_name(p: &PathObj) -> bool {
+    let abs = p.abs.as_slice();
+    let name = |prefix: &[u8]| abs.starts_with(prefix) && !abs.contains(&b'/');
+    p.literal.is_empty()
+        && (name(b"pipe:[")
+            || name(b"socket:[")
+            || name(b"anon_inode:")
+            || abs.starts_with(b"/memfd:"))
+}
+
 fn sockaddr_text(addr: &SockAddr) -> String {
     match addr {
         SockAddr::Inet { addr, port } => format!("{}:{port}", IpAddr::from(*addr)),
@@ -991,6 +1011,52 @@ mod tests {
             pol.decide(acc(R), &obj(b"/any/\xfe/x")),
             Decision::Deny { .. }
         ));
+    }
+
+    #[test]
+    fn fd_pseudo_names_are_not_paths() {
+        let pol = policy("read /work/**\n");
+        let path = |p: &str| {
+            Object::Path(PathObj {
+                literal: vec![],
+                abs: p.as_bytes().to_vec(),
+                resolved: None,
+            })
+        };
+        let st = acc(&[Access::Stat]);
+        let cases: &[(&str, bool)] = &[
+            ("pipe:[123]", true),
+            ("socket:[9]", true),
+            ("anon_inode:[eventfd]", true),
+            ("anon_inode:inotify", true),
+            ("/memfd:x (deleted)", true),
+            ("/etc/passwd", false),
+            ("pipe:[1]/x", false),
+        ];
+        for (p, allowed) in cases {
+            assert_eq!(pol.decide(st, &path(p)) == Decision::Allow, *allowed, "{p}");
+        }
+        // Never executable, even with a rule naming them.
+        let pol = policy("exec /**\nexec \"/memfd:x (deleted)\"\n");
+        for p in ["pipe:[5]", "/memfd:x (deleted)"] {
+            assert!(
+                matches!(
+                    pol.decide(acc(&[Access::Exec]), &path(p)),
+                    Decision::Deny {
+                        verb: Verb::Exec,
+                        ..
+                    }
+                ),
+                "{p}"
+            );
+        }
+        // A file really named so (a literal path) is an ordinary path.
+        let real = Object::Path(PathObj {
+            literal: b"/memfd:x (deleted)".to_vec(),
+            abs: b"/memfd:x (deleted)".to_vec(),
+            resolved: None,
+        });
+        assert_eq!(pol.decide(acc(&[Access::Exec]), &real), Decision::Allow);
     }
 
     #[test]

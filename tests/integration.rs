@@ -14,3 +14,6 @@ mod trace_cli;
 
 /// Learn quality on real recorded runs: stability, portability, tightness, determinism.
 mod learn;
+
+/// sbx enforce: each verb stopped, modes, report, diff, fail-closed cases, no false alarms.
+mod enforce;

@@ -131,11 +131,22 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
             Mode::Deny => "denied",
             Mode::Audit => "observed (audit mode, nothing blocked)",
         };
-        eprintln!(
-            "sbx: {} violation(s), {what}; to accept them after review, add these rules:",
-            violations.len()
-        );
-        eprint!("{diff}");
+        if diff.is_empty() {
+            // Only in-kernel kills: sbx never saw the syscall, so there is no rule to suggest.
+            // See: tests/enforce.rs::gated_syscall_is_killed_in_kernel_denied_or_allowed_by_rule
+            let hint = if a.mode == Mode::Kill {
+                "run with --mode audit to see which rules are missing"
+            } else {
+                "no rule can allow them"
+            };
+            eprintln!("sbx: {} violation(s), {what}; {hint}", violations.len());
+        } else {
+            eprintln!(
+                "sbx: {} violation(s), {what}; to accept them after review, add these rules:",
+                violations.len()
+            );
+            eprint!("{diff}");
+        }
     }
     if let Some(path) = &a.report {
         let (how, value) = match w.status {

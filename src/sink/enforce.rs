@@ -36,11 +36,11 @@ pub enum Mode {
 enum Watch {
     /// Admitted by a `probe` rule: the open must fail; if it succeeded, a file appeared
     /// between the check and the open.
-    MustFail(Violation, Event),
+    MustFail(Box<(Violation, Event)>),
     /// An allowed open: what it really opened (`/proc/PID/fd/N`) must be allowed too; a
     /// symlink swapped between the check and the open is caught here, before the workload
     /// runs on.
-    Opened(AccessSet, Event),
+    Opened(AccessSet, Box<Event>),
     /// Only to complete the recorded event (enforce -o) or refresh credentials.
     Nothing,
 }
@@ -162,12 +162,38 @@ fn object_text(o: &Object) -> String {
                 escape(&p.abs)
             }
         }
-        Object::Socket(a) => sockaddr(a),
+        Object::Socket(a) => net_text(None, a),
         Object::Fd { fd, path } => match path {
             Some(p) => escape(p),
             None => format!("fd {fd}"),
         },
         Object::Anon(n) => escape(n),
+    }
+}
+
+/// A socket address in the profile's words (`tcp 127.0.0.1:443`, `unix /run/x.sock`), so a
+/// violation line reads like the rule that would allow it; `proto` when the socket type is known.
+/// See: tests/enforce.rs::kill_connect_to_an_address_not_in_the_profile
+fn net_text(proto: Option<Proto>, a: &SockAddr) -> String {
+    let p = match proto {
+        Some(Proto::Tcp) => "tcp ",
+        Some(Proto::Udp) => "udp ",
+        _ => "",
+    };
+    match a {
+        SockAddr::Inet { addr, port } => {
+            format!("{p}{}:{port}", std::net::Ipv4Addr::from(*addr))
+        }
+        // An IPv4-mapped address is the IPv4 address (docs/profile-format.md).
+        SockAddr::Inet6 { addr, port, .. } => {
+            match std::net::Ipv6Addr::from(*addr).to_ipv4_mapped() {
+                Some(v4) => format!("{p}{v4}:{port}"),
+                None => format!("{p}[{}]:{port}", std::net::Ipv6Addr::from(*addr)),
+            }
+        }
+        SockAddr::Unix(path) => format!("unix {}", escape(path)),
+        SockAddr::UnixAbstract(n) => format!("unix @{}", escape(n)),
+        other => sockaddr(other),
     }
 }
 
@@ -234,7 +260,7 @@ impl EnforceSink<'_> {
         &self,
         stop: &SyscallStop<'_>,
         t: &Target,
-    ) -> Result<Option<(Verb, String)>, bool> {
+    ) -> Result<Option<(Verb, String, String)>, bool> {
         let access = if self.metadata {
             t.access
         } else {
@@ -260,7 +286,14 @@ impl EnforceSink<'_> {
                     // either wins and an allow of either allows (policy::decide semantics).
                     _ => return Ok(self.plain(access, &t.object)),
                 };
-                self.policy.decide_net(net_verb(access), proto, addr)
+                return match self.policy.decide_net(net_verb(access), proto, addr) {
+                    Decision::Allow | Decision::AllowIfAbsent => Ok(None),
+                    Decision::Deny { verb, reason } => Ok(Some((
+                        verb,
+                        reason_text(verb, &reason),
+                        net_text(Some(proto), addr),
+                    ))),
+                };
             }
             o => self.policy.decide(access, o),
         };
@@ -276,12 +309,17 @@ impl EnforceSink<'_> {
                     Ok(Some((
                         Verb::Read,
                         "only a probe rule matches, and the path exists".into(),
+                        object_text(&t.object),
                     )))
                 } else {
                     Err(true)
                 }
             }
-            Decision::Deny { verb, reason } => Ok(Some((verb, reason_text(verb, &reason)))),
+            Decision::Deny { verb, reason } => Ok(Some((
+                verb,
+                reason_text(verb, &reason),
+                object_text(&t.object),
+            ))),
         }
     }
 
@@ -301,7 +339,8 @@ impl EnforceSink<'_> {
                     .iter()
                     .filter(|a| !matches!(a, Access::Create | Access::Truncate | Access::Stat))
                     .collect();
-                (!access.is_empty()).then(|| Watch::Opened(access, Self::event(stop, sc.clone())))
+                (!access.is_empty())
+                    .then(|| Watch::Opened(access, Box::new(Self::event(stop, sc.clone()))))
             }
             crate::arch::Sem::Exec { .. } => {
                 if let Some(Target {
@@ -317,10 +356,12 @@ impl EnforceSink<'_> {
         }
     }
 
-    fn plain(&self, access: AccessSet, o: &Object) -> Option<(Verb, String)> {
+    fn plain(&self, access: AccessSet, o: &Object) -> Option<(Verb, String, String)> {
         match self.policy.decide(access, o) {
             Decision::Allow | Decision::AllowIfAbsent => None,
-            Decision::Deny { verb, reason } => Some((verb, reason_text(verb, &reason))),
+            Decision::Deny { verb, reason } => {
+                Some((verb, reason_text(verb, &reason), object_text(o)))
+            }
         }
     }
 
@@ -439,8 +480,8 @@ impl Sink for EnforceSink<'_> {
                 for t in &d.syscall.targets {
                     match self.decide_target(stop, t) {
                         Ok(None) => {}
-                        Ok(Some((verb, reason))) => {
-                            bad.push((verb, object_text(&t.object), reason, errno_for(&t.object)))
+                        Ok(Some((verb, reason, object))) => {
+                            bad.push((verb, object, reason, errno_for(&t.object)))
                         }
                         Err(_) => must_fail = true,
                     }
@@ -469,7 +510,8 @@ impl Sink for EnforceSink<'_> {
                 object,
                 "a probed path appeared between the check and the open".into(),
             );
-            self.watch.insert(stop.tid, Watch::MustFail(v, ev));
+            self.watch
+                .insert(stop.tid, Watch::MustFail(Box::new((v, ev))));
             Verdict::AllowWatchExit
         } else if def.is_some_and(|d| d.class == Class::Creds) {
             self.watch.insert(stop.tid, Watch::Nothing);
@@ -506,9 +548,8 @@ impl Sink for EnforceSink<'_> {
             Verdict::Kill
         };
         match self.watch.remove(&stop.tid) {
-            Some(Watch::MustFail(v, ev))
-                if matches!(Outcome::from_raw(rval), Outcome::Value(_)) =>
-            {
+            Some(Watch::MustFail(b)) if matches!(Outcome::from_raw(rval), Outcome::Value(_)) => {
+                let (v, ev) = *b;
                 self.report(v, ev);
                 Ok(refuse)
             }
@@ -545,7 +586,7 @@ impl Sink for EnforceSink<'_> {
                             reason_text(verb, &reason)
                         );
                         let v = self.violation(stop, &sys_name(&ev), verb, escape(&real), why);
-                        self.report(v, ev);
+                        self.report(v, *ev);
                         Ok(refuse)
                     }
                 }
@@ -615,10 +656,11 @@ impl Sink for EnforceSink<'_> {
         if let Some(rec) = self.recorder.as_mut() {
             rec.on_exit(time_ns, task, status, process);
         }
-        // In kill mode the filter kills a process in-kernel (SIGSYS) on a gated syscall the
-        // profile does not allow, an unknown number or a foreign ABI: report it and kill the
-        // rest of the tree.
-        if self.mode == Mode::Kill && status == ExitStatus::Signal(libc::SIGSYS) {
+        // The filter kills a process in-kernel (SIGSYS) on a gated syscall the profile does
+        // not allow (kill mode), and on an unknown number or a foreign ABI in every mode:
+        // report it; in kill mode also kill the rest of the tree.
+        // See: tests/enforce.rs::foreign_abi_is_refused_and_reported_in_every_mode
+        if status == ExitStatus::Signal(libc::SIGSYS) {
             let v = Violation {
                 time_ns,
                 pid: task.pid,
@@ -628,7 +670,12 @@ impl Sink for EnforceSink<'_> {
                 syscall: "?".into(),
                 verb: Verb::Syscall.name().into(),
                 object: "(refused in-kernel)".into(),
-                reason: "killed by the seccomp filter: a gated syscall the profile does not allow, an unknown syscall or a foreign ABI (run with --mode audit to see which)".into(),
+                reason: if self.mode == Mode::Kill {
+                    "killed by the seccomp filter: a gated syscall the profile does not allow, an unknown syscall or a foreign ABI (run with --mode audit to see which)"
+                } else {
+                    "killed by the seccomp filter: an unknown syscall or a foreign ABI (i386 int 0x80), refused in every mode"
+                }
+                .into(),
                 action: Action::Killed,
             };
             if !self.quiet {
@@ -638,7 +685,9 @@ impl Sink for EnforceSink<'_> {
                 println!("{}", v.github_annotation());
             }
             self.violations.push(v);
-            return Verdict::Kill;
+            if self.mode == Mode::Kill {
+                return Verdict::Kill;
+            }
         }
         Verdict::Allow
     }
@@ -663,6 +712,39 @@ mod tests {
             resolved: None,
         };
         assert_eq!(canonical_proc(&q, 42).abs, b"/proc/420/stat");
+    }
+
+    #[test]
+    fn network_objects_read_like_rules() {
+        let v4 = SockAddr::Inet {
+            addr: [127, 0, 0, 1],
+            port: 8080,
+        };
+        let v6 = SockAddr::Inet6 {
+            addr: std::net::Ipv6Addr::LOCALHOST.octets(),
+            port: 53,
+            scope_id: 0,
+        };
+        let mapped = SockAddr::Inet6 {
+            addr: std::net::Ipv4Addr::LOCALHOST.to_ipv6_mapped().octets(),
+            port: 22,
+            scope_id: 0,
+        };
+        let cases: &[(Option<Proto>, &SockAddr, &str)] = &[
+            (Some(Proto::Tcp), &v4, "tcp 127.0.0.1:8080"),
+            (Some(Proto::Udp), &v6, "udp [::1]:53"),
+            (None, &v4, "127.0.0.1:8080"),
+            (Some(Proto::Tcp), &mapped, "tcp 127.0.0.1:22"),
+            (
+                None,
+                &SockAddr::Unix(b"/run/x.sock".to_vec()),
+                "unix /run/x.sock",
+            ),
+            (None, &SockAddr::UnixAbstract(b"bus".to_vec()), "unix @bus"),
+        ];
+        for (proto, addr, want) in cases {
+            assert_eq!(net_text(*proto, addr), *want);
+        }
     }
 
     #[test]

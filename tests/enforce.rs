@@ -1,0 +1,1697 @@
+//! `sbx enforce` end to end on real processes: every verb stopped before its side effect in
+//! kill mode, deny and audit modes, the report, the diff, GitHub annotations, fail-closed
+//! cases, and no false alarms on a second run of a learned workload.
+//!
+//! Every attack first runs WITHOUT sbx to prove the forbidden action really works here, then
+//! under `sbx enforce` to prove it is stopped and its side effect never happened.
+
+use std::ffi::OsStr;
+use std::net::{TcpListener, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::util::{Dir, Output, Sbx, bare, fixture, record};
+
+/// Violation status (docs/exit-codes.md).
+const VIOLATION: i32 = 124;
+/// sbx's own failure status.
+const SBX_ERROR: i32 = 125;
+/// Usage error status.
+const USAGE: i32 = 2;
+
+fn fx(name: &str) -> String {
+    fixture(name).to_string_lossy().into_owned()
+}
+
+/// Record `args` in `dir` and learn `dir/p.profile` from it; returns the profile path.
+fn learn(dir: &Path, args: &[&str]) -> PathBuf {
+    let (out, _, _) = record(dir, args);
+    assert!(
+        out.code.is_some_and(|c| c < 124),
+        "recording the benign twin failed: {out:?}"
+    );
+    Sbx::new(["learn", "trace.bin", "-o", "p.profile"])
+        .cwd(dir)
+        .run()
+        .assert_code(0);
+    dir.join("p.profile")
+}
+
+/// `sbx enforce --mode MODE [extra] PROFILE -- args` in `dir`.
+fn enforce_in(dir: &Path, profile: &Path, mode: &str, extra: &[&str], args: &[&str]) -> Sbx {
+    let mut a: Vec<&OsStr> = vec![
+        OsStr::new("enforce"),
+        OsStr::new("--mode"),
+        OsStr::new(mode),
+    ];
+    a.extend(extra.iter().map(OsStr::new));
+    a.push(profile.as_os_str());
+    a.push(OsStr::new("--"));
+    a.extend(args.iter().map(OsStr::new));
+    let mut s = Sbx::new(a).cwd(dir);
+    // The annotation test sets it explicitly; CI runners set it for everything else.
+    s.cmd.env_remove("GITHUB_ACTIONS");
+    // cargo's LD_LIBRARY_PATH makes ld.so probe target/ directories that hand-written
+    // profiles do not list.
+    s.cmd.env_remove("LD_LIBRARY_PATH");
+    s
+}
+
+fn enforce(dir: &Path, mode: &str, args: &[&str]) -> Output {
+    enforce_in(dir, &dir.join("p.profile"), mode, &[], args).run()
+}
+
+/// The `sbx: violation: ...` lines of stderr.
+fn violations(o: &Output) -> Vec<String> {
+    o.stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("sbx: violation: "))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The rules the diff on stderr (or in a report) adds: `+` lines other than `+++`.
+fn added_rules(diff: &str) -> Vec<String> {
+    diff.lines()
+        .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+        .map(|l| l[1..].to_string())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// Canonical absolute path of `name` in `d` (what sbx prints).
+fn abs(d: &Dir, name: &str) -> String {
+    std::fs::canonicalize(d.path())
+        .unwrap()
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Processes whose command line contains `marker` (the pgrep itself excluded).
+fn pgrep(marker: &str) -> String {
+    let o = Command::new("pgrep")
+        .args(["-a", "-f", marker])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn unique(tag: &str) -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("sbxmark-{tag}-{}-{t}", std::process::id())
+}
+
+/// The files every file-verb case starts with.
+fn setup(d: &Dir) {
+    d.write("in.txt", "public\n");
+    d.write("secret.txt", "s3cret\n");
+    d.write("victim.txt", "orig\n");
+}
+
+fn read(d: &Dir, name: &str) -> Option<String> {
+    std::fs::read_to_string(d.join(name)).ok()
+}
+
+/// One file verb: a benign workload, the forbidden steps appended to it, how to see the side
+/// effect, and what the violation line names.
+struct Case {
+    benign: &'static [&'static str],
+    forbidden: &'static [&'static str],
+    verb: &'static str,
+    object: &'static str,
+    happened: fn(&Dir, &Output) -> bool,
+}
+
+fn kill_case(c: Case) {
+    let fs = fx("fsops");
+    let full: Vec<&str> = std::iter::once(fs.as_str())
+        .chain(c.benign.iter().copied())
+        .chain(c.forbidden.iter().copied())
+        .collect();
+    let benign: Vec<&str> = std::iter::once(fs.as_str())
+        .chain(c.benign.iter().copied())
+        .collect();
+
+    // Without sbx the forbidden step works.
+    let d0 = Dir::new();
+    setup(&d0);
+    let b = bare(&fs, &full[1..], d0.path());
+    assert!(
+        (c.happened)(&d0, &b),
+        "the attack does not work bare: {b:?}"
+    );
+
+    // Under sbx it is stopped before it happens.
+    let d = Dir::new();
+    setup(&d);
+    learn(d.path(), &benign);
+    setup(&d);
+    let _ = std::fs::remove_file(d.join("out.txt"));
+    let out = enforce(d.path(), "kill", &full);
+    out.assert_code(VIOLATION);
+    assert!(!(c.happened)(&d, &out), "side effect happened: {out:?}");
+    assert!(!out.stdout.contains("done"), "{}", out.stdout);
+    // The benign steps before it ran.
+    assert!(out.stdout.starts_with(c.benign[0]), "{}", out.stdout);
+    let v = violations(&out);
+    let object = if c.object.starts_with('/') {
+        c.object.to_string()
+    } else {
+        abs(&d, c.object)
+    };
+    assert!(!v.is_empty(), "{}", out.stderr);
+    assert!(
+        v.iter()
+            .any(|l| l.contains(&format!(" {} {object} ", c.verb))
+                && l.contains("(")
+                && l.contains("fsops")),
+        "no `{} {object}` violation: {v:?}",
+        c.verb
+    );
+    // One line per violation before the diff, then the diff.
+    let diff_at = out.stderr.find("--- ").expect("diff printed");
+    assert!(
+        out.stderr[..diff_at]
+            .lines()
+            .all(|l| l.starts_with("sbx: ")),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr[diff_at..].contains("+++ "), "{}", out.stderr);
+
+    // The same workload without the forbidden step passes.
+    setup(&d);
+    let ok = enforce(d.path(), "kill", &benign);
+    ok.assert_code(0);
+    assert!(ok.stdout.ends_with("done\n"), "{}", ok.stdout);
+    assert!(violations(&ok).is_empty(), "{}", ok.stderr);
+    assert!(ok.stderr.is_empty(), "{}", ok.stderr);
+}
+
+#[test]
+fn kill_read_of_a_file_not_in_the_profile() {
+    kill_case(Case {
+        benign: &["read", "in.txt"],
+        forbidden: &["read", "secret.txt"],
+        verb: "read",
+        object: "secret.txt",
+        happened: |_, o| o.stdout.contains("s3cret"),
+    });
+}
+
+#[test]
+fn kill_write_leaves_the_file_untouched() {
+    kill_case(Case {
+        benign: &["read", "in.txt", "write", "out.txt", "x"],
+        forbidden: &["write", "victim.txt", "pwned"],
+        verb: "write",
+        object: "victim.txt",
+        happened: |d, _| read(d, "victim.txt").as_deref() != Some("orig\n"),
+    });
+}
+
+#[test]
+fn kill_delete_leaves_the_file_in_place() {
+    kill_case(Case {
+        benign: &["write", "tmp.txt", "x", "delete", "tmp.txt"],
+        forbidden: &["delete", "victim.txt"],
+        verb: "delete",
+        object: "victim.txt",
+        happened: |d, _| read(d, "victim.txt").is_none(),
+    });
+}
+
+#[test]
+fn kill_rename_of_a_protected_source() {
+    kill_case(Case {
+        benign: &["write", "a.txt", "x", "rename", "a.txt", "b.txt"],
+        forbidden: &["rename", "victim.txt", "b.txt"],
+        verb: "delete",
+        object: "victim.txt",
+        happened: |d, _| read(d, "victim.txt").is_none(),
+    });
+}
+
+#[test]
+fn kill_rename_over_a_protected_target() {
+    // Replacing a file by renaming another one over it needs write on the target.
+    kill_case(Case {
+        benign: &["write", "a.txt", "x", "rename", "a.txt", "b.txt"],
+        forbidden: &["write", "a.txt", "pwned", "rename", "a.txt", "victim.txt"],
+        verb: "write",
+        object: "victim.txt",
+        happened: |d, _| read(d, "victim.txt").as_deref() != Some("orig\n"),
+    });
+}
+
+#[test]
+fn kill_exec_of_a_program_not_in_the_profile() {
+    kill_case(Case {
+        benign: &["read", "in.txt"],
+        forbidden: &["exec", "/usr/bin/touch", "marker"],
+        verb: "exec",
+        object: "/usr/bin/touch",
+        happened: |d, _| d.join("marker").exists(),
+    });
+}
+
+/// A TCP listener the test owns, checked without blocking.
+fn tcp_listener() -> (TcpListener, u16) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.set_nonblocking(true).unwrap();
+    let p = l.local_addr().unwrap().port();
+    (l, p)
+}
+
+/// Bytes received on the first pending connection, None when nothing connected.
+fn accepted(l: &TcpListener) -> Option<Vec<u8>> {
+    use std::io::Read;
+    match l.accept() {
+        Ok((mut s, _)) => {
+            s.set_nonblocking(false).unwrap();
+            s.set_read_timeout(Some(Duration::from_millis(500)))
+                .unwrap();
+            let mut buf = Vec::new();
+            let _ = s.read_to_end(&mut buf);
+            Some(buf)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => None,
+        Err(e) => panic!("accept: {e}"),
+    }
+}
+
+fn udp_receiver() -> (UdpSocket, u16) {
+    let u = UdpSocket::bind("127.0.0.1:0").unwrap();
+    u.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let p = u.local_addr().unwrap().port();
+    (u, p)
+}
+
+fn received(u: &UdpSocket) -> Option<Vec<u8>> {
+    let mut buf = [0u8; 64];
+    u.recv(&mut buf).ok().map(|n| buf[..n].to_vec())
+}
+
+#[test]
+fn kill_connect_to_an_address_not_in_the_profile() {
+    let net = fx("net");
+    let d = Dir::new();
+    let (ok_l, ok_p) = tcp_listener();
+    let (bad_l, bad_p) = tcp_listener();
+    let (okp, badp) = (ok_p.to_string(), bad_p.to_string());
+
+    // Without sbx the listener receives the bytes.
+    let b = bare(&net, ["connect", "127.0.0.1", &badp], d.path());
+    b.assert_code(0);
+    assert_eq!(accepted(&bad_l).as_deref(), Some(&b"hello\n"[..]));
+
+    learn(d.path(), &[&net, "connect", "127.0.0.1", &okp]);
+    assert_eq!(accepted(&ok_l).as_deref(), Some(&b"hello\n"[..]));
+    let prof = std::fs::read_to_string(d.join("p.profile")).unwrap();
+    assert!(
+        prof.contains(&format!("connect tcp 127.0.0.1:{okp}")),
+        "{prof}"
+    );
+
+    let full = [
+        &net,
+        "connect",
+        "127.0.0.1",
+        &okp,
+        "connect",
+        "127.0.0.1",
+        &badp,
+    ];
+    let out = enforce(d.path(), "kill", &full);
+    out.assert_code(VIOLATION);
+    assert_eq!(accepted(&ok_l).as_deref(), Some(&b"hello\n"[..]));
+    assert_eq!(
+        accepted(&bad_l),
+        None,
+        "the forbidden listener got a connection"
+    );
+    let v = violations(&out);
+    assert_eq!(v.len(), 1, "{}", out.stderr);
+    assert!(
+        v[0].contains(&format!("connect tcp 127.0.0.1:{badp}")),
+        "{v:?}"
+    );
+
+    // Deny mode: connect fails with EPERM, the run goes on.
+    let out = enforce(d.path(), "deny", &full);
+    out.assert_code(VIOLATION);
+    assert!(
+        out.stdout
+            .contains(&format!("connect 127.0.0.1:{badp} EPERM")),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.ends_with("done\n"), "{}", out.stdout);
+    assert!(accepted(&ok_l).is_some());
+    assert_eq!(accepted(&bad_l), None);
+
+    // Without the forbidden step: passes.
+    let out = enforce(d.path(), "kill", &full[..4]);
+    out.assert_code(0);
+    assert!(accepted(&ok_l).is_some());
+}
+
+#[test]
+fn kill_udp_send_to_an_address_not_in_the_profile() {
+    let net = fx("net");
+    let d = Dir::new();
+    let (ok_u, ok_p) = udp_receiver();
+    let (bad_u, bad_p) = udp_receiver();
+    let (okp, badp) = (ok_p.to_string(), bad_p.to_string());
+
+    let b = bare(&net, ["send", "127.0.0.1", &badp], d.path());
+    b.assert_code(0);
+    assert_eq!(received(&bad_u).as_deref(), Some(&b"hello"[..]));
+
+    learn(d.path(), &[&net, "send", "127.0.0.1", &okp]);
+    assert_eq!(received(&ok_u).as_deref(), Some(&b"hello"[..]));
+
+    let full = [&net, "send", "127.0.0.1", &okp, "send", "127.0.0.1", &badp];
+    let out = enforce(d.path(), "kill", &full);
+    out.assert_code(VIOLATION);
+    assert_eq!(received(&ok_u).as_deref(), Some(&b"hello"[..]));
+    assert_eq!(
+        received(&bad_u),
+        None,
+        "the forbidden receiver got a datagram"
+    );
+    let v = violations(&out);
+    assert_eq!(v.len(), 1, "{}", out.stderr);
+    assert!(
+        v[0].contains(&format!("send udp 127.0.0.1:{badp}")),
+        "{v:?}"
+    );
+
+    let out = enforce(d.path(), "deny", &full);
+    out.assert_code(VIOLATION);
+    assert!(
+        out.stdout.contains(&format!("send 127.0.0.1:{badp} EPERM")),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(received(&ok_u).as_deref(), Some(&b"hello"[..]));
+    assert_eq!(received(&bad_u), None);
+
+    enforce(d.path(), "kill", &full[..4]).assert_code(0);
+    assert!(received(&ok_u).is_some());
+}
+
+/// A port that was free a moment ago.
+fn free_port() -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port().to_string()
+}
+
+#[test]
+fn kill_bind_of_a_port_not_in_the_profile() {
+    let net = fx("net");
+    let d = Dir::new();
+    let (okp, badp) = (free_port(), free_port());
+    let b = bare(&net, ["bind", "127.0.0.1", &badp], d.path());
+    b.assert_code(0);
+    assert!(b.stdout.contains(&format!("bind 127.0.0.1:{badp} ok")));
+
+    learn(d.path(), &[&net, "bind", "127.0.0.1", &okp]);
+    // learn turns listen(fd) into an unparseable `bind socket:\[N\]` rule (see
+    // learned_profile_of_a_listening_workload_parses): drop it here.
+    let prof = std::fs::read_to_string(d.join("p.profile")).unwrap();
+    assert!(
+        prof.contains(&format!("bind tcp 127.0.0.1:{okp}")),
+        "{prof}"
+    );
+    let prof: String = prof
+        .lines()
+        .filter(|l| !l.starts_with("bind socket:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    d.write("p.profile", &prof);
+    let full = [&net, "bind", "127.0.0.1", &okp, "bind", "127.0.0.1", &badp];
+    let out = enforce(d.path(), "kill", &full);
+    out.assert_code(VIOLATION);
+    assert!(out.stdout.contains(&format!("bind 127.0.0.1:{okp} ok")));
+    assert!(
+        !out.stdout.contains(&format!("{badp} ok")),
+        "{}",
+        out.stdout
+    );
+    let v = violations(&out);
+    assert!(
+        v.iter()
+            .any(|l| l.contains(&format!("bind tcp 127.0.0.1:{badp}"))),
+        "{v:?}"
+    );
+
+    let out = enforce(d.path(), "deny", &full);
+    out.assert_code(VIOLATION);
+    assert!(
+        out.stdout.contains(&format!("bind 127.0.0.1:{badp} EPERM")),
+        "{}",
+        out.stdout
+    );
+    enforce(d.path(), "kill", &full[..4]).assert_code(0);
+}
+
+#[test]
+#[ignore = "learn bug: listen(fd) becomes `bind socket:\\[N\\]`, a rule the parser rejects"]
+fn learned_profile_of_a_listening_workload_parses() {
+    let net = fx("net");
+    let d = Dir::new();
+    let p = free_port();
+    learn(d.path(), &[&net, "bind", "127.0.0.1", &p]);
+    let out = enforce(d.path(), "kill", &[&net, "bind", "127.0.0.1", &p]);
+    out.assert_code(0);
+    assert!(out.stdout.contains(" ok"), "{}", out.stdout);
+}
+
+#[test]
+fn gated_syscall_is_killed_in_kernel_denied_or_allowed_by_rule() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    setup(&d);
+    let b = bare(&fs, ["unshare", "-"], d.path());
+    assert!(b.stdout.contains("unshare - ok"), "{b:?}");
+
+    learn(d.path(), &[&fs, "read", "in.txt"]);
+    let full = [
+        &fs,
+        "read",
+        "in.txt",
+        "unshare",
+        "-",
+        "write",
+        "after.txt",
+        "x",
+    ];
+    let out = enforce(d.path(), "kill", &full);
+    out.assert_code(VIOLATION);
+    assert_eq!(out.stdout, "read in.txt ok public\n");
+    assert!(!d.join("after.txt").exists());
+    let v = violations(&out);
+    assert_eq!(v.len(), 1, "{}", out.stderr);
+    assert!(v[0].contains("syscall"), "{v:?}");
+    // The syscall is not known to sbx (refused in-kernel): no empty list of rules to add.
+    // See: tests/enforce.rs::gated_syscall_is_killed_in_kernel_denied_or_allowed_by_rule
+    assert!(!out.stderr.trim_end().ends_with(':'), "{}", out.stderr);
+    assert!(out.stderr.contains("--mode audit"), "{}", out.stderr);
+
+    let out = enforce(d.path(), "deny", &full[..5]);
+    out.assert_code(VIOLATION);
+    assert!(out.stdout.contains("unshare - EPERM"), "{}", out.stdout);
+    assert!(out.stdout.ends_with("done\n"));
+    let v = violations(&out);
+    assert_eq!(v.len(), 1, "{}", out.stderr);
+    assert!(v[0].contains("syscall unshare"), "{v:?}");
+    assert_eq!(added_rules(&out.stderr), ["syscall unshare"]);
+
+    // Allowed by a rule: runs.
+    let mut prof = std::fs::read_to_string(d.join("p.profile")).unwrap();
+    prof.push_str("\nsyscall unshare\n");
+    d.write("p2.profile", &prof);
+    let out = enforce_in(d.path(), &d.join("p2.profile"), "kill", &[], &full[..5]).run();
+    out.assert_code(0);
+    assert!(out.stdout.contains("unshare - ok"), "{}", out.stdout);
+}
+
+#[test]
+fn kill_mode_kills_every_process_of_the_tree() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    setup(&d);
+    let mark = unique("tree");
+    let script = format!("{fs} tag {mark} sleep 100 & {fs} read in.txt; wait");
+    learn(d.path(), &["sh", "-c", &script]);
+    let script = format!("{fs} tag {mark} sleep 20000 & {fs} read in.txt read secret.txt; wait");
+    let out = enforce(d.path(), "kill", &["sh", "-c", &script]);
+    out.assert_code(VIOLATION);
+    assert!(out.elapsed < Duration::from_secs(10), "{:?}", out.elapsed);
+    assert!(!out.stdout.contains("s3cret"));
+    assert_eq!(violations(&out).len(), 1, "{}", out.stderr);
+    let left = pgrep(&mark);
+    assert!(left.is_empty(), "processes left: {left}");
+}
+
+/// The multi-violation workload of the deny and audit tests.
+fn multi(fs: &str) -> Vec<String> {
+    let s = [
+        fs,
+        "read",
+        "in.txt",
+        "read",
+        "secret.txt",
+        "write",
+        "victim.txt",
+        "pwned",
+        "unshare",
+        "-",
+        "delete",
+        "victim.txt",
+    ];
+    s.iter().map(|x| x.to_string()).collect()
+}
+
+#[test]
+fn deny_mode_fails_each_call_and_reports_all() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    setup(&d);
+    learn(d.path(), &[&fs, "read", "in.txt"]);
+    let args = multi(&fs);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = enforce(d.path(), "deny", &args);
+    out.assert_code(VIOLATION);
+    assert_eq!(
+        out.stdout,
+        "read in.txt ok public\nread secret.txt EACCES\nwrite victim.txt EACCES\n\
+         unshare - EPERM\ndelete victim.txt EACCES\ndone\n"
+    );
+    assert_eq!(read(&d, "victim.txt").as_deref(), Some("orig\n"));
+    let v = violations(&out);
+    let want = [
+        format!("read {}", abs(&d, "secret.txt")),
+        format!("write {}", abs(&d, "victim.txt")),
+        "syscall unshare".into(),
+        format!("delete {}", abs(&d, "victim.txt")),
+    ];
+    assert_eq!(v.len(), want.len(), "{v:?}");
+    for (line, w) in v.iter().zip(&want) {
+        assert!(line.contains(&format!(") {w} — ")), "{line} !~ {w}");
+        assert!(line.ends_with("(denied)"), "{line}");
+    }
+    assert!(
+        out.stderr.contains("4 violation(s), denied"),
+        "{}",
+        out.stderr
+    );
+    let mut added = added_rules(&out.stderr);
+    added.sort();
+    assert_eq!(
+        added,
+        [
+            "delete ${CWD}/victim.txt",
+            "read ${CWD}/secret.txt",
+            "syscall unshare",
+            "write ${CWD}/victim.txt",
+        ]
+    );
+}
+
+#[test]
+fn audit_mode_blocks_nothing_reports_all_and_keeps_the_exit_status() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    setup(&d);
+    learn(
+        d.path(),
+        &["sh", "-c", &format!("{fs} read in.txt; exit 7")],
+    );
+    let args = multi(&fs).join(" ");
+    let out = enforce(d.path(), "audit", &["sh", "-c", &format!("{args}; exit 7")]);
+    out.assert_code(7);
+    assert_eq!(
+        out.stdout,
+        "read in.txt ok public\nread secret.txt ok s3cret\nwrite victim.txt ok\n\
+         unshare - ok\ndelete victim.txt ok\ndone\n"
+    );
+    assert!(!d.join("victim.txt").exists(), "audit blocked the delete");
+    let v = violations(&out);
+    assert_eq!(v.len(), 4, "{v:?}");
+    assert!(v.iter().all(|l| l.ends_with("(audit)")), "{v:?}");
+    assert!(
+        v[0].contains("read ") && v[0].contains("secret.txt"),
+        "{v:?}"
+    );
+    assert!(v[2].contains("syscall unshare"), "{v:?}");
+
+    // A workload with no violation under audit: its own status, nothing on stderr.
+    setup(&d);
+    let out = enforce(
+        d.path(),
+        "audit",
+        &["sh", "-c", &format!("{fs} read in.txt; exit 7")],
+    );
+    out.assert_code(7);
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+}
+
+#[test]
+fn report_json_has_command_profile_violations_diff_and_status() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    setup(&d);
+    learn(d.path(), &[&fs, "read", "in.txt"]);
+    let cmd = [fs.as_str(), "read", "in.txt", "read", "secret.txt"];
+    let out = enforce_in(
+        d.path(),
+        Path::new("p.profile"),
+        "kill",
+        &["--report", "r.json"],
+        &cmd,
+    )
+    .run();
+    out.assert_code(VIOLATION);
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("r.json")).unwrap()).unwrap();
+    assert_eq!(j["command"], serde_json::json!(cmd));
+    assert_eq!(j["profile"], "p.profile");
+    assert_eq!(j["mode"], "kill");
+    assert_eq!(j["exit_code"], VIOLATION);
+    assert_eq!(j["workload"]["killed_by_sbx"], true);
+    let v = j["violations"].as_array().unwrap();
+    assert_eq!(v.len(), 1, "{j}");
+    let v = &v[0];
+    assert!(v["pid"].as_i64().unwrap() > 1);
+    assert_eq!(v["exe"].as_str(), Some(fs.as_str()));
+    assert_eq!(v["syscall"], "openat");
+    assert_eq!(v["verb"], "read");
+    assert_eq!(v["object"].as_str(), Some(abs(&d, "secret.txt").as_str()));
+    assert_eq!(v["action"], "killed");
+    assert!(v["time_ns"].as_u64().unwrap() > 0);
+    let diff = j["diff"].as_str().unwrap();
+    assert!(!diff.contains('\u{1b}'), "color in the report: {diff:?}");
+    assert_eq!(added_rules(diff), ["read ${CWD}/secret.txt"]);
+    // The stderr diff is the same text.
+    assert!(out.stderr.contains(diff), "{}", out.stderr);
+
+    // Audit: the workload's status; no violation: an empty list and diff.
+    let out = enforce_in(
+        d.path(),
+        Path::new("p.profile"),
+        "audit",
+        &["--report", "r2.json"],
+        &[&fs, "read", "in.txt"],
+    )
+    .run();
+    out.assert_code(0);
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("r2.json")).unwrap()).unwrap();
+    assert_eq!(j["violations"], serde_json::json!([]));
+    assert_eq!(j["diff"], "");
+    assert_eq!(j["exit_code"], 0);
+    assert_eq!(j["workload"]["how"], "exited");
+    assert_eq!(j["workload"]["value"], 0);
+    assert_eq!(j["workload"]["killed_by_sbx"], false);
+}
+
+#[test]
+fn github_annotations_only_under_github_actions() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    setup(&d);
+    learn(d.path(), &[&fs, "read", "in.txt"]);
+    let args = multi(&fs);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = enforce_in(d.path(), &d.join("p.profile"), "deny", &[], &args)
+        .env("GITHUB_ACTIONS", "true")
+        .run();
+    out.assert_code(VIOLATION);
+    let ann: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("::error "))
+        .collect();
+    assert_eq!(ann.len(), 4, "{}", out.stdout);
+    assert!(ann[0].starts_with("::error title=sbx violation (read openat)::"));
+    assert!(ann[0].contains(&abs(&d, "secret.txt")), "{}", ann[0]);
+    // Without the variable: none.
+    let out = enforce(d.path(), "deny", &args);
+    assert!(!out.stdout.contains("::error"), "{}", out.stdout);
+}
+
+#[test]
+fn no_false_alarm_on_a_second_run_here_and_in_another_dir_and_home() {
+    let fs = fx("fsops");
+    let script = format!(
+        "set -e; t=$(mktemp); echo tmpdata > \"$t\"; cat \"$t\"; rm \"$t\"; \
+         d=$(mktemp -d); echo x > \"$d/f\"; ls \"$d\"; rm -r \"$d\"; \
+         cat in.txt; cat \"$HOME/.toolrc\"; mkdir -p build; echo built > build/out.txt; \
+         cat build/out.txt; {fs} read in.txt write build/log.txt ok; echo finished"
+    );
+    let prep = |d: &Dir| {
+        d.write("work/in.txt", "input\n");
+        d.write("home/.toolrc", "conf\n");
+    };
+    let a = Dir::new();
+    prep(&a);
+    let wa = a.join("work");
+    let home_a = a.join("home");
+    let trace = a.join("trace.bin");
+    let rec = Sbx::new([OsStr::new("record"), OsStr::new("-o"), trace.as_os_str()])
+        .cwd(&wa)
+        .env("HOME", &home_a)
+        .run_with(&[
+            OsStr::new("--"),
+            OsStr::new("sh"),
+            OsStr::new("-c"),
+            OsStr::new(&script),
+        ]);
+    rec.assert_code(0);
+    let expected = rec.stdout.clone();
+    assert!(expected.ends_with("finished\n"), "{expected}");
+    let prof = a.join("p.profile");
+    Sbx::new([
+        OsStr::new("learn"),
+        trace.as_os_str(),
+        OsStr::new("-o"),
+        prof.as_os_str(),
+    ])
+    .run()
+    .assert_code(0);
+
+    let run = |dir: &Path, home: &Path| {
+        let mut s = enforce_in(dir, &prof, "kill", &[], &["sh", "-c", &script]);
+        s.cmd.env("HOME", home);
+        s.run()
+    };
+    // Same dir, second run (build/ exists now).
+    let out = run(&wa, &home_a);
+    out.assert_code(0);
+    assert_eq!(out.stdout, expected);
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+
+    // Another checkout and another HOME.
+    let b = Dir::new();
+    prep(&b);
+    let out = run(&b.join("work"), &b.join("home"));
+    out.assert_code(0);
+    assert_eq!(out.stdout, expected);
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+    assert_eq!(read(&b, "work/build/out.txt").as_deref(), Some("built\n"));
+}
+
+// ---- fail closed ----
+
+#[test]
+fn sigkill_to_sbx_kills_the_workload() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let mark = unique("sbxkilled");
+    let script = format!("sleep 1; {fs} write marker.txt x; : {mark}");
+    // Without sbx the workload writes the marker.
+    bare("sh", ["-c", &script], d.path()).assert_code(0);
+    assert!(d.join("marker.txt").exists());
+    std::fs::remove_file(d.join("marker.txt")).unwrap();
+    // The profile allows the write: only sbx's death may stop it.
+    learn(
+        d.path(),
+        &["sh", "-c", &script.replace("sleep 1", "sleep 0")],
+    );
+    std::fs::remove_file(d.join("marker.txt")).unwrap();
+
+    let mut cmd = Command::new(crate::util::sbx_bin());
+    cmd.args(["enforce", "p.profile", "--", "sh", "-c", &script])
+        .current_dir(d.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    // Wait until the workload runs.
+    let start = Instant::now();
+    while pgrep(&mark).lines().count() < 2 && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!d.join("marker.txt").exists(), "the workload survived sbx");
+    let left = pgrep(&mark);
+    assert!(left.is_empty(), "processes left: {left}");
+}
+
+#[test]
+fn workload_killing_sbx_dies_with_it() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    // Without sbx: a process that kills its parent goes on and writes.
+    let inner = format!("kill -9 $PPID; sleep 0.3; {fs} write marker.txt x");
+    let outer = format!("sh -c '{inner}'; echo parent-survived");
+    let b = bare("sh", ["-c", &outer], d.path());
+    assert_eq!(b.signal, Some(9), "{b:?}");
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(
+        d.join("marker.txt").exists(),
+        "the bare attack did not work"
+    );
+    std::fs::remove_file(d.join("marker.txt")).unwrap();
+
+    // The profile allows the write; sbx is the workload's parent.
+    learn(
+        d.path(),
+        &["sh", "-c", &inner.replace("kill -9 $PPID", "true")],
+    );
+    std::fs::remove_file(d.join("marker.txt")).unwrap();
+    let out = enforce(d.path(), "kill", &["sh", "-c", &inner]);
+    assert_eq!(out.signal, Some(9), "{out:?}");
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(
+        !d.join("marker.txt").exists(),
+        "the workload killed sbx and went on"
+    );
+}
+
+#[test]
+fn workload_cannot_ptrace_sbx_or_a_sibling() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    setup(&d);
+    // Without sbx, attaching to a sibling works.
+    let sib = format!("sleep 3 & {fs} ptrace $!; kill $!");
+    let b = bare("sh", ["-c", &sib], d.path());
+    assert!(b.stdout.contains(" ok"), "{b:?}");
+
+    // The twin lets sleep finish (killing it early could skip its locale reads).
+    learn(
+        d.path(),
+        &["sh", "-c", &format!("sleep 0.2 & {fs} read in.txt; wait")],
+    );
+    let out = enforce(d.path(), "kill", &["sh", "-c", &sib]);
+    out.assert_code(VIOLATION);
+    assert!(!out.stdout.contains(" ok"), "{}", out.stdout);
+    assert_eq!(violations(&out).len(), 1, "{}", out.stderr);
+    let out = enforce(d.path(), "deny", &["sh", "-c", &sib]);
+    out.assert_code(VIOLATION);
+    assert!(out.stdout.contains(" EPERM"), "{}", out.stdout);
+    assert!(
+        violations(&out)[0].contains("syscall ptrace"),
+        "{}",
+        out.stderr
+    );
+
+    // sbx itself is the parent of the first process.
+    let out = enforce(
+        d.path(),
+        "kill",
+        &[&fs, "ptrace", "parent", "write", "after.txt", "x"],
+    );
+    out.assert_code(VIOLATION);
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+    assert!(!d.join("after.txt").exists());
+    let out = enforce(d.path(), "deny", &[&fs, "ptrace", "parent"]);
+    out.assert_code(VIOLATION);
+    assert_eq!(out.stdout, "ptrace parent EPERM\ndone\n");
+}
+
+#[test]
+fn workload_cannot_detach() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    setup(&d);
+    // A daemon: double fork, new session, the main process exits at once; the daemon writes
+    // later.
+    let daemon = |what: &str| {
+        format!(
+            "(setsid sh -c 'sleep 0.5; {fs} write {what} x' </dev/null >/dev/null 2>&1 &); exit 0"
+        )
+    };
+    learn(d.path(), &["sh", "-c", &daemon("ok.txt")]);
+    assert!(d.join("ok.txt").exists());
+    let out = enforce(d.path(), "kill", &["sh", "-c", &daemon("victim.txt")]);
+    out.assert_code(VIOLATION);
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(read(&d, "victim.txt").as_deref(), Some("orig\n"));
+    assert!(
+        violations(&out)[0].contains(&format!("write {}", abs(&d, "victim.txt"))),
+        "{}",
+        out.stderr
+    );
+
+    // clone(CLONE_UNTRACED) would make a child sbx cannot see.
+    let un = fx("untraced");
+    let b = bare(&un, [] as [&str; 0], d.path());
+    assert_eq!(b.stdout.trim(), "clone_untraced=escaped clone3=created");
+    learn(d.path(), &[&fs, "read", "in.txt"]);
+    let mut prof = std::fs::read_to_string(d.join("p.profile")).unwrap();
+    prof.push_str(&format!("\nexec {un}\n"));
+    d.write("p.profile", &prof);
+    // Kill mode: refused in-kernel (SIGSYS), nothing printed after.
+    let out = enforce(d.path(), "kill", &[&un]);
+    out.assert_code(VIOLATION);
+    assert_eq!(out.stdout, "");
+    assert_eq!(violations(&out).len(), 1, "{}", out.stderr);
+    // Deny mode: both calls fail, no child escapes.
+    let out = enforce(d.path(), "deny", &[&un]);
+    out.assert_code(VIOLATION);
+    assert!(
+        out.stdout.starts_with("clone_untraced=EPERM clone3="),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("created"), "{}", out.stdout);
+    assert!(
+        violations(&out)
+            .iter()
+            .any(|l| l.contains("CLONE_UNTRACED")),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A profile error: exit 125 before the workload starts.
+fn assert_refused_before_start(d: &Dir, profile: &str, expect: &[&str]) {
+    let mut s = enforce_in(
+        d.path(),
+        Path::new(profile),
+        "kill",
+        &[],
+        &["touch", "started"],
+    );
+    s.cmd.env_remove("NOPE");
+    let out = s.run();
+    out.assert_code(SBX_ERROR);
+    assert!(!d.join("started").exists(), "the workload started");
+    let first = out.stderr.lines().next().unwrap_or("");
+    assert!(first.starts_with("sbx: error: "), "{}", out.stderr);
+    for e in expect {
+        assert!(first.contains(e), "{first:?} lacks {e:?}");
+    }
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn missing_malformed_or_unexpandable_profile_stops_before_the_workload() {
+    let d = Dir::new();
+    assert_refused_before_start(&d, "missing.profile", &["missing.profile"]);
+    assert_eq!(
+        enforce_in(
+            d.path(),
+            Path::new("missing.profile"),
+            "kill",
+            &[],
+            &["true"]
+        )
+        .run()
+        .stderr
+        .lines()
+        .count(),
+        1
+    );
+    d.write("bad.profile", "read /etc/passwd\nraed /etc/passwd\n");
+    assert_refused_before_start(&d, "bad.profile", &["bad.profile:2:1:", "raed"]);
+    d.write("nope.profile", "include base\nread ${NOPE}/x\n");
+    assert_refused_before_start(&d, "nope.profile", &["nope.profile:2:", "NOPE"]);
+    d.write("inc.profile", "include nosuchsnippet\n");
+    assert_refused_before_start(&d, "inc.profile", &["inc.profile:1:"]);
+}
+
+#[test]
+fn violation_status_differs_from_usage_error() {
+    let d = Dir::new();
+    let out = Sbx::new(["enforce", "--bogus", "p.profile", "--", "true"])
+        .cwd(d.path())
+        .run();
+    out.assert_code(USAGE);
+    assert_ne!(USAGE, VIOLATION);
+}
+
+// ---- paths: names, links, rules ----
+
+/// `d/work` (the workload's directory, with in.txt) and `d/outside/secret.txt`.
+fn work_and_outside(d: &Dir) -> PathBuf {
+    d.write("work/in.txt", "public\n");
+    d.write("outside/secret.txt", "s3cret\n");
+    d.join("work")
+}
+
+/// A profile allowing everything under the work dir, the fixture and the base snippet.
+fn open_profile(d: &Dir, fs: &str, extra: &str) -> PathBuf {
+    d.write(
+        "open.profile",
+        &format!(
+            "include base\nexec {fs}\nread ${{CWD}}/**\nwrite ${{CWD}}/**\ndelete ${{CWD}}/**\n{extra}"
+        ),
+    )
+}
+
+#[test]
+fn symlink_is_checked_where_it_leads() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    let target = d.join("outside/secret.txt");
+    let t = target.to_str().unwrap();
+    let b = bare(&fs, ["symlink", t, "link", "read", "link"], &w);
+    assert!(b.stdout.contains("read link ok s3cret"), "{b:?}");
+    std::fs::remove_file(w.join("link")).unwrap();
+
+    let prof = open_profile(&d, &fs, "");
+    // Creating the link is allowed (it is in the work dir); reading through it is not.
+    let out = enforce_in(
+        &w,
+        &prof,
+        "kill",
+        &[],
+        &[&fs, "symlink", t, "link", "read", "link"],
+    )
+    .run();
+    out.assert_code(VIOLATION);
+    assert_eq!(out.stdout, format!("symlink {t} ok link\n"));
+    let v = violations(&out);
+    assert_eq!(v.len(), 1, "{}", out.stderr);
+    let real = std::fs::canonicalize(&target).unwrap();
+    assert!(
+        v[0].contains(&format!("(-> {})", real.display())),
+        "the line names both the link and where it leads: {v:?}"
+    );
+    // The same read of a file in the work dir passes.
+    std::fs::remove_file(w.join("link")).unwrap();
+    enforce_in(
+        &w,
+        &prof,
+        "kill",
+        &[],
+        &[&fs, "symlink", "in.txt", "link", "read", "link"],
+    )
+    .run()
+    .assert_code(0);
+}
+
+#[test]
+fn hard_link_of_an_outside_file_is_refused() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    let t = d.join("outside/secret.txt");
+    let t = t.to_str().unwrap();
+    let b = bare(&fs, ["link", t, "hl", "read", "hl"], &w);
+    assert!(b.stdout.contains("read hl ok s3cret"), "{b:?}");
+    std::fs::remove_file(w.join("hl")).unwrap();
+
+    let prof = open_profile(&d, &fs, "");
+    let out = enforce_in(
+        &w,
+        &prof,
+        "kill",
+        &[],
+        &[&fs, "link", t, "hl", "read", "hl"],
+    )
+    .run();
+    out.assert_code(VIOLATION);
+    assert!(!w.join("hl").exists(), "the link was made");
+    assert_eq!(out.stdout, "");
+    // Inside the work dir a hard link is fine.
+    enforce_in(
+        &w,
+        &prof,
+        "kill",
+        &[],
+        &[&fs, "link", "in.txt", "hl", "read", "hl"],
+    )
+    .run()
+    .assert_code(0);
+}
+
+#[test]
+fn deny_rule_wins_over_an_allow_and_is_named() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    std::fs::write(w.join("token"), "t0ken\n").unwrap();
+    let prof = open_profile(&d, &fs, "deny read ${CWD}/token\n");
+    let out = enforce_in(
+        &w,
+        &prof,
+        "kill",
+        &[],
+        &[&fs, "read", "in.txt", "read", "token"],
+    )
+    .run();
+    out.assert_code(VIOLATION);
+    assert_eq!(out.stdout, "read in.txt ok public\n");
+    let v = violations(&out);
+    assert_eq!(v.len(), 1, "{}", out.stderr);
+    assert!(
+        v[0].contains("deny read ${CWD}/token"),
+        "the deny rule is named: {v:?}"
+    );
+}
+
+#[test]
+fn probe_rule_admits_a_read_only_while_the_path_is_absent() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    let prof = d.write(
+        "probe.profile",
+        &format!("include base\nexec {fs}\nread ${{CWD}}/in.txt\nprobe ${{CWD}}/config\n"),
+    );
+    let out = enforce_in(
+        &w,
+        &prof,
+        "kill",
+        &[],
+        &[&fs, "read", "config", "read", "in.txt"],
+    )
+    .run();
+    out.assert_code(3); // the fixture's own status: the probe failed with ENOENT
+    assert_eq!(
+        out.stdout,
+        "read config ENOENT\nread in.txt ok public\ndone\n"
+    );
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+
+    std::fs::write(w.join("config"), "planted\n").unwrap();
+    let out = enforce_in(
+        &w,
+        &prof,
+        "kill",
+        &[],
+        &[&fs, "read", "config", "read", "in.txt"],
+    )
+    .run();
+    out.assert_code(VIOLATION);
+    assert!(!out.stdout.contains("planted"), "{}", out.stdout);
+    assert_eq!(violations(&out).len(), 1, "{}", out.stderr);
+}
+
+#[test]
+fn metadata_is_checked_only_with_the_flag() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    let t = d.join("outside/secret.txt");
+    let t = t.to_str().unwrap();
+    let prof = open_profile(&d, &fs, "");
+    // Without --metadata, stat is free (documented: metadata is not protected by default).
+    let out = enforce_in(&w, &prof, "kill", &[], &[&fs, "stat", t, "stat", "in.txt"]).run();
+    out.assert_code(0);
+    let out = enforce_in(
+        &w,
+        &prof,
+        "kill",
+        &["--metadata"],
+        &[&fs, "stat", "in.txt", "stat", t],
+    )
+    .run();
+    out.assert_code(VIOLATION);
+    assert_eq!(out.stdout, "stat in.txt ok\n");
+    let v = violations(&out);
+    assert!(v.iter().any(|l| l.contains(t)), "{v:?}");
+}
+
+#[test]
+#[ignore = "learn bug: fstat of a pipe (newfstatat(fd, \"\", AT_EMPTY_PATH)) becomes `stat pipe:\\[N\\]`, a rule the parser rejects"]
+fn learned_metadata_profile_round_trips() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    setup(&d);
+    let trace = d.join("trace.bin");
+    Sbx::new([
+        OsStr::new("record"),
+        OsStr::new("--metadata"),
+        OsStr::new("-o"),
+        trace.as_os_str(),
+    ])
+    .cwd(d.path())
+    .run_with(&[
+        OsStr::new("--"),
+        OsStr::new(&fs),
+        OsStr::new("stat"),
+        OsStr::new("in.txt"),
+    ])
+    .assert_code(0);
+    Sbx::new(["learn", "trace.bin", "-o", "p.profile"])
+        .cwd(d.path())
+        .run()
+        .assert_code(0);
+    let out = enforce_in(
+        d.path(),
+        Path::new("p.profile"),
+        "kill",
+        &["--metadata"],
+        &[&fs, "stat", "in.txt"],
+    )
+    .run();
+    out.assert_code(0);
+}
+
+#[test]
+fn a_violating_thread_is_stopped_and_its_siblings_with_it() {
+    let th = fx("threads_open");
+    let d = Dir::new();
+    learn(d.path(), &[&th, ".", "1", "2"]);
+    let prof = std::fs::read_to_string(d.join("p.profile")).unwrap();
+    assert!(prof.contains("write ${CWD}/t0_1"), "{prof}");
+    for f in ["t0_0", "t0_1"] {
+        std::fs::remove_file(d.join(f)).unwrap();
+    }
+    let out = enforce(d.path(), "kill", &[&th, ".", "4", "20"]);
+    out.assert_code(VIOLATION);
+    assert!(!out.stdout.contains("threads done"));
+    let v = violations(&out);
+    assert!(
+        !v.is_empty() && v.iter().all(|l| l.contains(" write ")),
+        "{v:?}"
+    );
+    for t in 1..4 {
+        for j in 0..20 {
+            assert!(
+                !d.join(&format!("t{t}_{j}")).exists(),
+                "t{t}_{j} was created"
+            );
+        }
+    }
+}
+
+/// `enforce -o seen.bin` in deny mode on a read of secret.txt; the outcomes of the recorded
+/// opens of secret.txt.
+fn record_while_enforcing(d: &Dir) -> Vec<sbx::event::Outcome> {
+    let fs = fx("fsops");
+    setup(d);
+    learn(d.path(), &[&fs, "read", "in.txt"]);
+    let out = enforce_in(
+        d.path(),
+        Path::new("p.profile"),
+        "deny",
+        &["-o", "seen.bin"],
+        &[&fs, "read", "in.txt", "read", "secret.txt"],
+    )
+    .run();
+    out.assert_code(VIOLATION);
+    let (_, ev) = crate::util::read_trace(&d.join("seen.bin"));
+    let secret = abs(d, "secret.txt");
+    ev.iter()
+        .filter_map(|e| match &e.kind {
+            sbx::event::EventKind::Syscall(sc)
+                if sc.targets.iter().any(|t| {
+                    matches!(&t.object, sbx::event::Object::Path(p)
+                        if crate::util::s(p.effective()) == secret)
+                }) =>
+            {
+                Some(sc.outcome)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn enforce_can_record_the_run_at_the_same_time() {
+    let d = Dir::new();
+    let seen = record_while_enforcing(&d);
+    assert_eq!(
+        seen.len(),
+        1,
+        "the open of secret.txt is in the trace: {seen:?}"
+    );
+    // Learning from it with the profile as base gives the widened profile.
+    let l = Sbx::new(["learn", "--base", "p.profile", "seen.bin"])
+        .cwd(d.path())
+        .run();
+    l.assert_code(0);
+    assert!(l.stdout.contains("read ${CWD}/secret.txt"), "{}", l.stdout);
+    assert!(l.stdout.contains("read ${CWD}/in.txt"), "{}", l.stdout);
+}
+
+#[test]
+#[ignore = "enforce -o records a denied call with outcome Unknown, not Denied(EACCES): RecordSink has no way to be told the verdict"]
+fn recorded_trace_marks_denied_calls() {
+    let d = Dir::new();
+    let seen = record_while_enforcing(&d);
+    assert_eq!(seen, [sbx::event::Outcome::Denied(13)]);
+}
+
+// ---- escapes: foreign ABI, fileless exec, network spellings ----
+
+#[test]
+fn foreign_abi_is_refused_and_reported_in_every_mode() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    // Without sbx, a 64-bit process creates a file through the i386 ABI.
+    let b = bare(&fs, ["int80", "made"], &w);
+    assert!(b.stdout.contains("int80 made ok"), "{b:?}");
+    assert!(w.join("made").exists());
+    std::fs::remove_file(w.join("made")).unwrap();
+
+    // The profile allows writing that file: only the ABI is refused.
+    let prof = open_profile(&d, &fs, "");
+    for (mode, code) in [
+        ("kill", VIOLATION),
+        ("deny", VIOLATION),
+        ("audit", 128 + 31),
+    ] {
+        let out = enforce_in(&w, &prof, mode, &[], &[&fs, "int80", "made"]).run();
+        out.assert_code(code);
+        assert!(!w.join("made").exists(), "{mode}: the i386 open ran");
+        assert_eq!(out.stdout, "", "{mode}");
+        let v = violations(&out);
+        assert_eq!(v.len(), 1, "{mode}: {}", out.stderr);
+        assert!(v[0].contains("refused in-kernel"), "{mode}: {v:?}");
+        assert!(
+            !out.stderr.trim_end().ends_with(':'),
+            "{mode}: no empty list of rules: {}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn fileless_exec_is_refused_even_when_a_rule_names_it() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    // Without sbx: the memfd copy of echo runs.
+    let b = bare(&fs, ["memfdexec", "/bin/echo"], &w);
+    b.assert_code(0);
+    assert_eq!(b.stdout, "\n", "{b:?}");
+
+    // The memfd shows up as `/memfd:payload (deleted)`; a rule naming it must not allow it.
+    let prof = open_profile(
+        &d,
+        &fs,
+        "read /usr/bin/echo\nread /bin/echo\nexec \"/memfd:payload (deleted)\"\nexec /memfd:*\n",
+    );
+    let out = enforce_in(&w, &prof, "kill", &[], &[&fs, "memfdexec", "/bin/echo"]).run();
+    out.assert_code(VIOLATION);
+    assert_eq!(out.stdout, "");
+    let v = violations(&out);
+    assert_eq!(v.len(), 1, "{}", out.stderr);
+    assert!(v[0].contains("exec /memfd:payload"), "{v:?}");
+    let out = enforce_in(&w, &prof, "deny", &[], &[&fs, "memfdexec", "/bin/echo"]).run();
+    out.assert_code(VIOLATION);
+    assert_eq!(out.stdout, "memfdexec /bin/echo EACCES\ndone\n");
+}
+
+#[test]
+fn network_spellings_ipv4_mapped_and_sendmmsg_are_checked() {
+    let net = fx("net");
+    let d = Dir::new();
+    let (ok_l, ok_p) = tcp_listener();
+    let (bad_l, bad_p) = tcp_listener();
+    let (ok_u, ok_up) = udp_receiver();
+    let (bad_u, bad_up) = udp_receiver();
+    let (okp, badp, okup, badup) = (
+        ok_p.to_string(),
+        bad_p.to_string(),
+        ok_up.to_string(),
+        bad_up.to_string(),
+    );
+    let m = "::ffff:127.0.0.1";
+    // Without sbx both spellings reach the listeners.
+    let b = bare(
+        &net,
+        [
+            "connect",
+            m,
+            &badp,
+            "send",
+            m,
+            &badup,
+            "sendmmsg",
+            "127.0.0.1",
+            &badup,
+        ],
+        d.path(),
+    );
+    b.assert_code(0);
+    assert!(accepted(&bad_l).is_some());
+    assert!(received(&bad_u).is_some() && received(&bad_u).is_some());
+
+    let prof = d.write(
+        "net.profile",
+        &format!(
+            "include base\nexec {net}\nconnect tcp 127.0.0.1:{okp}\nsend udp 127.0.0.1:{okup}\n"
+        ),
+    );
+    // The allowed addresses, in the IPv6 spelling and through sendmmsg: pass.
+    let args = [
+        &net,
+        "connect",
+        m,
+        &okp,
+        "send",
+        m,
+        &okup,
+        "sendmmsg",
+        "127.0.0.1",
+        &okup,
+    ];
+    let out = enforce_in(d.path(), &prof, "kill", &[], &args).run();
+    out.assert_code(0);
+    assert!(accepted(&ok_l).is_some());
+    assert!(received(&ok_u).is_some() && received(&ok_u).is_some());
+
+    for (op, host, port, what) in [
+        ("connect", m, &badp, format!("connect tcp 127.0.0.1:{badp}")),
+        ("send", m, &badup, format!("send udp 127.0.0.1:{badup}")),
+        (
+            "sendmmsg",
+            "127.0.0.1",
+            &badup,
+            format!("send udp 127.0.0.1:{badup}"),
+        ),
+    ] {
+        let out = enforce_in(d.path(), &prof, "kill", &[], &[&net, op, host, port]).run();
+        out.assert_code(VIOLATION);
+        assert_eq!(accepted(&bad_l), None, "{op}");
+        assert_eq!(received(&bad_u), None, "{op}");
+        let v = violations(&out);
+        assert_eq!(v.len(), 1, "{op}: {}", out.stderr);
+        assert!(v[0].contains(&what), "{op}: {v:?} lacks {what}");
+    }
+}
+
+// ---- time of check, time of use ----
+
+/// Runs the race fixture bare (it must leak: the attack works) and under `sbx enforce --mode
+/// deny` (where it may retry after each refusal) for `ms` milliseconds; returns sbx's stdout.
+fn race_under_sbx(mode: &str, ms: &str) -> String {
+    let race = fx("race");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    let secret = d.join("outside/secret.txt");
+    let secret = secret.to_str().unwrap();
+    let b = bare(&race, [mode, "in.txt", secret, ms], &w);
+    assert!(
+        b.stdout.starts_with("LEAK s3cret"),
+        "the race does not work bare: {b:?}"
+    );
+    for f in ["race.lnk", "race.tmp"] {
+        let _ = std::fs::remove_file(w.join(f));
+    }
+    let prof = open_profile(&d, &race, "");
+    let out = enforce_in(&w, &prof, "deny", &[], &[&race, mode, "in.txt", secret, ms]).run();
+    out.stdout
+}
+
+#[test]
+#[ignore = "TOCTOU: the kernel re-resolves the path after sbx checked it; a thread flipping a symlink leaks the target (tracer design, see report)"]
+fn symlink_flipped_after_the_check_does_not_leak() {
+    let out = race_under_sbx("symlink", "2000");
+    assert!(out.starts_with("no leak"), "{out}");
+}
+
+#[test]
+#[ignore = "TOCTOU: another thread rewrites the path buffer between sbx's read and the kernel's copy (tracer design, see report)"]
+fn path_rewritten_after_the_check_does_not_leak() {
+    let out = race_under_sbx("argmem", "2000");
+    assert!(out.starts_with("no leak"), "{out}");
+}
+
+#[test]
+fn proc_magic_links_and_dirfds_are_resolved_before_the_check() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    let outside = std::fs::canonicalize(d.join("outside")).unwrap();
+    let outside = outside.to_str().unwrap();
+    let secret = format!("{outside}/secret.txt");
+    let prof = open_profile(&d, &fs, &format!("read {outside}\nread ${{CWD}}\n"));
+    let ways: [&[&str]; 3] = [
+        &["read", &format!("/proc/self/root{secret}")],
+        &["read", "/proc/self/cwd/../outside/secret.txt"],
+        &["readat", outside, "secret.txt"],
+    ];
+    for way in ways {
+        // Without sbx each way reads the secret.
+        let b = bare(&fs, way, &w);
+        assert!(b.stdout.contains("ok s3cret"), "{way:?}: {b:?}");
+        let args: Vec<&str> = std::iter::once(fs.as_str())
+            .chain(way.iter().copied())
+            .collect();
+        let out = enforce_in(&w, &prof, "kill", &[], &args).run();
+        out.assert_code(VIOLATION);
+        assert!(!out.stdout.contains("s3cret"), "{way:?}: {}", out.stdout);
+        let v = violations(&out);
+        assert_eq!(v.len(), 1, "{way:?}: {}", out.stderr);
+        assert!(
+            v[0].contains(&secret),
+            "{way:?}: the line names the real file: {v:?}"
+        );
+    }
+    // A dirfd to an allowed file passes. (A /proc/self/root spelling needs its own rule:
+    // both names are checked.)
+    let inside = std::fs::canonicalize(&w).unwrap();
+    let inside = inside.to_str().unwrap();
+    let out = enforce_in(&w, &prof, "kill", &[], &[&fs, "readat", inside, "in.txt"]).run();
+    out.assert_code(0);
+}
+
+#[test]
+fn workload_stopping_sbx_only_stalls_itself() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    setup(&d);
+    let prof = d.write(
+        "st.profile",
+        &format!("include shell\nexec {fs}\nread ${{CWD}}/**\n"),
+    );
+    let script = format!("kill -STOP $PPID; {fs} write victim.txt pwned");
+    let mut child = Command::new(crate::util::sbx_bin())
+        .arg("enforce")
+        .arg(&prof)
+        .args(["--", "sh", "-c", &script])
+        .current_dir(d.path())
+        .env_remove("LD_LIBRARY_PATH")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    let state = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit(") ").next().map(|r| r.chars().next()))
+            .flatten()
+    };
+    let start = Instant::now();
+    while state() != Some('T') && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(state(), Some('T'), "sbx was not stopped");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        read(&d, "victim.txt").as_deref(),
+        Some("orig\n"),
+        "written while sbx was stopped"
+    );
+    Command::new("kill").args(["-CONT", &pid]).status().unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("sbx hung after SIGCONT");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(VIOLATION));
+    assert_eq!(read(&d, "victim.txt").as_deref(), Some("orig\n"));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(err.contains("sbx: violation: "), "{err}");
+}
+
+#[test]
+fn unix_socket_connect_not_in_the_profile() {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixListener};
+    let net = fx("net");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    let ok_path = d.join("outside/ok.sock");
+    let bad_path = d.join("outside/bad.sock");
+    let listen = |l: UnixListener| {
+        l.set_nonblocking(true).unwrap();
+        l
+    };
+    let ok_l = listen(UnixListener::bind(&ok_path).unwrap());
+    let bad_l = listen(UnixListener::bind(&bad_path).unwrap());
+    let name = unique("abs");
+    let abs_l = listen(
+        UnixListener::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).unwrap()).unwrap(),
+    );
+    let got = |l: &UnixListener| match l.accept() {
+        Ok((mut s, _)) => {
+            use std::io::Read;
+            s.set_nonblocking(false).unwrap();
+            s.set_read_timeout(Some(Duration::from_millis(500)))
+                .unwrap();
+            let mut b = Vec::new();
+            let _ = s.read_to_end(&mut b);
+            Some(b)
+        }
+        Err(_) => None,
+    };
+    let (okp, badp) = (ok_path.to_str().unwrap(), bad_path.to_str().unwrap());
+    let at = format!("@{name}");
+    // Without sbx both are reachable.
+    bare(&net, ["uconnect", badp, "-", "uconnect", &at, "-"], &w).assert_code(0);
+    assert_eq!(got(&bad_l).as_deref(), Some(&b"hello\n"[..]));
+    assert_eq!(got(&abs_l).as_deref(), Some(&b"hello\n"[..]));
+
+    let prof = open_profile(&d, &net, &format!("connect unix {okp}\n"));
+    let out = enforce_in(&w, &prof, "kill", &[], &[&net, "uconnect", okp, "-"]).run();
+    out.assert_code(0);
+    assert!(got(&ok_l).is_some());
+    for target in [badp, at.as_str()] {
+        let out = enforce_in(&w, &prof, "kill", &[], &[&net, "uconnect", target, "-"]).run();
+        out.assert_code(VIOLATION);
+        assert_eq!(got(&bad_l), None, "{target}");
+        assert_eq!(got(&abs_l), None, "{target}");
+        let v = violations(&out);
+        assert_eq!(v.len(), 1, "{target}: {}", out.stderr);
+        assert!(v[0].contains(&format!("connect unix {target}")), "{v:?}");
+    }
+}
+
+#[test]
+#[ignore = "learn keeps gcc's temp names exact (${TMPDIR}/ccH4IJ9C.s): a second C build is a false alarm"]
+fn no_false_alarm_for_a_git_and_c_build_in_another_dir_and_home() {
+    let script = "git init -q . && git add m.c Makefile && git commit -qm init && make -s && ./m \
+                  && git status --short";
+    let prep = |d: &Dir| {
+        d.write(
+            "home/.gitconfig",
+            "[user]\n\tname = T\n\temail = t@example.com\n",
+        );
+        d.write(
+            "work/m.c",
+            "#include <stdio.h>\nint main(void){puts(\"built\");return 0;}\n",
+        );
+        d.write("work/Makefile", "all: m\nm: m.c\n\tcc -o m m.c\n");
+    };
+    let a = Dir::new();
+    prep(&a);
+    let trace = a.join("trace.bin");
+    let prof = a.join("p.profile");
+    let rec = Sbx::new([OsStr::new("record"), OsStr::new("-o"), trace.as_os_str()])
+        .cwd(&a.join("work"))
+        .env("HOME", a.join("home"))
+        .run_with(&[
+            OsStr::new("--"),
+            OsStr::new("sh"),
+            OsStr::new("-c"),
+            OsStr::new(script),
+        ]);
+    rec.assert_code(0);
+    assert_eq!(rec.stdout, "built\n?? m\n");
+    Sbx::new([
+        OsStr::new("learn"),
+        trace.as_os_str(),
+        OsStr::new("-o"),
+        prof.as_os_str(),
+    ])
+    .run()
+    .assert_code(0);
+    let b = Dir::new();
+    prep(&b);
+    let mut s = enforce_in(&b.join("work"), &prof, "kill", &[], &["sh", "-c", script]);
+    s.cmd.env("HOME", b.join("home"));
+    let out = s.run();
+    out.assert_code(0);
+    assert_eq!(out.stdout, rec.stdout);
+}
