@@ -454,6 +454,56 @@ mod tests {
         }
     }
 
+    /// Decoding follows the architecture of the raw call, not the host: the same openat words
+    /// mean O_NOFOLLOW on aarch64 and O_LARGEFILE on x86_64, and an aarch64 trace decodes the
+    /// same way on either host.
+    #[test]
+    fn decode_uses_the_calls_architecture() {
+        use crate::decode::memory::{FakeMemory, FakeProc};
+        use crate::decode::{RawSyscall, decode};
+        use crate::event::Object;
+
+        let mut bytes = b"/w/link\0".to_vec();
+        bytes.resize(16, 0);
+        let mem = FakeMemory {
+            base: 0x1000,
+            bytes,
+        };
+        let mut view = FakeProc {
+            pid: 7,
+            tid: 7,
+            cwd: b"/w".to_vec(),
+            ..FakeProc::default()
+        };
+        view.symlinks
+            .insert(b"/w/link".to_vec(), b"/etc/shadow".to_vec());
+        let at_fdcwd = u64::from_le_bytes((-100i64).to_le_bytes());
+        let bit_0x8000 = 0o100_000; // aarch64 O_NOFOLLOW, x86_64 O_LARGEFILE
+        for (arch, want) in [
+            (Arch::Aarch64, &b"/w/link"[..]),
+            (Arch::X86_64, &b"/etc/shadow"[..]),
+        ] {
+            let Some(def) = arch.by_name("openat") else {
+                panic!("{arch:?} has no openat")
+            };
+            let raw = RawSyscall {
+                arch,
+                nr: u64::from(def.nr),
+                args: [at_fdcwd, 0x1000, bit_0x8000, 0, 0, 0],
+            };
+            let d = decode(def, &raw, &mem, &view);
+            let paths: Vec<&[u8]> = d
+                .targets
+                .iter()
+                .filter_map(|t| match &t.object {
+                    Object::Path(p) => Some(p.effective()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(paths, vec![want], "{arch:?}");
+        }
+    }
+
     // ---- against the kernel's own lists ----
 
     /// Syscalls added after 6.1 (the kernel headers of Debian 12, where CI runs): a table row
