@@ -57,6 +57,29 @@ impl Arch {
         }
     }
 
+    /// The machine code of the syscall instruction, for injecting a syscall into a stopped
+    /// tracee (the guard mapping of the race defence, design.md section 5): x86_64 `syscall`
+    /// (`0f 05`), aarch64 `svc #0` (`0xd4000001`, stored little-endian). Afterwards the program
+    /// counter is just past it: to run it again, move the PC back by its length.
+    pub fn syscall_insn(self) -> &'static [u8] {
+        match self {
+            Arch::X86_64 => &[0x0f, 0x05],
+            Arch::Aarch64 => &[0x01, 0x00, 0x00, 0xd4],
+        }
+    }
+
+    /// The smallest user address space, in bits, that a supported kernel configuration gives a
+    /// process: the race defence's guard window must lie below `1 << bits`. x86_64: 47
+    /// (4-level paging; 5-level paging maps above only on request). aarch64: 39 (4 KiB pages
+    /// with 3 levels, as on Raspberry Pi OS and Android kernels; 48 is common, 52 only on
+    /// request; the EXPERT-only 36-bit configuration is not supported).
+    pub fn min_user_va_bits(self) -> u32 {
+        match self {
+            Arch::X86_64 => 47,
+            Arch::Aarch64 => 39,
+        }
+    }
+
     /// The table of this architecture, sorted by number.
     pub fn table(self) -> &'static [SyscallDef] {
         match self {
@@ -502,6 +525,35 @@ mod tests {
                 .collect();
             assert_eq!(paths, vec![want], "{arch:?}");
         }
+    }
+
+    #[test]
+    fn race_defence_constants() {
+        // svc #0: opcode 0xd4000001 (SVC, imm16 = 0 in bits 5..20, LL = 01).
+        let svc = 0xd400_0000u32 | 0b01;
+        assert_eq!(Arch::Aarch64.syscall_insn(), svc.to_le_bytes());
+        assert_eq!(Arch::X86_64.syscall_insn(), [0x0f, 0x05]);
+        for arch in ARCHES {
+            // A 4 GiB window and the one below it must fit under the smallest address space,
+            // and under the filter's 56-bit window test.
+            let bits = arch.min_user_va_bits();
+            assert!((34..=56).contains(&bits), "{arch:?}");
+        }
+    }
+
+    /// The native instruction is the one the C library's `syscall(3)` executes.
+    #[test]
+    fn syscall_insn_is_what_libc_uses() {
+        let insn = Arch::native().syscall_insn();
+        let f: unsafe extern "C" fn(libc::c_long, ...) -> libc::c_long = libc::syscall;
+        let code = f as *const u8;
+        // SAFETY: `code` is the entry of glibc's syscall(), inside libc's mapped, readable text
+        // segment, which extends far beyond the 96 bytes read here; nothing writes to it.
+        let bytes = unsafe { std::slice::from_raw_parts(code, 96) };
+        assert!(
+            bytes.windows(insn.len()).any(|w| w == insn),
+            "{insn:02x?} not in {bytes:02x?}"
+        );
     }
 
     // ---- against the kernel's own lists ----
