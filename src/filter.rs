@@ -516,6 +516,13 @@ mod tests {
             assert_eq!(progs.len(), x86.len());
             assert_ne!(progs, x86);
             assert!(progs.iter().all(|p| !p.is_empty() && p.len() <= 4096));
+            // Every program first compares seccomp_data.arch with AUDIT_ARCH_AARCH64 and kills
+            // on any other value: how the compat arm32 ABI (AUDIT_ARCH_ARM) is refused.
+            for p in &progs {
+                assert_eq!(p[1].k, crate::arch::AUDIT_ARCH_AARCH64);
+                assert_eq!((p[1].jt, p[1].jf), (1, 0));
+                assert_eq!(p[2].k, 0x8000_0000); // SECCOMP_RET_KILL_PROCESS
+            }
         }
         assert_eq!(class_of(Arch::Aarch64, 56), Some(Class::Checked)); // openat
         assert_eq!(class_of(Arch::Aarch64, 257), None); // x86_64's openat: a hole here

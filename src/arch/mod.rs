@@ -453,6 +453,23 @@ mod tests {
         }
     }
 
+    /// Since 5.1 every architecture gets new syscalls at the same number (424 on), so the two
+    /// tables must agree row for row there: the aarch64 rows newer than any installed headers
+    /// are checked against the x86_64 ones, which were checked against a running 6.18 kernel.
+    #[test]
+    fn unified_numbers_from_424_agree() {
+        let tail = |arch: Arch| -> Vec<(u32, &str)> {
+            arch.table()
+                .iter()
+                .filter(|d| d.nr >= 424)
+                .map(|d| (d.nr, d.name))
+                .collect()
+        };
+        let x = tail(Arch::X86_64);
+        assert_eq!(x.len(), 46);
+        assert_eq!(tail(Arch::Aarch64), x);
+    }
+
     #[test]
     fn names_in_one_table_only_are_documented() {
         let x = names(Arch::X86_64);

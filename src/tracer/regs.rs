@@ -26,7 +26,7 @@ pub fn skip_syscall(tid: i32, ret: i64) -> Result<(), Error> {
     let mut regs = ptrace::getregs(pid).map_err(err(tid, "PTRACE_GETREGS"))?;
     // orig_rax = -1: the kernel skips the syscall and returns rax as the result.
     regs.orig_rax = u64::MAX;
-    regs.rax = ret as u64;
+    regs.rax = ret.cast_unsigned();
     ptrace::setregs(pid, regs).map_err(err(tid, "PTRACE_SETREGS"))
 }
 
