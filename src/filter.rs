@@ -65,6 +65,12 @@ const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
 const SHM_REMAP: u64 = 0x4000;
 const MREMAP_FIXED: u64 = 2;
 const FOUR_GIB: u64 = 1 << 32;
+/// The address bits the window test compares: 32..=55. Bits 56..=63 are left out because the
+/// kernel ignores them in the addresses of mprotect, munmap, madvise, mremap (old address),
+/// mseal...: aarch64's tagged-address ABI (`prctl(PR_SET_TAGGED_ADDR_CTRL)`, open to any
+/// workload) accepts a non-zero top byte there, and x86_64 LAM masks bits 57..=62. A stray
+/// match only costs a stop.
+const WINDOW_BITS: u64 = 0x00ff_ffff_0000_0000;
 const ENOSYS: u32 = 38;
 const EPERM: u32 = 1;
 
@@ -117,7 +123,7 @@ pub struct GuardWindow {
 pub enum FilterError {
     #[error("seccompiler cannot target architecture {arch:?}")]
     Arch { arch: Arch },
-    #[error("guard window base {base:#x} is not 4 GiB aligned and above 4 GiB")]
+    #[error("guard window base {base:#x} is not 4 GiB aligned, above 4 GiB and below 2^56")]
     GuardBase { base: u64 },
     #[error("the table of {arch:?} is empty: refusing to build a filter that knows no syscall")]
     EmptyTable { arch: Arch },
@@ -146,7 +152,7 @@ pub fn build(spec: &FilterSpec) -> Result<Vec<BpfProgram>, FilterError> {
         return Err(FilterError::EmptyTable { arch: spec.arch });
     }
     if let Some(g) = spec.guard
-        && (g.base % FOUR_GIB != 0 || g.base < FOUR_GIB)
+        && (g.base % FOUR_GIB != 0 || g.base < FOUR_GIB || g.base & !WINDOW_BITS != 0)
     {
         return Err(FilterError::GuardBase { base: g.base });
     }
@@ -208,14 +214,14 @@ fn any_bit(arg: u8, bits: u64) -> Vec<SeccompRule> {
 }
 
 /// The conditions "argument `arg`'s high word is the window's or the one below" (two
-/// alternatives), each combined with `extra`.
+/// alternatives, compared on [`WINDOW_BITS`] only), each combined with `extra`.
 fn in_window(arg: u8, base: u64, extra: &[SeccompCondition]) -> Vec<SeccompRule> {
-    let hi = base & !(FOUR_GIB - 1);
+    let hi = base & WINDOW_BITS;
     [hi, hi - FOUR_GIB]
         .into_iter()
         .map(|h| {
             let mut c = extra.to_vec();
-            c.push(cond(arg, SeccompCmpOp::MaskedEq(!(FOUR_GIB - 1)), h));
+            c.push(cond(arg, SeccompCmpOp::MaskedEq(WINDOW_BITS), h));
             rule(c)
         })
         .collect()
@@ -490,9 +496,36 @@ mod tests {
         assert!(matches!(build(&s), Err(FilterError::GuardBase { .. })));
         s.guard = Some(GuardWindow { base: 0 });
         assert!(matches!(build(&s), Err(FilterError::GuardBase { .. })));
-        s.guard = None;
-        s.arch = Arch::Aarch64;
-        assert!(matches!(build(&s), Err(FilterError::EmptyTable { .. })));
+        s.guard = Some(GuardWindow { base: 1 << 56 });
+        assert!(matches!(build(&s), Err(FilterError::GuardBase { .. })));
+    }
+
+    /// The aarch64 table builds the same programs (the BPF differs only in AUDIT_ARCH and
+    /// numbers); live probes run on x86_64 only (qemu-user has no seccomp).
+    #[test]
+    fn builds_for_aarch64() {
+        for mode in [FilterMode::Record, enforce(&["ptrace"], Refuse::Kill)] {
+            let mut s = spec(mode, true, true);
+            s.arch = Arch::Aarch64;
+            let progs = build(&s).expect("build");
+            let x86 = build(&FilterSpec {
+                arch: Arch::X86_64,
+                ..s.clone()
+            })
+            .expect("build");
+            assert_eq!(progs.len(), x86.len());
+            assert_ne!(progs, x86);
+            assert!(progs.iter().all(|p| !p.is_empty() && p.len() <= 4096));
+            // Every program first compares seccomp_data.arch with AUDIT_ARCH_AARCH64 and kills
+            // on any other value: how the compat arm32 ABI (AUDIT_ARCH_ARM) is refused.
+            for p in &progs {
+                assert_eq!(p[1].k, crate::arch::AUDIT_ARCH_AARCH64);
+                assert_eq!((p[1].jt, p[1].jf), (1, 0));
+                assert_eq!(p[2].k, 0x8000_0000); // SECCOMP_RET_KILL_PROCESS
+            }
+        }
+        assert_eq!(class_of(Arch::Aarch64, 56), Some(Class::Checked)); // openat
+        assert_eq!(class_of(Arch::Aarch64, 257), None); // x86_64's openat: a hole here
     }
 
     #[test]
@@ -749,6 +782,12 @@ mod tests {
                 p(
                     libc::SYS_mprotect,
                     [WINDOW - 4096, 4096, 0, 0, 0, 0],
+                    Want::Err(ENOSYS),
+                ),
+                // A tagged pointer (aarch64 TBI, x86_64 LAM): the kernel ignores the top bits.
+                p(
+                    libc::SYS_mprotect,
+                    [(WINDOW + 4096) | (0x5a << 56), 4096, 0, 0, 0, 0],
                     Want::Err(ENOSYS),
                 ),
                 p(

@@ -30,12 +30,48 @@ pub fn skip_syscall(tid: i32, ret: i64) -> Result<(), Error> {
     ptrace::setregs(pid, regs).map_err(err(tid, "PTRACE_SETREGS"))
 }
 
+/// `NT_ARM_SYSTEM_CALL` (`linux/elf.h`): the regset holding the number of the syscall the
+/// kernel is about to run (`pt_regs::syscallno`), which is not among the general registers.
+/// nix 0.32 has no type for it, hence the raw call in [`set_syscall_nr`].
+#[cfg(target_arch = "aarch64")]
+const NT_ARM_SYSTEM_CALL: usize = 0x404;
+
+/// `PTRACE_SETREGSET(NT_ARM_SYSTEM_CALL)`: replace the number of the stopped syscall; -1
+/// makes the kernel skip it (arm64 `syscall_trace_enter` returns `NO_SYSCALL` and x0 is
+/// returned as is).
+#[cfg(target_arch = "aarch64")]
+fn set_syscall_nr(tid: i32, nr: i32) -> Result<(), Error> {
+    let mut value: libc::c_int = nr;
+    let mut iov = libc::iovec {
+        iov_base: std::ptr::from_mut(&mut value).cast(),
+        iov_len: std::mem::size_of::<libc::c_int>(),
+    };
+    // SAFETY: `iov` is a live iovec on our stack describing `value`, a live c_int of exactly
+    // `iov_len` bytes; for NT_ARM_SYSTEM_CALL the kernel reads one int through it (it checks
+    // the length) and writes back at most `iov_len` into `iov.iov_len`. Both outlive the call.
+    let r = unsafe {
+        libc::ptrace(
+            libc::PTRACE_SETREGSET,
+            libc::pid_t::from(tid),
+            std::ptr::without_provenance_mut::<libc::c_void>(NT_ARM_SYSTEM_CALL),
+            std::ptr::from_mut(&mut iov).cast::<libc::c_void>(),
+        )
+    };
+    nix::errno::Errno::result(r)
+        .map(drop)
+        .map_err(err(tid, "PTRACE_SETREGSET(NT_ARM_SYSTEM_CALL)"))
+}
+
 /// Skip the syscall the tracee is stopped in (seccomp stop) and make it return `ret`.
+///
+/// aarch64 keeps the syscall number apart from the registers: set it to -1 through
+/// `NT_ARM_SYSTEM_CALL`, then put `ret` in x0, which is both argument 0 and the result
+/// register (the kernel keeps the original argument in `orig_x0` for restarts only).
 #[cfg(target_arch = "aarch64")]
 pub fn skip_syscall(tid: i32, ret: i64) -> Result<(), Error> {
-    use nix::sys::ptrace::regset::{NT_ARM_SYSTEM_CALL, NT_PRSTATUS};
+    use nix::sys::ptrace::regset::NT_PRSTATUS;
     let pid = Pid::from_raw(tid);
-    ptrace::setregset::<NT_ARM_SYSTEM_CALL>(pid, -1).map_err(err(tid, "PTRACE_SETREGSET"))?;
+    set_syscall_nr(tid, -1)?;
     let mut regs = ptrace::getregset::<NT_PRSTATUS>(pid).map_err(err(tid, "PTRACE_GETREGSET"))?;
     regs.regs[0] = ret.cast_unsigned();
     ptrace::setregset::<NT_PRSTATUS>(pid, regs).map_err(err(tid, "PTRACE_SETREGSET"))
@@ -62,7 +98,12 @@ pub fn set_arg(tid: i32, index: u8, value: u64) -> Result<(), Error> {
     ptrace::setregs(pid, regs).map_err(err(tid, "PTRACE_SETREGS"))
 }
 
-/// Set argument register `index` (0-based) of the syscall the tracee is stopped in.
+/// Set argument register `index` (0-based) of the syscall the tracee is stopped in: x0..x5.
+///
+/// At a seccomp stop the kernel has not yet read the arguments; it reads x0..x5 from
+/// `pt_regs` after the stop, so a re-pointed argument is what the syscall sees. If the call is
+/// later restarted after a signal, the kernel restores x0 from `orig_x0` (the value before the
+/// stop) and re-enters the syscall, which passes through seccomp again and stops again.
 #[cfg(target_arch = "aarch64")]
 pub fn set_arg(tid: i32, index: u8, value: u64) -> Result<(), Error> {
     use nix::sys::ptrace::regset::NT_PRSTATUS;
