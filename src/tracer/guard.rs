@@ -24,8 +24,10 @@ use nix::unistd::Pid;
 use super::{Error, ptrace, regs};
 use crate::decode::{BlobKind, Decoded};
 
-/// Where the region lives: 4 GiB-aligned, far below the usual mmap base and above PIE text.
-pub const WINDOW_BASE: u64 = 0x0000_03fe_0000_0000;
+/// Where the region lives: 4 GiB-aligned at 256 GiB, inside the smallest user address space
+/// of both architectures (aarch64 kernels may give user space only 39 bits), far above a
+/// non-PIE program's brk heap and below PIE text and the mmap base.
+pub const WINDOW_BASE: u64 = 0x0000_0040_0000_0000;
 /// Bytes per thread slot: two paths (PATH_MAX each) plus small structs.
 pub const SLOT_SIZE: u64 = 16 * 1024;
 /// Slots in the region: the most threads that can be inside a checked syscall at once.

@@ -200,7 +200,7 @@ pub fn restart_saved(tid: i32, saved: Saved) -> Result<(), Error> {
 /// At a seccomp stop: replace the pending syscall by `nr(args)`.
 #[cfg(target_arch = "aarch64")]
 pub fn replace_syscall(tid: i32, nr: u64, args: [u64; 6]) -> Result<Saved, Error> {
-    use nix::sys::ptrace::regset::{NT_ARM_SYSTEM_CALL, NT_PRSTATUS};
+    use nix::sys::ptrace::regset::NT_PRSTATUS;
     let pid = Pid::from_raw(tid);
     let saved = ptrace::getregset::<NT_PRSTATUS>(pid).map_err(err(tid, "PTRACE_GETREGSET"))?;
     let mut r = saved;
@@ -209,7 +209,7 @@ pub fn replace_syscall(tid: i32, nr: u64, args: [u64; 6]) -> Result<Saved, Error
     ptrace::setregset::<NT_PRSTATUS>(pid, r).map_err(err(tid, "PTRACE_SETREGSET"))?;
     let nr =
         i32::try_from(nr).map_err(|_| Error::Internal("syscall number out of range".into()))?;
-    ptrace::setregset::<NT_ARM_SYSTEM_CALL>(pid, nr).map_err(err(tid, "PTRACE_SETREGSET"))?;
+    set_syscall_nr(tid, nr)?;
     Ok(Saved(saved))
 }
 
