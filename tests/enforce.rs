@@ -463,7 +463,6 @@ fn kill_bind_of_a_port_not_in_the_profile() {
 }
 
 #[test]
-#[ignore = "learn bug: listen(fd) becomes `bind socket:\\[N\\]`, a rule the parser rejects"]
 fn learned_profile_of_a_listening_workload_parses() {
     let net = fx("net");
     let d = Dir::new();
@@ -1199,7 +1198,6 @@ fn metadata_is_checked_only_with_the_flag() {
 }
 
 #[test]
-#[ignore = "learn bug: fstat of a pipe (newfstatat(fd, \"\", AT_EMPTY_PATH)) becomes `stat pipe:\\[N\\]`, a rule the parser rejects"]
 fn learned_metadata_profile_round_trips() {
     let fs = fx("fsops");
     let d = Dir::new();
@@ -1313,7 +1311,6 @@ fn enforce_can_record_the_run_at_the_same_time() {
 }
 
 #[test]
-#[ignore = "enforce -o records a denied call with outcome Unknown, not Denied(EACCES): RecordSink has no way to be told the verdict"]
 fn recorded_trace_marks_denied_calls() {
     let d = Dir::new();
     let seen = record_while_enforcing(&d);

@@ -334,7 +334,10 @@ impl Learner {
                         self.add_pathobj(ev, verb, p);
                     }
                 }
-                Object::Fd { path: Some(p), .. } => {
+                // Only fds with a filesystem name: `socket:[N]`, `pipe:[N]` and `anon_inode:..`
+                // are not paths (the policy admits them; a rule for them would not parse).
+                // See: tests/enforce.rs::learned_profile_of_a_listening_workload_parses
+                Object::Fd { path: Some(p), .. } if p.starts_with(b"/") => {
                     for verb in verbs {
                         self.add_path(ev, verb, p);
                     }
@@ -344,7 +347,7 @@ impl Learner {
                         self.add_sock(ev, verb, addr);
                     }
                 }
-                Object::Fd { path: None, .. } | Object::Anon(_) => {}
+                Object::Fd { .. } | Object::Anon(_) => {}
             }
         }
     }
@@ -358,7 +361,10 @@ impl Learner {
     }
 
     fn add_path(&mut self, ev: &Event, verb: Verb, path: &[u8]) {
-        if path.is_empty() {
+        // `pipe:[N]`, `socket:[N]`, `anon_inode:..` (an fd named by AT_EMPTY_PATH) are not
+        // filesystem paths: the policy admits them, and no rule could name them.
+        // See: tests/enforce.rs::learned_metadata_profile_round_trips
+        if !path.starts_with(b"/") {
             return;
         }
         // The full abstraction decides, except that a start directory at or above HOME must

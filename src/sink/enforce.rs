@@ -528,8 +528,14 @@ impl Sink for EnforceSink<'_> {
             g.protect(stop.pid, stop.tid, &d.decoded)?;
         }
         if let Some(rec) = self.recorder.as_mut() {
-            // The recorder wants the exit of every call it sees.
+            // The recorder wants the exit of every call it sees; a refused call has none.
+            // See: tests/enforce.rs::recorded_trace_marks_denied_calls
             let _ = rec.on_syscall(stop)?;
+            match verdict {
+                Verdict::Deny(e) => rec.complete(stop.tid, Outcome::Denied(e))?,
+                Verdict::Kill => rec.complete(stop.tid, Outcome::Killed)?,
+                _ => {}
+            }
             if verdict == Verdict::Allow {
                 self.watch.entry(stop.tid).or_insert(Watch::Nothing);
                 return Ok(Verdict::AllowWatchExit);

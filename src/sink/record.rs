@@ -49,6 +49,15 @@ impl<W: Write> RecordSink<W> {
         Ok(self.writer)
     }
 
+    /// The syscall `tid` is stopped in will not return normally (refused or killed by
+    /// enforce): write it now with `outcome`.
+    pub fn complete(&mut self, tid: i32, outcome: Outcome) -> Result<(), Error> {
+        match self.pending.remove(&tid) {
+            Some(p) => self.write_syscall(tid, p, outcome),
+            None => Ok(()),
+        }
+    }
+
     pub fn events_written(&self) -> u64 {
         self.writer.events_written()
     }
