@@ -344,3 +344,106 @@ fn aslr_and_personality_untouched() {
     let (o, _, _) = record(d.path(), &["python3", "-c", pers]);
     assert_eq!(o.stdout, b.stdout);
 }
+
+/// A setuid-root program as the workload's child: as root, sbx installs its filter without
+/// no_new_privs, so the program still gains euid 0, and the trace shows "as 65534/0".
+/// As a non-root user, sbx says once that setuid elevation is off (no_new_privs).
+#[test]
+fn setuid_programs_keep_working_under_root_and_are_reported() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("N/A: needs root to make a setuid-root fixture");
+        return;
+    }
+    let d = Dir::new();
+    std::fs::set_permissions(
+        d.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    // A setuid-root copy of a tiny program that opens a file (a checked syscall) and prints
+    // its real and effective uids.
+    let src = d.write(
+        "suid.c",
+        "#include <fcntl.h>\n#include <stdio.h>\n#include <unistd.h>\nint main(void){int fd=open(\"/etc/hostname\",O_RDONLY);printf(\"%d %d %d\\n\",(int)getuid(),(int)geteuid(),fd>=0);return 0;}\n",
+    );
+    let bin = d.join("suid");
+    let st = std::process::Command::new("gcc")
+        .arg("-o")
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    std::fs::set_permissions(&bin, std::os::unix::fs::PermissionsExt::from_mode(0o4755)).unwrap();
+    let b = bin.to_str().unwrap();
+    // Bare: a user process running it becomes euid 0.
+    let bare_out = bare(
+        "setpriv",
+        ["--reuid=65534", "--regid=65534", "--clear-groups", b],
+        d.path(),
+    );
+    assert_eq!(bare_out.stdout.trim(), "65534 0 1", "{bare_out:?}");
+    let (out, _, ev) = record(
+        d.path(),
+        &[
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            b,
+        ],
+    );
+    out.assert_code(0);
+    assert_eq!(
+        out.stdout.trim(),
+        "65534 0 1",
+        "setuid elevation must work under sbx as root"
+    );
+    assert!(!out.stderr.contains("no_new_privs"), "{}", out.stderr);
+    let opened_as = ev.iter().find_map(|e| match &e.kind {
+        EventKind::Syscall(sc)
+            if sc.name == "openat"
+                && sc
+                    .targets
+                    .iter()
+                    .any(|t| matches!(&t.object, Object::Path(p) if p.abs == b"/etc/hostname")) =>
+        {
+            Some(e.proc.creds)
+        }
+        _ => None,
+    });
+    let c = opened_as.expect("open of /etc/hostname recorded");
+    assert_eq!(
+        (c.uid, c.euid),
+        (65534, 0),
+        "the trace shows the setuid transition"
+    );
+    // As a non-root user: the note, once, and no elevation.
+    let nr_dir = d.join("nr");
+    std::fs::create_dir(&nr_dir).unwrap();
+    std::fs::set_permissions(&nr_dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let trace = nr_dir.join("nr.bin");
+    let nr = bare(
+        "setpriv",
+        [
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            crate::util::sbx_bin(),
+            "record",
+            "-o",
+            trace.to_str().unwrap(),
+            "--",
+            b,
+        ],
+        d.path(),
+    );
+    assert_eq!(nr.code, Some(0), "{nr:?}");
+    assert_eq!(nr.stdout.trim(), "65534 65534 1");
+    assert_eq!(
+        nr.stderr.matches("no_new_privs").count(),
+        1,
+        "{}",
+        nr.stderr
+    );
+}

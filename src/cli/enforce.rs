@@ -88,6 +88,7 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
             .with_context(|| format!("cannot write {}", out.display()))?;
         s = s.record_to(RecordSink::new(arch, w));
     }
+    super::note_no_new_privs();
     let result = Tracer::run(&a.command, &programs, &mut s);
     let (violations, events) = s.finish()?;
     let w = match result {

@@ -278,6 +278,16 @@ pub fn header(arch: crate::arch::Arch, argv: &[OsString], metadata: bool) -> cra
     }
 }
 
+/// As non-root, the kernel accepts a seccomp filter only with `no_new_privs`, which disables
+/// setuid elevation in the workload: say so once.
+pub fn note_no_new_privs() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!(
+            "sbx: note: running as a non-root user, so the workload runs with no_new_privs: setuid programs in it (sudo, su, ping...) will not gain privileges"
+        );
+    }
+}
+
 /// Turn a tracer error into sbx's exit code, printing the one-line message.
 pub fn tracer_error(e: crate::tracer::Error) -> anyhow::Result<u8> {
     use crate::tracer::Error;

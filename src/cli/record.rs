@@ -27,6 +27,7 @@ pub fn run(a: RecordArgs) -> anyhow::Result<u8> {
     let writer = TraceWriter::new(BufWriter::new(file), &header)
         .with_context(|| format!("cannot write {:?}", a.output))?;
     let mut sink = RecordSink::new(arch, writer);
+    super::note_no_new_privs();
     let result = Tracer::run(&a.command, &programs, &mut sink);
     let writer = sink.finish()?;
     writer
