@@ -17,6 +17,8 @@ read /usr/lib/**
 read /usr/lib64/**
 # Message catalogs and locale aliases used by gettext and setlocale.
 read /usr/share/locale/**
+# Debian links /usr/share/locale/locale.alias here; glibc reads it through that link.
+read /etc/locale.alias
 # Character-set conversion tables used by iconv and setlocale.
 read /usr/share/i18n/**
 # Which sources (files, dns, systemd) name lookups use; read by getpwuid, getaddrinfo.

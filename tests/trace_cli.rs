@@ -467,3 +467,47 @@ fn trace_size_per_event() {
     // would be several times that.
     assert!(per < 60.0, "{per:.1} bytes/event");
 }
+
+/// CLI manners: version with the git revision, completions, a man page, -q.
+#[test]
+fn version_completions_man_and_quiet() {
+    let v = crate::util::sbx(["--version"]);
+    assert_eq!(v.code, Some(0));
+    assert!(
+        v.stdout.starts_with("sbx ") && v.stdout.contains("(git "),
+        "{}",
+        v.stdout
+    );
+    let c = crate::util::sbx(["completions", "bash"]);
+    assert_eq!(c.code, Some(0));
+    assert!(
+        c.stdout.contains("_sbx()") && c.stdout.contains("enforce"),
+        "{}",
+        c.stdout
+    );
+    let m = crate::util::sbx(["man"]);
+    assert_eq!(m.code, Some(0));
+    assert!(m.stdout.contains(".TH sbx 1"), "{}", m.stdout);
+    // -q: the violation line stays, the diff goes.
+    let d = crate::util::Dir::new();
+    let p = d.write("p.profile", "include base\nexec /usr/bin/cat\n");
+    d.write("secret.txt", "x\n");
+    let run = |args: &[&str]| {
+        let mut s = crate::util::Sbx::new(args).cwd(d.path());
+        // cargo's LD_LIBRARY_PATH would make cat probe libraries in target/.
+        s.cmd.env_remove("LD_LIBRARY_PATH");
+        s.run()
+    };
+    let p = p.to_str().unwrap();
+    let loud = run(&["enforce", p, "--", "/usr/bin/cat", "secret.txt"]);
+    let quiet = run(&["-q", "enforce", p, "--", "/usr/bin/cat", "secret.txt"]);
+    assert_eq!(loud.code, Some(124));
+    assert_eq!(quiet.code, Some(124));
+    assert!(
+        loud.stderr.contains("+read ${CWD}/secret.txt"),
+        "{}",
+        loud.stderr
+    );
+    assert!(quiet.stderr.contains("sbx: violation:"), "{}", quiet.stderr);
+    assert!(!quiet.stderr.contains("+read"), "{}", quiet.stderr);
+}

@@ -146,7 +146,9 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
                 "sbx: {} violation(s), {what}; to accept them after review, add these rules:",
                 violations.len()
             );
-            eprint!("{diff}");
+            if super::chatty() {
+                eprint!("{diff}");
+            }
         }
     }
     if let Some(path) = &a.report {

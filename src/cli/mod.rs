@@ -19,8 +19,20 @@ use clap::{Parser, Subcommand};
 /// violation; 125 sbx error (bad profile or trace, unsupported kernel); 126 command not
 /// executable; 127 command not found; 2 usage error.
 #[derive(Debug, Parser)]
-#[command(name = "sbx", version, about, long_about)]
+#[command(
+    name = "sbx",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (git ", env!("SBX_GIT_REV"), ")"),
+    about,
+    long_about
+)]
 pub struct Cli {
+    /// Print less: no notes or warnings, no diff after violations (errors and violation lines
+    /// are always printed).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Print more: what sbx sets up (filters, counts).
+    #[arg(short, long, global = true, conflicts_with = "quiet")]
+    pub verbose: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -63,6 +75,17 @@ pub enum Command {
     ///
     /// Example: sbx syscalls --stopped
     Syscalls(SyscallsArgs),
+    /// Print a shell completion script.
+    ///
+    /// Example: sbx completions bash > /etc/bash_completion.d/sbx
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    ///
+    /// Example: sbx man > sbx.1 && man ./sbx.1
+    Man,
 }
 
 /// When to color output.
@@ -224,6 +247,16 @@ pub struct SyscallsArgs {
 
 /// Run the parsed command; returns the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
+    VERBOSITY.store(
+        if cli.quiet {
+            0
+        } else if cli.verbose {
+            2
+        } else {
+            1
+        },
+        std::sync::atomic::Ordering::Relaxed,
+    );
     match cli.command {
         Command::Record(a) => record::run(a),
         Command::Show(a) => show::run_show(a),
@@ -234,7 +267,32 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Diff(a) => profile::run_diff(a),
         Command::Profiles(a) => profile::run_profiles(a),
         Command::Syscalls(a) => profile::run_syscalls(a),
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "sbx", &mut std::io::stdout());
+            Ok(exit::OK)
+        }
+        Command::Man => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut out = Vec::new();
+            clap_mangen::Man::new(cmd).render(&mut out)?;
+            std::io::Write::write_all(&mut std::io::stdout(), &out)?;
+            Ok(exit::OK)
+        }
     }
+}
+
+/// 0 = quiet, 1 = normal, 2 = verbose.
+static VERBOSITY: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(1);
+
+/// Whether notes and warnings are printed (not with `-q`).
+pub fn chatty() -> bool {
+    VERBOSITY.load(std::sync::atomic::Ordering::Relaxed) >= 1
+}
+
+/// Whether `-v` was given.
+pub fn verbose() -> bool {
+    VERBOSITY.load(std::sync::atomic::Ordering::Relaxed) >= 2
 }
 
 /// The trace header for a run of `argv` starting now.
@@ -281,7 +339,7 @@ pub fn header(arch: crate::arch::Arch, argv: &[OsString], metadata: bool) -> cra
 /// As non-root, the kernel accepts a seccomp filter only with `no_new_privs`, which disables
 /// setuid elevation in the workload: say so once.
 pub fn note_no_new_privs() {
-    if !nix::unistd::geteuid().is_root() {
+    if chatty() && !nix::unistd::geteuid().is_root() {
         eprintln!(
             "sbx: note: running as a non-root user, so the workload runs with no_new_privs: setuid programs in it (sudo, su, ping...) will not gain privileges"
         );

@@ -39,7 +39,7 @@ pub fn scan(
         let ev = ev.map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         f(&header, &ev)?;
     }
-    if let Some(off) = r.truncated().filter(|_| warn) {
+    if let Some(off) = r.truncated().filter(|_| warn && super::chatty()) {
         eprintln!(
             "sbx: warning: {}: trace cut short at byte {off} (the recorder was killed?); read up to the last whole record",
             path.display()
