@@ -447,3 +447,15 @@ fn setuid_programs_keep_working_under_root_and_are_reported() {
         nr.stderr
     );
 }
+
+/// sbx's own fds (trace file, pipes) are CLOEXEC: the workload sees exactly the fds it would
+/// see without sbx.
+#[test]
+fn workload_inherits_exactly_the_fds_it_would_have_without_sbx() {
+    let d = Dir::new();
+    let list = "ls /proc/self/fd | sort -n | tr '\\n' ' '";
+    let b = bare("sh", ["-c", list], d.path());
+    let (out, _, _) = record(d.path(), &["sh", "-c", list]);
+    out.assert_code(0);
+    assert_eq!(out.stdout, b.stdout);
+}
