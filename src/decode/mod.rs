@@ -63,6 +63,35 @@ pub fn o_nofollow(arch: Arch) -> u64 {
     }
 }
 
+/// `RESOLVE_NO_SYMLINKS` (openat2): fail with ELOOP on any symlink, magic links included.
+pub const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+
+/// The `struct open_how` (flags, mode) the kernel builds for `open`/`openat`/`creat` with these
+/// flags and mode (fs/open.c `build_open_how` and the 64-bit `force_o_largefile`), so that the
+/// same request can be made through `openat2`, which refuses what `open` silently ignores:
+/// unknown flag bits, a mode without O_CREAT/O_TMPFILE, other flags beside O_PATH.
+pub fn open_how_of(arch: Arch, flags: u64, mode: u64) -> (u64, u64) {
+    use oflags::*;
+    // O_DIRECTORY, O_NOFOLLOW, O_LARGEFILE move between architectures; the set of valid bits
+    // (VALID_OPEN_FLAGS) is the same on both.
+    const VALID: u64 = 0o37777703;
+    const O_CLOEXEC: u64 = 0o2000000;
+    let (o_directory, o_largefile) = match arch {
+        Arch::X86_64 => (0o200000, 0o100000),
+        Arch::Aarch64 => (0o40000, 0o400000),
+    };
+    let mut f = (flags | o_largefile) & VALID;
+    if f & O_PATH != 0 {
+        f &= o_directory | o_nofollow(arch) | O_PATH | O_CLOEXEC;
+    }
+    let m = if f & (O_CREAT | O_TMPFILE_BIT) != 0 {
+        mode & 0o7777
+    } else {
+        0
+    };
+    (f, m)
+}
+
 /// A syscall as the tracer saw it at entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RawSyscall {
@@ -626,6 +655,33 @@ pub fn decode(
         Sem::Sock { op } => c.sock(op),
     }
     c.out
+}
+
+#[cfg(test)]
+mod how_tests {
+    use super::*;
+
+    #[test]
+    fn open_how_mimics_build_open_how() {
+        use oflags::*;
+        // Mode dropped without O_CREAT; O_LARGEFILE forced on 64-bit.
+        assert_eq!(open_how_of(Arch::X86_64, 0, 0o666), (0o100000, 0));
+        assert_eq!(
+            open_how_of(Arch::X86_64, O_CREAT | O_WRONLY, 0o100644),
+            (0o100000 | O_CREAT | O_WRONLY, 0o644)
+        );
+        // Unknown bits are ignored by open(), so they are dropped.
+        assert_eq!(open_how_of(Arch::X86_64, 1 << 40, 0).0, 0o100000);
+        // O_PATH keeps only O_DIRECTORY, O_NOFOLLOW, O_CLOEXEC (O_LARGEFILE goes too).
+        assert_eq!(
+            open_how_of(Arch::X86_64, O_PATH | O_TRUNC | 0o2000000, 0),
+            (O_PATH | 0o2000000, 0)
+        );
+        assert_eq!(
+            open_how_of(Arch::Aarch64, O_PATH | 0o100000, 0),
+            (O_PATH | 0o100000, 0)
+        );
+    }
 }
 
 #[cfg(test)]

@@ -63,6 +63,10 @@ pub struct EnforceSink<'p> {
     /// The argument-race defence; `None` in audit mode (nothing is blocked anyway).
     guard: Option<Guard>,
     mmap_nr: u64,
+    openat2_nr: u64,
+    /// The profile lets the workload change its root: resolved paths are sbx's view, so opens
+    /// are verified at exit instead of rewritten.
+    chroot_allowed: bool,
     /// Allowed execs waiting for their exec event, by tid.
     execs: HashMap<i32, Vec<u8>>,
 }
@@ -81,6 +85,12 @@ impl<'p> EnforceSink<'p> {
             recorder: None,
             watch: HashMap::new(),
             guard: (mode != Mode::Audit).then(Guard::new),
+            openat2_nr: arch
+                .by_name("openat2")
+                .map(|d| u64::from(d.nr))
+                .unwrap_or(u64::MAX),
+            chroot_allowed: policy.syscall_allowed("chroot")
+                || policy.syscall_allowed("pivot_root"),
             mmap_nr: arch
                 .by_name("mmap")
                 .map(|d| u64::from(d.nr))
@@ -323,6 +333,55 @@ impl EnforceSink<'_> {
         }
     }
 
+    /// An allowed `open`/`openat`/`creat` that can be turned into a symlink-free `openat2` of
+    /// the checked path: `(path, how.flags, how.mode)`. Not for openat2 itself (its resolve
+    /// flags), paths under /proc (magic links need following), or when the profile allows
+    /// chroot/pivot_root (the resolved path is sbx's view of the file).
+    fn open_rewrite(
+        &self,
+        stop: &SyscallStop<'_>,
+        def: Option<&SyscallDef>,
+        sc: &Syscall,
+    ) -> Option<(Vec<u8>, u64, u64)> {
+        if self.guard.is_none() || self.chroot_allowed {
+            return None;
+        }
+        let crate::arch::Sem::Open {
+            flags, how: false, ..
+        } = def?.sem
+        else {
+            return None;
+        };
+        let [
+            Target {
+                object: Object::Path(p),
+                ..
+            },
+        ] = sc.targets.as_slice()
+        else {
+            return None;
+        };
+        let path = p.effective();
+        if !path.starts_with(b"/") || path.starts_with(b"/proc/") || p.abs.starts_with(b"/proc/") {
+            return None;
+        }
+        let (raw_flags, mode) = match flags {
+            Some(i) => (
+                stop.args[usize::from(i)] & 0xffff_ffff,
+                stop.args.get(usize::from(i) + 1).copied().unwrap_or(0),
+            ),
+            // creat(path, mode)
+            None => (
+                crate::decode::oflags::O_CREAT
+                    | crate::decode::oflags::O_WRONLY
+                    | crate::decode::oflags::O_TRUNC,
+                stop.args[1],
+            ),
+        };
+        let (f, m) = crate::decode::open_how_of(self.arch, raw_flags, mode);
+        Some((path.to_vec(), f, m))
+    }
+
     /// What to verify at the exit (or exec event) of an allowed syscall.
     fn after_check(
         &mut self,
@@ -488,6 +547,7 @@ impl Sink for EnforceSink<'_> {
                 }
             }
         }
+        let mut rewritten = false;
         let verdict = if let Some(errno) = bad.first().map(|b| b.3) {
             let ev = Self::event(stop, d.syscall.clone());
             for (verb, object, reason, _) in bad {
@@ -516,13 +576,22 @@ impl Sink for EnforceSink<'_> {
         } else if def.is_some_and(|d| d.class == Class::Creds) {
             self.watch.insert(stop.tid, Watch::Nothing);
             Verdict::AllowWatchExit
+        } else if let Some((path, flags, mode)) = self.open_rewrite(stop, def, &d.syscall) {
+            // Race-free open without an exit stop: the kernel opens exactly the checked,
+            // symlink-free path (tracer/guard.rs `rewrite_open`).
+            if let Some(g) = self.guard.as_mut() {
+                g.rewrite_open(stop.pid, stop.tid, self.openat2_nr, &path, flags, mode)?;
+            }
+            rewritten = true;
+            Verdict::Allow
         } else if let Some(w) = self.after_check(stop, def, &d.syscall) {
             self.watch.insert(stop.tid, w);
             Verdict::AllowWatchExit
         } else {
             Verdict::Allow
         };
-        if matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit)
+        if !rewritten
+            && matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit)
             && let Some(g) = self.guard.as_mut()
         {
             g.protect(stop.pid, stop.tid, &d.decoded)?;

@@ -231,6 +231,47 @@ impl Guard {
         regs::set_args(tid, &set)
     }
 
+    /// Replace an allowed `open`/`openat`/`creat` by
+    /// `openat2(AT_FDCWD, path, {flags, mode, RESOLVE_NO_SYMLINKS}, 24)` where `path` is the
+    /// absolute, symlink-free path sbx resolved and checked: the kernel then opens exactly that
+    /// file, or fails with ELOOP if a symlink was swapped in since (no exit stop needed).
+    pub fn rewrite_open(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        openat2_nr: u64,
+        path: &[u8],
+        flags: u64,
+        mode: u64,
+    ) -> Result<(), Error> {
+        const AT_FDCWD: i64 = -100;
+        let base = WINDOW_BASE + self.slot(tid)? * SLOT_SIZE;
+        let mut image = Vec::with_capacity(path.len() + 40);
+        image.extend_from_slice(path);
+        image.push(0);
+        while !image.len().is_multiple_of(8) {
+            image.push(0);
+        }
+        let how_at = base + image.len() as u64;
+        for w in [flags, mode, crate::decode::RESOLVE_NO_SYMLINKS] {
+            image.extend_from_slice(&w.to_le_bytes());
+        }
+        if image.len() as u64 > SLOT_SIZE {
+            return Err(Error::Sink("path larger than a guard slot".into()));
+        }
+        self.write(pid, base, &image)?;
+        regs::set_syscall(
+            tid,
+            openat2_nr,
+            &[
+                (0, AT_FDCWD.cast_unsigned()),
+                (1, base),
+                (2, how_at),
+                (3, 24),
+            ],
+        )
+    }
+
     /// A thread is gone: its slot is free again.
     pub fn thread_gone(&mut self, tid: i32) {
         if let Some(s) = self.slots.remove(&tid) {

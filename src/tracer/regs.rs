@@ -222,3 +222,37 @@ pub fn restart_saved(tid: i32, saved: Saved) -> Result<(), Error> {
     r.pc = r.pc.wrapping_sub(4);
     ptrace::setregset::<NT_PRSTATUS>(Pid::from_raw(tid), r).map_err(err(tid, "PTRACE_SETREGSET"))
 }
+
+/// At a seccomp stop: change the pending syscall to `nr` with these argument registers (the
+/// kernel re-runs the seccomp filters on the new call; a TRACE result then counts as allow).
+#[cfg(target_arch = "x86_64")]
+pub fn set_syscall(tid: i32, nr: u64, args: &[(u8, u64)]) -> Result<(), Error> {
+    let pid = Pid::from_raw(tid);
+    let mut regs = ptrace::getregs(pid).map_err(err(tid, "PTRACE_GETREGS"))?;
+    regs.orig_rax = nr;
+    for &(index, value) in args {
+        match index {
+            0 => regs.rdi = value,
+            1 => regs.rsi = value,
+            2 => regs.rdx = value,
+            3 => regs.r10 = value,
+            4 => regs.r8 = value,
+            5 => regs.r9 = value,
+            _ => {
+                return Err(Error::Internal(format!(
+                    "argument index {index} out of range"
+                )));
+            }
+        }
+    }
+    ptrace::setregs(pid, regs).map_err(err(tid, "PTRACE_SETREGS"))
+}
+
+/// At a seccomp stop: change the pending syscall to `nr` with these argument registers.
+#[cfg(target_arch = "aarch64")]
+pub fn set_syscall(tid: i32, nr: u64, args: &[(u8, u64)]) -> Result<(), Error> {
+    set_args(tid, args)?;
+    let nr =
+        i32::try_from(nr).map_err(|_| Error::Internal("syscall number out of range".into()))?;
+    set_syscall_nr(tid, nr)
+}
