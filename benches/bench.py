@@ -131,7 +131,7 @@ def setup_git():
 
 
 def setup_find():
-    return big_tree(), ["find", ".", "-name", "*.h", "-newer", "Makefile"], None
+    return big_tree(), ["find", ".", "-name", "*.h", "-size", "+1k"], None
 
 
 def setup_forkexec():
@@ -174,11 +174,15 @@ def main():
         cwd, cmd, reset = WORKLOADS[name]()
         trace = os.path.join(tmp, f"{name}.trace")
         profile = os.path.join(tmp, f"{name}.profile")
-        # One learning run for enforce.
+        # A warm-up run (caches, lazily created files such as git's commit-graph), then one
+        # learning run for enforce.
+        run_once(cmd, cwd, reset)
         if reset:
             reset()
         sh_list = [SBX, "record", "-o", trace, "--"] + cmd
-        subprocess.run(sh_list, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+        if subprocess.run(sh_list, cwd=cwd, stdout=subprocess.DEVNULL).returncode != 0:
+            sys.stderr.write(f"{name}: the recorded run failed; skipped\n")
+            continue
         subprocess.run([SBX, "learn", "-o", profile, trace], check=True)
         variants = {
             "bare": cmd,
