@@ -1728,3 +1728,73 @@ fn no_false_alarm_for_a_git_and_c_build_in_another_dir_and_home() {
     out.assert_code(0);
     assert_eq!(out.stdout, rec.stdout);
 }
+
+/// `--mode ask` through a pseudo-terminal (`script` gives sbx a controlling terminal and feeds
+/// it the answers): "allow always" lets the access run, appends the learned rule to the
+/// profile and does not ask again; "deny" fails the syscall and the run goes on; without a
+/// terminal sbx refuses to start.
+#[test]
+fn ask_mode_on_a_pseudo_terminal() {
+    if bare("sh", ["-c", "command -v script"], std::path::Path::new("/")).code != Some(0) {
+        eprintln!("N/A: script(1) is not installed");
+        return;
+    }
+    let d = Dir::new();
+    d.write("secret.txt", "s3cret\n");
+    let prof = d.write("ask.profile", "include base\ninclude shell\n");
+    let sbx = crate::util::sbx_bin();
+    let under_pty = |answers: &str, profile: &str, cmd: &str| {
+        let line = format!("{sbx} enforce --mode ask {profile} -- sh -c '{cmd}'");
+        let mut c = std::process::Command::new("sh");
+        c.arg("-c")
+            .arg(format!(
+                "printf '{answers}' | script -qec \"{line}\" /dev/null"
+            ))
+            .current_dir(d.path())
+            .env_remove("LD_LIBRARY_PATH");
+        crate::util::run_guarded(c, std::time::Duration::from_secs(30))
+    };
+    let p = prof.to_str().unwrap();
+    // Allow always: both reads run, one question, the rule lands in the profile.
+    let out = under_pty("a\\n", p, "cat secret.txt; cat secret.txt");
+    assert_eq!(out.stdout.matches("s3cret").count(), 2, "{out:?}");
+    assert_eq!(out.stdout.matches("allow always").count(), 1, "{out:?}");
+    let text = std::fs::read_to_string(&prof).unwrap();
+    assert!(
+        text.contains("# added by sbx enforce --mode ask\nread ${CWD}/secret.txt"),
+        "{text}"
+    );
+    // The updated profile now allows it without asking.
+    let out = under_pty("", p, "cat secret.txt");
+    assert!(
+        out.stdout.contains("s3cret") && !out.stdout.contains("allow once"),
+        "{out:?}"
+    );
+    // Deny: the read fails, the run goes on, sbx exits 124.
+    let strict = d.write("strict.profile", "include base\ninclude shell\n");
+    let out = under_pty(
+        "d\\n",
+        strict.to_str().unwrap(),
+        "cat secret.txt; echo after",
+    );
+    assert!(!out.stdout.contains("s3cret"), "{out:?}");
+    assert!(
+        out.stdout.contains("Permission denied") && out.stdout.contains("after"),
+        "{out:?}"
+    );
+    assert!(
+        out.stdout.contains("exit 124")
+            || out.code == Some(124)
+            || out.stdout.contains("violation"),
+        "{out:?}"
+    );
+    // No terminal: refuse to start.
+    let mut c = std::process::Command::new("setsid");
+    c.args(["-w", sbx, "enforce", "--mode", "ask", p, "--", "true"]);
+    let out = crate::util::run_guarded(c, std::time::Duration::from_secs(30));
+    assert_eq!(out.code, Some(125), "{out:?}");
+    assert!(
+        out.stderr.contains("needs a controlling terminal"),
+        "{out:?}"
+    );
+}

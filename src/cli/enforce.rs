@@ -42,6 +42,18 @@ fn check_kernel() -> anyhow::Result<()> {
 
 pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
     check_kernel()?;
+    // Ask mode needs someone to ask: refuse to start without a terminal.
+    let tty = if a.mode == Mode::Ask {
+        Some(
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/tty")
+                .context("--mode ask needs a controlling terminal (none is available)")?,
+        )
+    } else {
+        None
+    };
     let text = super::profile::read_profile(&a.profile)?;
     let mut env = super::profile::current_env();
     env.vars
@@ -60,7 +72,7 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
             allowed_gated: policy.allowed_syscalls(),
             on_gated: Refuse::Kill,
         },
-        Mode::Deny => FilterMode::Enforce {
+        Mode::Deny | Mode::Ask => FilterMode::Enforce {
             allowed_gated: policy.allowed_syscalls(),
             on_gated: Refuse::Trace,
         },
@@ -76,11 +88,19 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
         Mode::Kill => sink::Mode::Kill,
         Mode::Deny => sink::Mode::Deny,
         Mode::Audit => sink::Mode::Audit,
+        Mode::Ask => sink::Mode::Ask,
     };
     let header = super::header(arch, &a.command, a.metadata);
     let mut s = EnforceSink::new(arch, &policy, sink_mode, a.metadata);
     if a.unsafe_no_race_guard {
         s = s.without_guard();
+    }
+    if let Some(tty) = tty {
+        s = s.ask_with(Box::new(TtyAsker {
+            tty: std::io::BufReader::new(tty),
+            profile: a.profile.clone(),
+            header: header.clone(),
+        }));
     }
     if let Some(out) = &a.output {
         let f = File::create(out).with_context(|| format!("cannot create {}", out.display()))?;
@@ -129,7 +149,7 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
     if !violations.is_empty() {
         let what = match a.mode {
             Mode::Kill => "killed the workload",
-            Mode::Deny => "denied",
+            Mode::Deny | Mode::Ask => "denied",
             Mode::Audit => "observed (audit mode, nothing blocked)",
         };
         if diff.is_empty() {
@@ -200,4 +220,82 @@ fn strip_ansi(s: &str) -> String {
         }
     }
     out
+}
+
+/// Asks on the controlling terminal; "allow always" appends the learned rule to the profile.
+#[derive(Debug)]
+struct TtyAsker {
+    tty: std::io::BufReader<std::fs::File>,
+    profile: std::path::PathBuf,
+    header: crate::trace::Header,
+}
+
+impl TtyAsker {
+    /// Learn the rule(s) for this one event and append them to the profile file.
+    fn append_rule(&self, ev: &crate::event::Event) -> anyhow::Result<Vec<String>> {
+        use std::io::Write;
+        let mut learner = Learner::new(LearnOptions {
+            dir_threshold: 0,
+            ..LearnOptions::default()
+        });
+        learner.begin_trace(&self.header);
+        learner.observe(ev);
+        let rules: Vec<String> = learner
+            .finish()
+            .rules
+            .iter()
+            .map(crate::profile::render::render_rule)
+            .collect();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&self.profile)?;
+        writeln!(f, "# added by sbx enforce --mode ask")?;
+        for r in &rules {
+            writeln!(f, "{r}")?;
+        }
+        Ok(rules)
+    }
+}
+
+impl sink::Asker for TtyAsker {
+    fn ask(&mut self, v: &crate::report::Violation, ev: &crate::event::Event) -> sink::Answer {
+        use std::io::{BufRead, Write};
+        loop {
+            let prompt = format!(
+                "\nsbx: {}\n     [o] allow once  [a] allow always (add to {})  [d] deny  [k] kill ? ",
+                v.line(),
+                self.profile.display()
+            );
+            if self.tty.get_mut().write_all(prompt.as_bytes()).is_err() {
+                return sink::Answer::Deny;
+            }
+            let mut line = String::new();
+            match self.tty.read_line(&mut line) {
+                // No answer possible (terminal gone): fail closed.
+                Ok(0) | Err(_) => return sink::Answer::Kill,
+                Ok(_) => {}
+            }
+            match line.trim() {
+                "o" | "once" => return sink::Answer::Once,
+                "a" | "always" => {
+                    let msg = match self.append_rule(ev) {
+                        Ok(rules) => format!(
+                            "sbx: added to {}: {}\n",
+                            self.profile.display(),
+                            rules.join(", ")
+                        ),
+                        Err(e) => format!(
+                            "sbx: could not update {}: {e:#} (allowed for this run only)\n",
+                            self.profile.display()
+                        ),
+                    };
+                    let _ = self.tty.get_mut().write_all(msg.as_bytes());
+                    return sink::Answer::Always;
+                }
+                "d" | "deny" => return sink::Answer::Deny,
+                "k" | "kill" => return sink::Answer::Kill,
+                _ => {}
+            }
+        }
+    }
 }

@@ -184,6 +184,9 @@ pub enum Mode {
     Deny,
     /// Nothing is blocked; every violation is reported.
     Audit,
+    /// Interactive: on a violation the thread stays stopped and sbx asks on the terminal
+    /// (allow once, allow always — the rule is appended to the profile —, deny, kill).
+    Ask,
 }
 
 #[derive(Debug, clap::Args)]

@@ -29,6 +29,27 @@ pub enum Mode {
     Kill,
     Deny,
     Audit,
+    /// Ask the user (through an [`Asker`]) what to do about each violation.
+    Ask,
+}
+
+/// The user's answer to a violation in ask mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Let this one syscall run.
+    Once,
+    /// Let it run, and every identical access for the rest of the run; the asker has also
+    /// made it permanent (appended the learned rule to the profile).
+    Always,
+    /// The syscall fails (EACCES/EPERM); the run goes on.
+    Deny,
+    /// Kill the whole tree.
+    Kill,
+}
+
+/// Asks the user about a violation while the violating thread stays stopped (`--mode ask`).
+pub trait Asker: std::fmt::Debug {
+    fn ask(&mut self, v: &Violation, ev: &Event) -> Answer;
 }
 
 /// A check to make when a syscall returns.
@@ -69,6 +90,9 @@ pub struct EnforceSink<'p> {
     chroot_allowed: bool,
     /// Allowed execs waiting for their exec event, by tid.
     execs: HashMap<i32, Vec<u8>>,
+    /// Ask mode: who to ask, and the (verb, object) pairs allowed for the rest of the run.
+    asker: Option<Box<dyn Asker>>,
+    allowed_now: std::collections::HashSet<(String, String)>,
 }
 
 impl<'p> EnforceSink<'p> {
@@ -96,7 +120,15 @@ impl<'p> EnforceSink<'p> {
                 .map(|d| u64::from(d.nr))
                 .unwrap_or(u64::MAX),
             execs: HashMap::new(),
+            asker: None,
+            allowed_now: std::collections::HashSet::new(),
         }
+    }
+
+    /// Ask mode: put violations to `asker`.
+    pub fn ask_with(mut self, asker: Box<dyn Asker>) -> Self {
+        self.asker = Some(asker);
+        self
     }
 
     /// Turn the argument-race defence off (testing only: `--unsafe-no-race-guard`).
@@ -137,6 +169,8 @@ impl<'p> EnforceSink<'p> {
             Mode::Kill => Action::Killed,
             Mode::Deny => Action::Denied,
             Mode::Audit => Action::Audited,
+            // Ask mode records only what the user refused; see `on_syscall`.
+            Mode::Ask => Action::Denied,
         }
     }
 
@@ -155,7 +189,7 @@ impl<'p> EnforceSink<'p> {
     fn refuse(&self, errno: i32) -> Verdict {
         match self.mode {
             Mode::Kill => Verdict::Kill,
-            Mode::Deny => Verdict::Deny(errno),
+            Mode::Deny | Mode::Ask => Verdict::Deny(errno),
             Mode::Audit => Verdict::Allow,
         }
     }
@@ -547,6 +581,39 @@ impl Sink for EnforceSink<'_> {
                 }
             }
         }
+        // Ask mode: what the user already allowed for this run passes; the rest is put to them.
+        let mut asked_kill = false;
+        if self.mode == Mode::Ask {
+            bad.retain(|(verb, object, ..)| {
+                !self
+                    .allowed_now
+                    .contains(&(verb.name().to_string(), object.clone()))
+            });
+            if !bad.is_empty() {
+                let ev = Self::event(stop, d.syscall.clone());
+                let mut still = Vec::new();
+                for b in bad.drain(..) {
+                    let v = self.violation(stop, &d.syscall.name, b.0, b.1.clone(), b.2.clone());
+                    let answer = match self.asker.as_mut() {
+                        Some(a) => a.ask(&v, &ev),
+                        None => Answer::Deny,
+                    };
+                    match answer {
+                        Answer::Once => {}
+                        Answer::Always => {
+                            self.allowed_now
+                                .insert((b.0.name().to_string(), b.1.clone()));
+                        }
+                        Answer::Deny => still.push(b),
+                        Answer::Kill => {
+                            asked_kill = true;
+                            still.push(b);
+                        }
+                    }
+                }
+                bad = still;
+            }
+        }
         let mut rewritten = false;
         let verdict = if let Some(errno) = bad.first().map(|b| b.3) {
             let ev = Self::event(stop, d.syscall.clone());
@@ -554,7 +621,11 @@ impl Sink for EnforceSink<'_> {
                 let v = self.violation(stop, &d.syscall.name, verb, object, reason);
                 self.report(v, ev.clone());
             }
-            self.refuse(errno)
+            if asked_kill {
+                Verdict::Kill
+            } else {
+                self.refuse(errno)
+            }
         } else if must_fail {
             let ev = Self::event(stop, d.syscall.clone());
             let object = d
