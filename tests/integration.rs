@@ -11,3 +11,6 @@ mod show;
 
 /// The trace CLI on bad input (garbage, versions, cuts, killed recorder), profile commands, size.
 mod trace_cli;
+
+/// The attack suite: real attacks with benign twins, bare vs enforce (`attacks: X/Y stopped`).
+mod attacks;
