@@ -9,7 +9,11 @@
 //! Resource abuse cases only need a defined outcome: exit 0, 124 or the workload's own, never
 //! a panic or a hang. One test runs everything sequentially and prints `attacks: X/Y stopped`.
 
+use std::io::Read;
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crate::util::{Dir, Output, Sbx, fixture, run_guarded};
@@ -72,6 +76,12 @@ impl Phase {
         if std::fs::read_to_string(self.secret.join("secret.txt")).ok().as_deref() != Some(SECRET) {
             return Some("secret/secret.txt was moved or changed".into());
         }
+        // Allowed for reading only: it must keep its content when it is there.
+        if let Ok(t) = std::fs::read_to_string(self.work.join("ok.txt"))
+            && t != "fine\n"
+        {
+            return Some(format!("work/ok.txt (read-only) was changed to {t:?}"));
+        }
         let keep = self.secret.join("secret.txt");
         let mut stack = vec![self.root.clone()];
         while let Some(dir) = stack.pop() {
@@ -94,10 +104,42 @@ impl Phase {
     }
 }
 
-/// The fixture binaries.
+/// The fixture binaries and the two TCP listeners of the network attacks.
 struct Fx {
     attack: String,
     race_open: String,
+    /// A listener the profiles allow connecting to.
+    port_ok: String,
+    /// A listener no profile allows; `bad_bytes` counts the bytes it received.
+    port_bad: String,
+    bad_bytes: Arc<AtomicUsize>,
+}
+
+/// A TCP listener on 127.0.0.1 that accepts forever in a thread, adding the bytes it receives
+/// to the returned counter.
+fn listener() -> (u16, Arc<AtomicUsize>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let bytes = Arc::new(AtomicUsize::new(0));
+    let b = bytes.clone();
+    std::thread::spawn(move || {
+        for mut c in l.incoming().flatten() {
+            let _ = c.set_read_timeout(Some(Duration::from_millis(200)));
+            let mut buf = Vec::new();
+            let _ = c.read_to_end(&mut buf);
+            b.fetch_add(buf.len(), Ordering::SeqCst);
+        }
+    });
+    (port, bytes)
+}
+
+/// The file handle of `path` (`TYPE:HEX`), taken outside sbx.
+fn handle_of(f: &Fx, path: &str) -> String {
+    let out = std::process::Command::new(&f.attack)
+        .args(["handle_get", path])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 type Args = fn(&Phase, &Fx) -> Vec<String>;
@@ -120,6 +162,10 @@ struct Attack {
     sbx_may_die: bool,
     /// Rules appended to the learned profile (to work around a known learn limitation).
     extra: &'static [&'static str],
+    /// Text that some violation line of the enforce runs must contain (what was refused).
+    expect: &'static str,
+    /// Text the deny run's stdout must contain: the workload went on after the refusals.
+    deny_done: &'static str,
 }
 
 fn v(items: &[&str]) -> Vec<String> {
@@ -139,20 +185,49 @@ fn attacks() -> Vec<Attack> {
         wrap_bare: false,
         bare_tries: 1,
         runs: 1,
-        deny_run: false,
+        deny_run: true,
         sbx_may_die: false,
         extra: &[],
+        expect: "secret.txt",
+        deny_done: "",
     };
+    // Expect a refusal naming this text.
+    let e = |expect: &'static str, at: Attack| Attack { expect, ..at };
     vec![
         Attack {
             bare_tries: 10,
             runs: 3,
-            deny_run: true,
+            expect: "read /",
+            deny_done: "no leak",
             ..a(
                 "1 argument races",
                 "path buffer flipped by a thread (race_open, 20000 opens)",
                 |p, f| v(&[&f.race_open, &p.w("ok.txt"), &p.s("secret.txt"), "20000"]),
                 |p, f| v(&[&f.race_open, &p.w("ok.txt"), &p.w("ok.txt"), "200"]),
+            )
+        },
+        Attack {
+            bare_tries: 10,
+            runs: 3,
+            expect: "write ",
+            deny_done: "flags race done",
+            ..a(
+                "1 argument races",
+                "openat2 open_how.flags flipped O_RDONLY <-> O_WRONLY|O_TRUNC (20000 opens)",
+                |_, f| v(&[&f.attack, "race_flags", "ok.txt", "20000", "attack"]),
+                |_, f| v(&[&f.attack, "race_flags", "ok.txt", "200", "benign"]),
+            )
+        },
+        Attack {
+            bare_tries: 10,
+            runs: 3,
+            expect: "connect ",
+            deny_done: "connect race done",
+            ..a(
+                "1 argument races",
+                "sockaddr port flipped between an allowed and a forbidden listener (3000 connects)",
+                |_, f| v(&[&f.attack, "race_connect", &f.port_ok, &f.port_bad, "3000"]),
+                |_, f| v(&[&f.attack, "race_connect", &f.port_ok, &f.port_ok, "100"]),
             )
         },
         Attack {
@@ -232,61 +307,110 @@ fn attacks() -> Vec<Attack> {
         ),
         a(
             "3 path tricks",
+            "hard link of an O_PATH descriptor (linkat AT_EMPTY_PATH)",
+            |p, f| v(&[&f.attack, "linkfd", &p.s("secret.txt")]),
+            |p, f| v(&[&f.attack, "linkfd", &p.w("ok.txt")]),
+        ),
+        a(
+            "3 path tricks",
             "rename of the secret into the allowed area",
             |p, f| v(&[&f.attack, "rename_in", &p.s("secret.txt")]),
             |p, f| v(&[&f.attack, "rename_in", &p.w("ok.txt")]),
         ),
-        a(
-            "3 path tricks",
-            "rename of an allowed file over a file outside",
-            |p, f| v(&[&f.attack, "rename_out", &p.s("target.txt")]),
-            |p, f| v(&[&f.attack, "rename_out", &p.w("y.txt")]),
+        e(
+            "target.txt",
+            a(
+                "3 path tricks",
+                "rename of an allowed file over a file outside",
+                |p, f| v(&[&f.attack, "rename_out", &p.s("target.txt")]),
+                |p, f| v(&[&f.attack, "rename_out", &p.w("y.txt")]),
+            ),
         ),
-        a(
-            "4 back doors",
-            "io_uring IORING_OP_OPENAT",
-            |p, f| v(&[&f.attack, "uring", &p.s("secret.txt")]),
-            plain,
+        e(
+            "io_uring_setup",
+            a(
+                "4 back doors",
+                "io_uring IORING_OP_OPENAT",
+                |p, f| v(&[&f.attack, "uring", &p.s("secret.txt")]),
+                plain,
+            ),
         ),
-        a(
-            "4 back doors",
-            "name_to_handle_at + open_by_handle_at",
-            |p, f| v(&[&f.attack, "handle", &p.s("secret.txt")]),
-            plain,
+        e(
+            "name_to_handle_at",
+            a(
+                "4 back doors",
+                "name_to_handle_at + open_by_handle_at",
+                |p, f| v(&[&f.attack, "handle", &p.s("secret.txt")]),
+                plain,
+            ),
         ),
-        a(
-            "4 back doors",
-            "i386 int 0x80 open",
-            |p, f| v(&[&f.attack, "int80", &p.s("secret.txt")]),
-            plain,
+        e(
+            "open_by_handle_at",
+            a(
+                "4 back doors",
+                "open_by_handle_at of a handle taken outside sbx",
+                |p, f| v(&[&f.attack, "handle_open", &handle_of(f, &p.s("secret.txt"))]),
+                plain,
+            ),
         ),
-        a(
-            "4 back doors",
-            "x32 ABI open",
-            |p, f| v(&[&f.attack, "x32", &p.s("secret.txt")]),
-            plain,
+        e(
+            "refused in-kernel",
+            a(
+                "4 back doors",
+                "i386 int 0x80 open",
+                |p, f| v(&[&f.attack, "int80", &p.s("secret.txt")]),
+                plain,
+            ),
         ),
-        a(
-            "4 back doors",
-            "memfd_create + execveat(AT_EMPTY_PATH)",
-            |_, f| v(&[&f.attack, "memfd", &f.attack, "memfd"]),
-            |_, f| v(&[&f.attack, "memfd", &f.attack, "path"]),
+        e(
+            "refused in-kernel",
+            a(
+                "4 back doors",
+                "x32 ABI open",
+                |p, f| v(&[&f.attack, "x32", &p.s("secret.txt")]),
+                plain,
+            ),
         ),
-        a(
-            "4 back doors",
-            "ptrace POKEDATA into a sibling",
-            |_, f| v(&[&f.attack, "sibling", "ptrace"]),
-            |_, f| v(&[&f.attack, "sibling", "none"]),
+        e(
+            "memfd:payload",
+            a(
+                "4 back doors",
+                "memfd_create + execveat(AT_EMPTY_PATH)",
+                |_, f| v(&[&f.attack, "memfd", &f.attack, "memfd"]),
+                |_, f| v(&[&f.attack, "memfd", &f.attack, "path"]),
+            ),
         ),
-        a(
-            "4 back doors",
-            "process_vm_writev into a sibling",
-            |_, f| v(&[&f.attack, "sibling", "vmwrite"]),
-            |_, f| v(&[&f.attack, "sibling", "none"]),
+        e(
+            "memfd:payload",
+            a(
+                "4 back doors",
+                "memfd_create + execve(/proc/self/fd/N)",
+                |_, f| v(&[&f.attack, "memfd_proc", &f.attack]),
+                |_, f| v(&[&f.attack, "memfd", &f.attack, "path"]),
+            ),
+        ),
+        e(
+            "ptrace",
+            a(
+                "4 back doors",
+                "ptrace POKEDATA into a sibling",
+                |_, f| v(&[&f.attack, "sibling", "ptrace"]),
+                |_, f| v(&[&f.attack, "sibling", "none"]),
+            ),
+        ),
+        e(
+            "process_vm_writev",
+            a(
+                "4 back doors",
+                "process_vm_writev into a sibling",
+                |_, f| v(&[&f.attack, "sibling", "vmwrite"]),
+                |_, f| v(&[&f.attack, "sibling", "none"]),
+            ),
         ),
         Attack {
             wrap_bare: true,
             sbx_may_die: true,
+            expect: "",
             ..a(
                 "4 back doors",
                 "SIGKILL to sbx, then a write outside",
@@ -294,48 +418,77 @@ fn attacks() -> Vec<Attack> {
                 |p, f| v(&[&f.attack, "rename_out", &p.w("y.txt")]),
             )
         },
-        a(
-            "4 back doors",
-            "unshare(CLONE_NEWUTS) + sethostname",
-            |_, f| v(&[&f.attack, "unshare"]),
-            plain,
+        e(
+            "unshare",
+            a(
+                "4 back doors",
+                "unshare(CLONE_NEWUTS) + sethostname",
+                |_, f| v(&[&f.attack, "unshare"]),
+                plain,
+            ),
         ),
-        a(
-            "4 back doors",
-            "clone(CLONE_NEWUTS) + sethostname",
-            |_, f| v(&[&f.attack, "clonens"]),
-            plain,
+        e(
+            "clone(namespace flags)",
+            a(
+                "4 back doors",
+                "clone(CLONE_NEWUTS) + sethostname",
+                |_, f| v(&[&f.attack, "clonens"]),
+                plain,
+            ),
         ),
-        a(
-            "4 back doors",
-            "setns into a UTS namespace",
-            |_, f| v(&[&f.attack, "setns"]),
-            plain,
+        e(
+            "setns",
+            a(
+                "4 back doors",
+                "setns into a UTS namespace",
+                |_, f| v(&[&f.attack, "setns", "join"]),
+                |_, f| v(&[&f.attack, "setns", "open"]),
+            ),
         ),
-        a(
-            "4 back doors",
-            "bind mount of the secret over an allowed file",
-            |p, f| v(&[&f.attack, "mount", &p.s("secret.txt")]),
-            plain,
+        e(
+            "mount",
+            a(
+                "4 back doors",
+                "bind mount of the secret over an allowed file",
+                |p, f| v(&[&f.attack, "mount", &p.s("secret.txt")]),
+                plain,
+            ),
         ),
-        a(
-            "4 back doors",
-            "chroot into the secret's directory",
-            |p, f| v(&[&f.attack, "chroot", &p.sdir(), "secret.txt"]),
-            plain,
+        e(
+            "chroot",
+            a(
+                "4 back doors",
+                "chroot into the secret's directory",
+                |p, f| v(&[&f.attack, "chroot", &p.sdir(), "secret.txt"]),
+                plain,
+            ),
         ),
-        a("4 back doors", "bpf(BPF_MAP_CREATE)", |_, f| v(&[&f.attack, "bpf"]), plain),
-        a(
-            "4 back doors",
+        e(
+            "bpf",
+            a(
+                "4 back doors",
+                "bpf(BPF_MAP_CREATE)",
+                |_, f| v(&[&f.attack, "bpf"]),
+                plain,
+            ),
+        ),
+        e(
             "perf_event_open",
-            |_, f| v(&[&f.attack, "perf"]),
-            plain,
+            a(
+                "4 back doors",
+                "perf_event_open",
+                |_, f| v(&[&f.attack, "perf"]),
+                plain,
+            ),
         ),
-        a(
-            "4 back doors",
+        e(
             "userfaultfd",
-            |_, f| v(&[&f.attack, "uffd"]),
-            plain,
+            a(
+                "4 back doors",
+                "userfaultfd",
+                |_, f| v(&[&f.attack, "uffd"]),
+                plain,
+            ),
         ),
     ]
 }
@@ -468,7 +621,8 @@ fn enforce(ph: &Phase, profile: &Path, mode: &str, args: &[String]) -> Output {
 }
 
 enum Verdict {
-    Stopped,
+    /// With the first violation line of the last run.
+    Stopped(String),
     NotApplicable(String),
     NotStopped(String),
 }
@@ -485,10 +639,17 @@ fn run_attack(d: &Dir, n: usize, at: &Attack, fx: &Fx) -> Verdict {
             w.append(&mut args);
             args = w;
         }
+        let before = fx.bad_bytes.load(Ordering::SeqCst);
         let out = run_in(&ph.work, &args, Duration::from_secs(30));
         // The orphaned attacker may still be about to write.
         if at.wrap_bare {
             std::thread::sleep(Duration::from_millis(400));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        let got = fx.bad_bytes.load(Ordering::SeqCst) - before;
+        if got > 0 {
+            worked = Some(format!("the forbidden listener received {got} bytes"));
+            break;
         }
         if let Some(e) = ph.evidence(&out) {
             worked = Some(e);
@@ -531,12 +692,27 @@ fn run_attack(d: &Dir, n: usize, at: &Attack, fx: &Fx) -> Verdict {
     }
     // (c) Enforce on the attack.
     let mut problems = Vec::new();
+    let mut first = String::new();
     let modes = std::iter::repeat_n("kill", at.runs).chain(at.deny_run.then_some("deny"));
+    let mut lines = String::new();
     for (i, mode) in modes.enumerate() {
         let ph = Phase::new(d, &here);
+        let before = fx.bad_bytes.load(Ordering::SeqCst);
         let out = enforce(&ph, &profile, mode, &(at.attack)(&ph, fx));
         if at.sbx_may_die {
             std::thread::sleep(Duration::from_millis(400));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        let got = fx.bad_bytes.load(Ordering::SeqCst) - before;
+        if got > 0 {
+            problems.push(format!(
+                "{mode} run {i}: LEAK: the forbidden listener received {got} bytes\n  {}",
+                brief(&out)
+            ));
+        }
+        for l in out.stderr.lines().filter(|l| l.starts_with("sbx: violation: ")) {
+            lines.push_str(l);
+            lines.push('\n');
         }
         let died = at.sbx_may_die && out.signal == Some(libc::SIGKILL);
         if panicked(&out) {
@@ -551,15 +727,27 @@ fn run_attack(d: &Dir, n: usize, at: &Attack, fx: &Fx) -> Verdict {
         if !died && !out.stderr.contains("sbx: violation: ") {
             problems.push(format!("{mode} run {i}: no violation reported: {}", brief(&out)));
         }
-        if mode == "deny" && !out.stdout.contains("no leak") {
+        if let Some(l) = out.stderr.lines().find(|l| l.starts_with("sbx: violation: ")) {
+            first = l.to_string();
+        } else if died {
+            first = format!("sbx killed by the workload: {}", brief(&out));
+        }
+        if mode == "deny" && !out.stdout.contains(at.deny_done) {
             problems.push(format!(
-                "deny run: the workload did not finish all its iterations: {}",
+                "deny run: the workload did not go on to its end ({:?}): {}",
+                at.deny_done,
                 brief(&out)
             ));
         }
     }
+    if !lines.contains(at.expect) {
+        problems.push(format!(
+            "no violation names {:?}; the violations were:\n{lines}",
+            at.expect
+        ));
+    }
     if problems.is_empty() {
-        Verdict::Stopped
+        Verdict::Stopped(first)
     } else {
         Verdict::NotStopped(problems.join("\n  "))
     }
@@ -611,9 +799,14 @@ fn run_abuse(d: &Dir, n: usize, ab: &Abuse, fx: &Fx) -> Result<String, String> {
 #[test]
 fn attack_suite() {
     let d = Dir::new();
+    let (ok_port, _) = listener();
+    let (bad_port, bad_bytes) = listener();
     let fx = Fx {
         attack: fixture("attack").to_string_lossy().into_owned(),
         race_open: fixture("race_open").to_string_lossy().into_owned(),
+        port_ok: ok_port.to_string(),
+        port_bad: bad_port.to_string(),
+        bad_bytes,
     };
     let start = std::time::Instant::now();
     let (mut stopped, mut total) = (0, 0);
@@ -625,10 +818,10 @@ fn attack_suite() {
         let took = t.elapsed().as_millis();
         let label = format!("[{}] {}", at.item, at.name);
         match verdict {
-            Verdict::Stopped => {
+            Verdict::Stopped(how) => {
                 stopped += 1;
                 total += 1;
-                println!("stopped: {label} ({took} ms)");
+                println!("stopped: {label} ({took} ms)\n  {how}");
             }
             Verdict::NotApplicable(why) => println!("N/A: {label}: {why}"),
             Verdict::NotStopped(why) => {
