@@ -243,6 +243,27 @@ fn attacks() -> Vec<Attack> {
                 |_, f| v(&[&f.attack, "race_symlink", "ok.txt", "ok.txt", "200"]),
             )
         },
+        Attack {
+            bare_tries: 10,
+            runs: 3,
+            expect: "target.txt",
+            ..a(
+                "2 symlink races",
+                "symlink swapped while opened with O_TRUNC (20000 opens): truncates outside",
+                |p, f| v(&[&f.attack, "race_effect", "trunc", "out.txt", &p.s("target.txt"), "20000"]),
+                |_, f| v(&[&f.attack, "race_effect", "trunc", "out.txt", "out.txt", "300"]),
+            )
+        },
+        Attack {
+            bare_tries: 10,
+            runs: 3,
+            ..a(
+                "2 symlink races",
+                "directory symlink swapped under unlink(dl/secret.txt) (20000 unlinks)",
+                |p, f| v(&[&f.attack, "race_effect", "unlink", "sub", &p.sdir(), "20000"]),
+                |_, f| v(&[&f.attack, "race_effect", "unlink", "sub", "sub", "300"]),
+            )
+        },
         a(
             "3 path tricks",
             "dirfd-relative openat (O_PATH dirfd)",
@@ -497,7 +518,16 @@ fn attacks() -> Vec<Attack> {
 }
 
 /// Attacks known not to be stopped yet: they stay in the suite and are reported, not hidden.
-const KNOWN_FAILING: &[&str] = &[];
+/// Both are TOCTTOU on path *resolution* (not on argument bytes, which the guard protects): the
+/// kernel resolves a symlink the workload swapped after sbx resolved it. The open exit check
+/// catches the trunc case only after O_TRUNC has run; unlink has no exit check at all (the
+/// deny run deletes the secret every time; kill mode is caught only when the check happens to
+/// see the secret first). Needs a tracer change (resolve without symlinks in the kernel:
+/// openat2 RESOLVE_NO_SYMLINKS on the checked path, or an injected parent-dir fd + *at call).
+const KNOWN_FAILING: &[&str] = &[
+    "symlink swapped while opened with O_TRUNC (20000 opens): truncates outside",
+    "directory symlink swapped under unlink(dl/secret.txt) (20000 unlinks)",
+];
 
 /// A resource-abuse case: any defined outcome, never a crash, hang or silent allow.
 struct Abuse {
