@@ -11,6 +11,7 @@
 
 use std::io::Read;
 use std::net::TcpListener;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -27,6 +28,8 @@ struct Phase {
     root: PathBuf,
     work: PathBuf,
     secret: PathBuf,
+    /// The owner of secret/target.txt when it was created.
+    uid: u32,
 }
 
 impl Phase {
@@ -42,8 +45,16 @@ impl Phase {
         std::fs::create_dir_all(&secret).unwrap();
         std::fs::write(work.join("ok.txt"), "fine\n").unwrap();
         std::fs::write(secret.join("secret.txt"), SECRET).unwrap();
-        std::fs::write(secret.join("target.txt"), ORIGINAL).unwrap();
-        Phase { root, work, secret }
+        let target = secret.join("target.txt");
+        std::fs::write(&target, ORIGINAL).unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let uid = std::fs::metadata(&target).unwrap().uid();
+        Phase {
+            root,
+            work,
+            secret,
+            uid,
+        }
     }
     /// Absolute path of a file in the secret directory.
     fn s(&self, f: &str) -> String {
@@ -69,11 +80,27 @@ impl Phase {
                 }
             }
         }
-        if std::fs::read_to_string(self.secret.join("target.txt")).ok().as_deref() != Some(ORIGINAL)
+        if std::fs::read_to_string(self.secret.join("target.txt"))
+            .ok()
+            .as_deref()
+            != Some(ORIGINAL)
         {
             return Some("secret/target.txt was changed".into());
         }
-        if std::fs::read_to_string(self.secret.join("secret.txt")).ok().as_deref() != Some(SECRET) {
+        if let Ok(md) = std::fs::metadata(self.secret.join("target.txt"))
+            && (md.permissions().mode() & 0o7777 != 0o644 || md.uid() != self.uid)
+        {
+            return Some(format!(
+                "secret/target.txt mode or owner changed ({:o}, uid {})",
+                md.permissions().mode(),
+                md.uid()
+            ));
+        }
+        if std::fs::read_to_string(self.secret.join("secret.txt"))
+            .ok()
+            .as_deref()
+            != Some(SECRET)
+        {
             return Some("secret/secret.txt was moved or changed".into());
         }
         // Allowed for reading only: it must keep its content when it is there.
@@ -169,6 +196,9 @@ struct Attack {
     expect: &'static str,
     /// Text the deny run's stdout must contain: the workload went on after the refusals.
     deny_done: &'static str,
+    /// Argument races: also run with `--unsafe-no-race-guard` (deny mode, up to 3 runs) and
+    /// print whether the attack then gets through, to show the guard is what stops it.
+    control: bool,
 }
 
 fn v(items: &[&str]) -> Vec<String> {
@@ -193,6 +223,7 @@ fn attacks() -> Vec<Attack> {
         extra: &[],
         expect: "secret.txt",
         deny_done: "",
+        control: false,
     };
     // Expect a refusal naming this text.
     let e = |expect: &'static str, at: Attack| Attack { expect, ..at };
@@ -202,6 +233,7 @@ fn attacks() -> Vec<Attack> {
             runs: 3,
             expect: "read /",
             deny_done: "no leak",
+            control: true,
             ..a(
                 "1 argument races",
                 "path buffer flipped by a thread (race_open, 20000 opens)",
@@ -214,6 +246,7 @@ fn attacks() -> Vec<Attack> {
             runs: 3,
             expect: "write ",
             deny_done: "flags race done",
+            control: true,
             ..a(
                 "1 argument races",
                 "openat2 open_how.flags flipped O_RDONLY <-> O_WRONLY|O_TRUNC (20000 opens)",
@@ -226,6 +259,7 @@ fn attacks() -> Vec<Attack> {
             runs: 3,
             expect: "connect ",
             deny_done: "connect race done",
+            control: true,
             ..a(
                 "1 argument races",
                 "sockaddr port flipped between an allowed and a forbidden listener (2000 connects)",
@@ -239,7 +273,15 @@ fn attacks() -> Vec<Attack> {
             ..a(
                 "2 symlink races",
                 "symlink swapped in a loop while opened (20000 opens)",
-                |p, f| v(&[&f.attack, "race_symlink", "ok.txt", &p.s("secret.txt"), "20000"]),
+                |p, f| {
+                    v(&[
+                        &f.attack,
+                        "race_symlink",
+                        "ok.txt",
+                        &p.s("secret.txt"),
+                        "20000",
+                    ])
+                },
                 |_, f| v(&[&f.attack, "race_symlink", "ok.txt", "ok.txt", "200"]),
             )
         },
@@ -250,8 +292,26 @@ fn attacks() -> Vec<Attack> {
             ..a(
                 "2 symlink races",
                 "symlink swapped while opened with O_TRUNC (20000 opens): truncates outside",
-                |p, f| v(&[&f.attack, "race_effect", "trunc", "out.txt", &p.s("target.txt"), "20000"]),
-                |_, f| v(&[&f.attack, "race_effect", "trunc", "out.txt", "out.txt", "300"]),
+                |p, f| {
+                    v(&[
+                        &f.attack,
+                        "race_effect",
+                        "trunc",
+                        "out.txt",
+                        &p.s("target.txt"),
+                        "20000",
+                    ])
+                },
+                |_, f| {
+                    v(&[
+                        &f.attack,
+                        "race_effect",
+                        "trunc",
+                        "out.txt",
+                        "out.txt",
+                        "300",
+                    ])
+                },
             )
         },
         Attack {
@@ -260,7 +320,16 @@ fn attacks() -> Vec<Attack> {
             ..a(
                 "2 symlink races",
                 "directory symlink swapped under unlink(dl/secret.txt) (20000 unlinks)",
-                |p, f| v(&[&f.attack, "race_effect", "unlink", "sub", &p.sdir(), "20000"]),
+                |p, f| {
+                    v(&[
+                        &f.attack,
+                        "race_effect",
+                        "unlink",
+                        "sub",
+                        &p.sdir(),
+                        "20000",
+                    ])
+                },
                 |_, f| v(&[&f.attack, "race_effect", "unlink", "sub", "sub", "300"]),
             )
         },
@@ -334,6 +403,15 @@ fn attacks() -> Vec<Attack> {
             "hard link of an O_PATH descriptor (linkat AT_EMPTY_PATH)",
             |p, f| v(&[&f.attack, "linkfd", &p.s("secret.txt")]),
             |p, f| v(&[&f.attack, "linkfd", &p.w("ok.txt")]),
+        ),
+        e(
+            "target.txt",
+            a(
+                "3 path tricks",
+                "fchmodat2/fchownat(AT_EMPTY_PATH) of an O_PATH descriptor outside",
+                |p, f| v(&[&f.attack, "fdmeta", &p.s("target.txt")]),
+                |p, f| v(&[&f.attack, "fdmeta", &p.w("ok.txt")]),
+            ),
         ),
         a(
             "3 path tricks",
@@ -590,7 +668,9 @@ fn sbx_in(dir: &Path, args: &[String]) -> Output {
 }
 
 fn panicked(out: &Output) -> bool {
-    out.stderr.contains("panicked") || out.stderr.contains("RUST_BACKTRACE") || out.code == Some(101)
+    out.stderr.contains("panicked")
+        || out.stderr.contains("RUST_BACKTRACE")
+        || out.code == Some(101)
 }
 
 fn brief(out: &Output) -> String {
@@ -649,6 +729,16 @@ fn learn(
 
 fn enforce(ph: &Phase, profile: &Path, mode: &str, args: &[String]) -> Output {
     let mut a = v(&["enforce", "--mode", mode, &profile.to_string_lossy(), "--"]);
+    if mode == "deny-unguarded" {
+        a = v(&[
+            "enforce",
+            "--unsafe-no-race-guard",
+            "--mode",
+            "deny",
+            &profile.to_string_lossy(),
+            "--",
+        ]);
+    }
     a.extend(args.iter().cloned());
     sbx_in(&ph.work, &a)
 }
@@ -743,7 +833,11 @@ fn run_attack(d: &Dir, n: usize, at: &Attack, fx: &Fx) -> Verdict {
                 brief(&out)
             ));
         }
-        for l in out.stderr.lines().filter(|l| l.starts_with("sbx: violation: ")) {
+        for l in out
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("sbx: violation: "))
+        {
             lines.push_str(l);
             lines.push('\n');
         }
@@ -755,12 +849,22 @@ fn run_attack(d: &Dir, n: usize, at: &Attack, fx: &Fx) -> Verdict {
             problems.push(format!("{mode} run {i}: LEAK: {e}\n  {}", brief(&out)));
         }
         if !died && out.code != Some(124) {
-            problems.push(format!("{mode} run {i}: expected exit 124: {}", brief(&out)));
+            problems.push(format!(
+                "{mode} run {i}: expected exit 124: {}",
+                brief(&out)
+            ));
         }
         if !died && !out.stderr.contains("sbx: violation: ") {
-            problems.push(format!("{mode} run {i}: no violation reported: {}", brief(&out)));
+            problems.push(format!(
+                "{mode} run {i}: no violation reported: {}",
+                brief(&out)
+            ));
         }
-        if let Some(l) = out.stderr.lines().find(|l| l.starts_with("sbx: violation: ")) {
+        if let Some(l) = out
+            .stderr
+            .lines()
+            .find(|l| l.starts_with("sbx: violation: "))
+        {
             first = l.to_string();
         } else if died {
             first = format!("sbx killed by the workload: {}", brief(&out));
@@ -772,6 +876,25 @@ fn run_attack(d: &Dir, n: usize, at: &Attack, fx: &Fx) -> Verdict {
                 brief(&out)
             ));
         }
+    }
+    if at.control {
+        let mut result = "control: no leak without the race guard either (3 runs)".to_string();
+        for i in 0..3 {
+            let ph = Phase::new(d, &here);
+            let before = fx.bad_bytes.load(Ordering::SeqCst);
+            let out = enforce(&ph, &profile, "deny-unguarded", &(at.attack)(&ph, fx));
+            std::thread::sleep(Duration::from_millis(20));
+            let net = fx.bad_bytes.load(Ordering::SeqCst) > before;
+            if let Some(e) = ph
+                .evidence(&out)
+                .or(net.then(|| "the listener got data".into()))
+            {
+                result =
+                    format!("control: with --unsafe-no-race-guard it got through (run {i}): {e}");
+                break;
+            }
+        }
+        first = format!("{first}\n  {result}");
     }
     if !lines.contains(at.expect) {
         problems.push(format!(
@@ -824,7 +947,10 @@ fn run_abuse(d: &Dir, n: usize, ab: &Abuse, fx: &Fx) -> Result<String, String> {
     match (out.code, reported) {
         (Some(124), false) => Err(format!("exit 124 without a violation: {}", brief(&out))),
         (Some(0), true) => Err(format!("violation reported but exit 0: {}", brief(&out))),
-        (Some(124), true) => Ok(format!("killed: {}", out.stderr.lines().next().unwrap_or(""))),
+        (Some(124), true) => Ok(format!(
+            "killed: {}",
+            out.stderr.lines().next().unwrap_or("")
+        )),
         _ => Ok(format!("allowed (decided): {}", out.stdout.trim())),
     }
 }
