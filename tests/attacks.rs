@@ -190,6 +190,8 @@ struct Attack {
     deny_run: bool,
     /// sbx itself may die (SIGKILL) instead of exiting 124; nothing may happen after it.
     sbx_may_die: bool,
+    /// Wait this long after each run before looking for evidence (orphans still running).
+    settle_ms: u64,
     /// Rules appended to the learned profile (to work around a known learn limitation).
     extra: &'static [&'static str],
     /// Text that some violation line of the enforce runs must contain (what was refused).
@@ -220,6 +222,7 @@ fn attacks() -> Vec<Attack> {
         runs: 1,
         deny_run: true,
         sbx_may_die: false,
+        settle_ms: 20,
         extra: &[],
         expect: "secret.txt",
         deny_done: "",
@@ -512,12 +515,32 @@ fn attacks() -> Vec<Attack> {
         Attack {
             wrap_bare: true,
             sbx_may_die: true,
+            settle_ms: 400,
             expect: "",
             ..a(
                 "4 back doors",
                 "SIGKILL to sbx, then a write outside",
                 |p, f| v(&[&f.attack, "sigkill", &p.s("target.txt")]),
                 |p, f| v(&[&f.attack, "rename_out", &p.w("y.txt")]),
+            )
+        },
+        e(
+            "seccomp",
+            a(
+                "4 back doors",
+                "seccomp user-notification filter (USER_NOTIF outranks TRACE) + CONTINUE",
+                |p, f| v(&[&f.attack, "notif", &p.s("secret.txt")]),
+                plain,
+            ),
+        ),
+        Attack {
+            settle_ms: 800,
+            expect: "target.txt",
+            ..a(
+                "4 back doors",
+                "double-forked daemon writing after the main process exited",
+                |p, f| v(&[&f.attack, "daemon", &p.s("target.txt")]),
+                plain,
             )
         },
         e(
@@ -764,11 +787,8 @@ fn run_attack(d: &Dir, n: usize, at: &Attack, fx: &Fx) -> Verdict {
         }
         let before = fx.bad_bytes.load(Ordering::SeqCst);
         let out = run_in(&ph.work, &args, Duration::from_secs(30));
-        // The orphaned attacker may still be about to write.
-        if at.wrap_bare {
-            std::thread::sleep(Duration::from_millis(400));
-        }
-        std::thread::sleep(Duration::from_millis(20));
+        // An orphaned attacker may still be about to write.
+        std::thread::sleep(Duration::from_millis(at.settle_ms));
         let got = fx.bad_bytes.load(Ordering::SeqCst) - before;
         if got > 0 {
             worked = Some(format!("the forbidden listener received {got} bytes"));
@@ -822,10 +842,7 @@ fn run_attack(d: &Dir, n: usize, at: &Attack, fx: &Fx) -> Verdict {
         let ph = Phase::new(d, &here);
         let before = fx.bad_bytes.load(Ordering::SeqCst);
         let out = enforce(&ph, &profile, mode, &(at.attack)(&ph, fx));
-        if at.sbx_may_die {
-            std::thread::sleep(Duration::from_millis(400));
-        }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(at.settle_ms));
         let got = fx.bad_bytes.load(Ordering::SeqCst) - before;
         if got > 0 {
             problems.push(format!(
