@@ -336,6 +336,62 @@ fn attacks() -> Vec<Attack> {
                 |_, f| v(&[&f.attack, "race_effect", "unlink", "sub", "sub", "300"]),
             )
         },
+        Attack {
+            bare_tries: 10,
+            runs: 3,
+            ..a(
+                "1 argument races",
+                "dirfd swapped by dup2 in a thread under openat(fd, secret.txt) (20000 opens)",
+                |p, f| {
+                    v(&[
+                        &f.attack,
+                        "race_dirfd",
+                        "read",
+                        &p.w("sub"),
+                        &p.sdir(),
+                        "20000",
+                    ])
+                },
+                |p, f| {
+                    v(&[
+                        &f.attack,
+                        "race_dirfd",
+                        "read",
+                        &p.w("sub"),
+                        &p.w("sub"),
+                        "200",
+                    ])
+                },
+            )
+        },
+        Attack {
+            bare_tries: 10,
+            runs: 3,
+            ..a(
+                "1 argument races",
+                "dirfd swapped by dup2 in a thread under unlinkat(fd, secret.txt) (20000 unlinks)",
+                |p, f| {
+                    v(&[
+                        &f.attack,
+                        "race_dirfd",
+                        "unlink",
+                        &p.w("sub"),
+                        &p.sdir(),
+                        "20000",
+                    ])
+                },
+                |p, f| {
+                    v(&[
+                        &f.attack,
+                        "race_dirfd",
+                        "unlink",
+                        &p.w("sub"),
+                        &p.w("sub"),
+                        "200",
+                    ])
+                },
+            )
+        },
         a(
             "3 path tricks",
             "dirfd-relative openat (O_PATH dirfd)",
@@ -619,15 +675,18 @@ fn attacks() -> Vec<Attack> {
 }
 
 /// Attacks known not to be stopped yet: they stay in the suite and are reported, not hidden.
-/// Both are TOCTTOU on path *resolution* (not on argument bytes, which the guard protects): the
-/// kernel resolves a symlink the workload swapped after sbx resolved it. The open exit check
-/// catches the trunc case only after O_TRUNC has run; unlink has no exit check at all (the
-/// deny run deletes the secret every time; kill mode is caught only when the check happens to
-/// see the secret first). Needs a tracer change (resolve without symlinks in the kernel:
-/// openat2 RESOLVE_NO_SYMLINKS on the checked path, or an injected parent-dir fd + *at call).
+/// All are TOCTTOU on path *resolution*, not on argument bytes (which the guard protects): the
+/// kernel resolves a symlink, or a dirfd, that another thread changed after sbx resolved it
+/// (the descriptor table and the cwd are not memory the guard can freeze). The open exit check
+/// catches reads, but only after O_TRUNC has run; unlink has no exit check at all (the deny run
+/// deletes the secret every time; kill mode is caught only when the check happens to see the
+/// secret first). Needs a tracer change: make the kernel resolve exactly what was checked
+/// (inject an O_PATH open of the checked parent directory with openat2 RESOLVE_NO_SYMLINKS |
+/// RESOLVE_NO_MAGICLINKS, verify it against /proc/PID/fd, then run the *at call on that fd).
 const KNOWN_FAILING: &[&str] = &[
     "symlink swapped while opened with O_TRUNC (20000 opens): truncates outside",
     "directory symlink swapped under unlink(dl/secret.txt) (20000 unlinks)",
+    "dirfd swapped by dup2 in a thread under unlinkat(fd, secret.txt) (20000 unlinks)",
 ];
 
 /// A resource-abuse case: any defined outcome, never a crash, hang or silent allow.
