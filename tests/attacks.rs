@@ -695,6 +695,8 @@ struct Abuse {
     args: fn(&Fx) -> Vec<String>,
     /// Exit codes the workload itself may return.
     own: &'static [i32],
+    /// When the workload ran to its end (exit 0): does its output show the abuse happened?
+    happened: fn(&str) -> bool,
 }
 
 fn abuses() -> Vec<Abuse> {
@@ -703,36 +705,49 @@ fn abuses() -> Vec<Abuse> {
             name: "fork bomb as nobody under RLIMIT_NPROC=40 (4-ary tree, depth 4)",
             args: |f| v(&[&f.attack, "forkbomb", "40", "4"]),
             own: &[0],
+            // The limit was reached: some forks failed with EAGAIN.
+            happened: |o| {
+                o.trim()
+                    .strip_prefix("fork failures: ")
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .is_some_and(|n| n > 0)
+            },
         },
         Abuse {
             name: "thread storm (200 threads x 20 opens)",
             args: |f| v(&[&f.attack, "threads", "200", "20"]),
             own: &[0],
+            happened: |o| !o.is_empty(),
         },
         Abuse {
             name: "exit while 40 threads are mid-syscall",
             args: |f| v(&[&f.attack, "exitmid", "40"]),
             own: &[0],
+            happened: |o| !o.is_empty(),
         },
         Abuse {
             name: "a 4000-byte path",
             args: |f| v(&[&f.attack, "longpath", "4000"]),
             own: &[0],
+            happened: |o| !o.is_empty(),
         },
         Abuse {
             name: "a 5000-byte path (over PATH_MAX)",
             args: |f| v(&[&f.attack, "longpath", "5000"]),
             own: &[0],
+            happened: |o| !o.is_empty(),
         },
         Abuse {
             name: "a non-UTF-8 file name",
             args: |f| v(&[&f.attack, "nonutf8"]),
             own: &[0],
+            happened: |o| !o.is_empty(),
         },
         Abuse {
             name: "sockaddrs with bad lengths",
             args: |f| v(&[&f.attack, "badsock"]),
             own: &[0],
+            happened: |o| !o.is_empty(),
         },
     ]
 }
@@ -1026,6 +1041,10 @@ fn run_abuse(d: &Dir, n: usize, ab: &Abuse, fx: &Fx) -> Result<String, String> {
         (Some(124), true) => Ok(format!(
             "killed: {}",
             out.stderr.lines().next().unwrap_or("")
+        )),
+        (Some(0), false) if !(ab.happened)(&out.stdout) => Err(format!(
+            "ran to its end but the abuse did not happen: {}",
+            brief(&out)
         )),
         _ => Ok(format!("allowed (decided): {}", out.stdout.trim())),
     }
