@@ -17,3 +17,6 @@ mod learn;
 
 /// sbx enforce: each verb stopped, modes, report, diff, fail-closed cases, no false alarms.
 mod enforce;
+
+/// The attack suite: real attacks with benign twins, bare vs enforce (`attacks: X/Y stopped`).
+mod attacks;

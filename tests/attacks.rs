@@ -1,0 +1,1120 @@
+//! The attack suite (hardening issue): real attacks on the sandbox, each with a benign twin.
+//!
+//! For every attack: (a) run it bare and check that it succeeds (the secret leaks, the file is
+//! written, the sibling is changed), or print `N/A: reason`; (b) record the benign twin (the
+//! same fixture mode pointed at an allowed file, or `plain ok.txt`), learn a profile, and check
+//! the profile lets the twin run under enforce; (c) enforce the profile on the attack and check
+//! it was stopped: exit 124, a `sbx: violation` line, and no evidence (no secret or PWNED in the
+//! output, target files untouched, no file under the test dir holding the secret).
+//! Resource abuse cases only need a defined outcome: exit 0, 124 or the workload's own, never
+//! a panic or a hang. One test runs everything sequentially and prints `attacks: X/Y stopped`.
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use crate::util::{Dir, Output, Sbx, fixture, run_guarded};
+
+const SECRET: &str = "TOPSECRET\n";
+const ORIGINAL: &str = "ORIGINAL\n";
+
+/// The directories of one phase (bare, record, enforce...): `work` is the workload's cwd and
+/// the allowed area (`${CWD}` in the learned profile), `secret` is outside every profile.
+struct Phase {
+    root: PathBuf,
+    work: PathBuf,
+    secret: PathBuf,
+    /// The owner of secret/target.txt when it was created.
+    uid: u32,
+}
+
+impl Phase {
+    /// Create (or reset) the phase's directories and files.
+    fn new(d: &Dir, name: &str) -> Phase {
+        let root = d.join(name);
+        if root.exists() {
+            std::fs::remove_dir_all(&root).unwrap();
+        }
+        let work = root.join("work");
+        let secret = root.join("secret");
+        std::fs::create_dir_all(&work).unwrap();
+        std::fs::create_dir_all(&secret).unwrap();
+        std::fs::write(work.join("ok.txt"), "fine\n").unwrap();
+        std::fs::write(secret.join("secret.txt"), SECRET).unwrap();
+        let target = secret.join("target.txt");
+        std::fs::write(&target, ORIGINAL).unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let uid = std::fs::metadata(&target).unwrap().uid();
+        Phase {
+            root,
+            work,
+            secret,
+            uid,
+        }
+    }
+    /// Absolute path of a file in the secret directory.
+    fn s(&self, f: &str) -> String {
+        self.secret.join(f).to_string_lossy().into_owned()
+    }
+    /// Absolute path of a file in the work directory.
+    fn w(&self, f: &str) -> String {
+        self.work.join(f).to_string_lossy().into_owned()
+    }
+    fn sdir(&self) -> String {
+        self.secret.to_string_lossy().into_owned()
+    }
+    fn wdir(&self) -> String {
+        self.work.to_string_lossy().into_owned()
+    }
+
+    /// What shows that the attack worked, if anything.
+    fn evidence(&self, out: &Output) -> Option<String> {
+        for (what, text) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            for mark in ["TOPSECRET", "PWNED", "LEAKED"] {
+                if text.contains(mark) {
+                    return Some(format!("{what} contains {mark}: {}", text.trim()));
+                }
+            }
+        }
+        if std::fs::read_to_string(self.secret.join("target.txt"))
+            .ok()
+            .as_deref()
+            != Some(ORIGINAL)
+        {
+            return Some("secret/target.txt was changed".into());
+        }
+        if let Ok(md) = std::fs::metadata(self.secret.join("target.txt"))
+            && (md.permissions().mode() & 0o7777 != 0o644 || md.uid() != self.uid)
+        {
+            return Some(format!(
+                "secret/target.txt mode or owner changed ({:o}, uid {})",
+                md.permissions().mode(),
+                md.uid()
+            ));
+        }
+        if std::fs::read_to_string(self.secret.join("secret.txt"))
+            .ok()
+            .as_deref()
+            != Some(SECRET)
+        {
+            return Some("secret/secret.txt was moved or changed".into());
+        }
+        // Allowed for reading only: it must keep its content when it is there.
+        if let Ok(t) = std::fs::read_to_string(self.work.join("ok.txt"))
+            && t != "fine\n"
+        {
+            return Some(format!("work/ok.txt (read-only) was changed to {t:?}"));
+        }
+        let keep = self.secret.join("secret.txt");
+        let mut stack = vec![self.root.clone()];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let p = e.path();
+                let Ok(md) = std::fs::symlink_metadata(&p) else {
+                    continue;
+                };
+                if md.is_dir() {
+                    stack.push(p);
+                } else if md.is_file()
+                    && p != keep
+                    && std::fs::read(&p).is_ok_and(|b| b.windows(9).any(|w| w == b"TOPSECRET"))
+                {
+                    return Some(format!("{} holds the secret", p.display()));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// The fixture binaries and the two TCP listeners of the network attacks.
+struct Fx {
+    attack: String,
+    race_open: String,
+    /// A listener the profiles allow connecting to.
+    port_ok: String,
+    /// A listener no profile allows; `bad_bytes` counts the bytes it received.
+    port_bad: String,
+    bad_bytes: Arc<AtomicUsize>,
+}
+
+/// A TCP listener on 127.0.0.1 that accepts forever in a thread, adding the bytes it receives
+/// to the returned counter.
+fn listener() -> (u16, Arc<AtomicUsize>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let bytes = Arc::new(AtomicUsize::new(0));
+    let b = bytes.clone();
+    std::thread::spawn(move || {
+        for mut c in l.incoming().flatten() {
+            let b = b.clone();
+            std::thread::spawn(move || {
+                let _ = c.set_read_timeout(Some(Duration::from_millis(500)));
+                let mut buf = Vec::new();
+                let _ = c.read_to_end(&mut buf);
+                b.fetch_add(buf.len(), Ordering::SeqCst);
+            });
+        }
+    });
+    (port, bytes)
+}
+
+/// The file handle of `path` (`TYPE:HEX`), taken outside sbx.
+fn handle_of(f: &Fx, path: &str) -> String {
+    let out = std::process::Command::new(&f.attack)
+        .args(["handle_get", path])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+type Args = fn(&Phase, &Fx) -> Vec<String>;
+
+/// One attack: its command (fixture + arguments) and its benign twin's.
+struct Attack {
+    item: &'static str,
+    name: &'static str,
+    attack: Args,
+    benign: Args,
+    /// Run the bare attack under `sh -c` (it kills its parent).
+    wrap_bare: bool,
+    /// Bare runs to try before calling the attack not applicable (races).
+    bare_tries: usize,
+    /// Enforce runs (kill mode).
+    runs: usize,
+    /// Also run it once in deny mode, where the workload goes on after each refusal.
+    deny_run: bool,
+    /// sbx itself may die (SIGKILL) instead of exiting 124; nothing may happen after it.
+    sbx_may_die: bool,
+    /// Wait this long after each run before looking for evidence (orphans still running).
+    settle_ms: u64,
+    /// Rules appended to the learned profile (to work around a known learn limitation).
+    extra: &'static [&'static str],
+    /// Text that some violation line of the enforce runs must contain (what was refused).
+    expect: &'static str,
+    /// Text the deny run's stdout must contain: the workload went on after the refusals.
+    deny_done: &'static str,
+    /// Argument races: also run with `--unsafe-no-race-guard` (deny mode, up to 3 runs) and
+    /// print whether the attack then gets through, to show the guard is what stops it.
+    control: bool,
+}
+
+fn v(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+fn plain(p: &Phase, f: &Fx) -> Vec<String> {
+    v(&[&f.attack, "plain", &p.w("ok.txt")])
+}
+
+fn attacks() -> Vec<Attack> {
+    let a = |item, name, attack: Args, benign: Args| Attack {
+        item,
+        name,
+        attack,
+        benign,
+        wrap_bare: false,
+        bare_tries: 1,
+        runs: 1,
+        deny_run: true,
+        sbx_may_die: false,
+        settle_ms: 20,
+        extra: &[],
+        expect: "secret.txt",
+        deny_done: "",
+        control: false,
+    };
+    // Expect a refusal naming this text.
+    let e = |expect: &'static str, at: Attack| Attack { expect, ..at };
+    vec![
+        Attack {
+            bare_tries: 10,
+            runs: 3,
+            expect: "read /",
+            deny_done: "no leak",
+            control: true,
+            ..a(
+                "1 argument races",
+                "path buffer flipped by a thread (race_open, 20000 opens)",
+                |p, f| v(&[&f.race_open, &p.w("ok.txt"), &p.s("secret.txt"), "20000"]),
+                |p, f| v(&[&f.race_open, &p.w("ok.txt"), &p.w("ok.txt"), "200"]),
+            )
+        },
+        Attack {
+            bare_tries: 10,
+            runs: 3,
+            expect: "write ",
+            deny_done: "flags race done",
+            control: true,
+            ..a(
+                "1 argument races",
+                "openat2 open_how.flags flipped O_RDONLY <-> O_WRONLY|O_TRUNC (20000 opens)",
+                |_, f| v(&[&f.attack, "race_flags", "ok.txt", "20000", "attack"]),
+                |_, f| v(&[&f.attack, "race_flags", "ok.txt", "200", "benign"]),
+            )
+        },
+        Attack {
+            bare_tries: 10,
+            runs: 3,
+            expect: "connect ",
+            deny_done: "connect race done",
+            control: true,
+            ..a(
+                "1 argument races",
+                "sockaddr port flipped between an allowed and a forbidden listener (2000 connects)",
+                |_, f| v(&[&f.attack, "race_connect", &f.port_ok, &f.port_bad, "2000"]),
+                |_, f| v(&[&f.attack, "race_connect", &f.port_ok, &f.port_ok, "100"]),
+            )
+        },
+        Attack {
+            bare_tries: 10,
+            runs: 3,
+            ..a(
+                "2 symlink races",
+                "symlink swapped in a loop while opened (20000 opens)",
+                |p, f| {
+                    v(&[
+                        &f.attack,
+                        "race_symlink",
+                        "ok.txt",
+                        &p.s("secret.txt"),
+                        "20000",
+                    ])
+                },
+                |_, f| v(&[&f.attack, "race_symlink", "ok.txt", "ok.txt", "200"]),
+            )
+        },
+        Attack {
+            bare_tries: 10,
+            runs: 3,
+            expect: "target.txt",
+            ..a(
+                "2 symlink races",
+                "symlink swapped while opened with O_TRUNC (20000 opens): truncates outside",
+                |p, f| {
+                    v(&[
+                        &f.attack,
+                        "race_effect",
+                        "trunc",
+                        "out.txt",
+                        &p.s("target.txt"),
+                        "20000",
+                    ])
+                },
+                |_, f| {
+                    v(&[
+                        &f.attack,
+                        "race_effect",
+                        "trunc",
+                        "out.txt",
+                        "out.txt",
+                        "300",
+                    ])
+                },
+            )
+        },
+        Attack {
+            bare_tries: 10,
+            runs: 3,
+            ..a(
+                "2 symlink races",
+                "directory symlink swapped under unlink(dl/secret.txt) (20000 unlinks)",
+                |p, f| {
+                    v(&[
+                        &f.attack,
+                        "race_effect",
+                        "unlink",
+                        "sub",
+                        &p.sdir(),
+                        "20000",
+                    ])
+                },
+                |_, f| v(&[&f.attack, "race_effect", "unlink", "sub", "sub", "300"]),
+            )
+        },
+        Attack {
+            bare_tries: 10,
+            runs: 3,
+            ..a(
+                "1 argument races",
+                "dirfd swapped by dup2 in a thread under openat(fd, secret.txt) (20000 opens)",
+                |p, f| {
+                    v(&[
+                        &f.attack,
+                        "race_dirfd",
+                        "read",
+                        &p.w("sub"),
+                        &p.sdir(),
+                        "20000",
+                    ])
+                },
+                |p, f| {
+                    v(&[
+                        &f.attack,
+                        "race_dirfd",
+                        "read",
+                        &p.w("sub"),
+                        &p.w("sub"),
+                        "200",
+                    ])
+                },
+            )
+        },
+        Attack {
+            bare_tries: 10,
+            runs: 3,
+            ..a(
+                "1 argument races",
+                "dirfd swapped by dup2 in a thread under unlinkat(fd, secret.txt) (20000 unlinks)",
+                |p, f| {
+                    v(&[
+                        &f.attack,
+                        "race_dirfd",
+                        "unlink",
+                        &p.w("sub"),
+                        &p.sdir(),
+                        "20000",
+                    ])
+                },
+                |p, f| {
+                    v(&[
+                        &f.attack,
+                        "race_dirfd",
+                        "unlink",
+                        &p.w("sub"),
+                        &p.w("sub"),
+                        "200",
+                    ])
+                },
+            )
+        },
+        a(
+            "3 path tricks",
+            "dirfd-relative openat (O_PATH dirfd)",
+            |p, f| v(&[&f.attack, "dirfd", &p.sdir(), "secret.txt"]),
+            |p, f| v(&[&f.attack, "dirfd", &p.wdir(), "ok.txt"]),
+        ),
+        a(
+            "3 path tricks",
+            "chdir-relative open",
+            |p, f| v(&[&f.attack, "chdir", &p.sdir(), "secret.txt"]),
+            |p, f| v(&[&f.attack, "chdir", &p.wdir(), "ok.txt"]),
+        ),
+        a(
+            "3 path tricks",
+            "fchdir-relative open",
+            |p, f| v(&[&f.attack, "fchdir", &p.sdir(), "secret.txt"]),
+            |p, f| v(&[&f.attack, "fchdir", &p.wdir(), "ok.txt"]),
+        ),
+        a(
+            "3 path tricks",
+            "`..` out of the allowed area",
+            |_, f| v(&[&f.attack, "plain", "../secret/secret.txt"]),
+            |_, f| v(&[&f.attack, "plain", "../work/ok.txt"]),
+        ),
+        a(
+            "3 path tricks",
+            "symlink as a middle component",
+            |p, f| v(&[&f.attack, "symcomp", &p.sdir(), "secret.txt"]),
+            |p, f| v(&[&f.attack, "symcomp", &p.wdir(), "ok.txt"]),
+        ),
+        a(
+            "3 path tricks",
+            "/proc/self/root + absolute path",
+            |p, f| v(&[&f.attack, "procroot", &p.s("secret.txt")]),
+            |p, f| v(&[&f.attack, "procroot", &p.w("ok.txt")]),
+        ),
+        a(
+            "3 path tricks",
+            "/proc/self/cwd/../secret",
+            |_, f| v(&[&f.attack, "proccwd", "../secret/secret.txt"]),
+            |_, f| v(&[&f.attack, "proccwd", "ok.txt"]),
+        ),
+        a(
+            "3 path tricks",
+            "/proc/<own pid>/root + absolute path",
+            |p, f| v(&[&f.attack, "procpid", &p.s("secret.txt")]),
+            |p, f| v(&[&f.attack, "procpid", &p.w("ok.txt")]),
+        ),
+        Attack {
+            // learn writes `read /proc/self/fd/\*` (an escaped star: only a file named `*`)
+            // for the twin's /proc/self/fd/3, so the learned profile refuses the twin itself.
+            extra: &["read /proc/self/fd/*"],
+            ..a(
+                "3 path tricks",
+                "/proc/self/fd/N of an O_PATH descriptor",
+                |p, f| v(&[&f.attack, "procfd", &p.s("secret.txt")]),
+                |p, f| v(&[&f.attack, "procfd", &p.w("ok.txt")]),
+            )
+        },
+        a(
+            "3 path tricks",
+            "hard link of the secret into the allowed area",
+            |p, f| v(&[&f.attack, "hardlink", &p.s("secret.txt")]),
+            |p, f| v(&[&f.attack, "hardlink", &p.w("ok.txt")]),
+        ),
+        a(
+            "3 path tricks",
+            "hard link of an O_PATH descriptor (linkat AT_EMPTY_PATH)",
+            |p, f| v(&[&f.attack, "linkfd", &p.s("secret.txt")]),
+            |p, f| v(&[&f.attack, "linkfd", &p.w("ok.txt")]),
+        ),
+        e(
+            "target.txt",
+            a(
+                "3 path tricks",
+                "fchmodat2/fchownat(AT_EMPTY_PATH) of an O_PATH descriptor outside",
+                |p, f| v(&[&f.attack, "fdmeta", &p.s("target.txt")]),
+                |p, f| v(&[&f.attack, "fdmeta", &p.w("ok.txt")]),
+            ),
+        ),
+        a(
+            "3 path tricks",
+            "rename of the secret into the allowed area",
+            |p, f| v(&[&f.attack, "rename_in", &p.s("secret.txt")]),
+            |p, f| v(&[&f.attack, "rename_in", &p.w("ok.txt")]),
+        ),
+        e(
+            "target.txt",
+            a(
+                "3 path tricks",
+                "rename of an allowed file over a file outside",
+                |p, f| v(&[&f.attack, "rename_out", &p.s("target.txt")]),
+                |p, f| v(&[&f.attack, "rename_out", &p.w("y.txt")]),
+            ),
+        ),
+        e(
+            "io_uring_setup",
+            a(
+                "4 back doors",
+                "io_uring IORING_OP_OPENAT",
+                |p, f| v(&[&f.attack, "uring", &p.s("secret.txt")]),
+                plain,
+            ),
+        ),
+        e(
+            "name_to_handle_at",
+            a(
+                "4 back doors",
+                "name_to_handle_at + open_by_handle_at",
+                |p, f| v(&[&f.attack, "handle", &p.s("secret.txt")]),
+                plain,
+            ),
+        ),
+        e(
+            "open_by_handle_at",
+            a(
+                "4 back doors",
+                "open_by_handle_at of a handle taken outside sbx",
+                |p, f| v(&[&f.attack, "handle_open", &handle_of(f, &p.s("secret.txt"))]),
+                plain,
+            ),
+        ),
+        e(
+            "refused in-kernel",
+            a(
+                "4 back doors",
+                "i386 int 0x80 open",
+                |p, f| v(&[&f.attack, "int80", &p.s("secret.txt")]),
+                plain,
+            ),
+        ),
+        e(
+            "refused in-kernel",
+            a(
+                "4 back doors",
+                "x32 ABI open",
+                |p, f| v(&[&f.attack, "x32", &p.s("secret.txt")]),
+                plain,
+            ),
+        ),
+        e(
+            "memfd:payload",
+            a(
+                "4 back doors",
+                "memfd_create + execveat(AT_EMPTY_PATH)",
+                |_, f| v(&[&f.attack, "memfd", &f.attack, "memfd"]),
+                |_, f| v(&[&f.attack, "memfd", &f.attack, "path"]),
+            ),
+        ),
+        e(
+            "memfd:payload",
+            a(
+                "4 back doors",
+                "memfd_create + execve(/proc/self/fd/N)",
+                |_, f| v(&[&f.attack, "memfd_proc", &f.attack]),
+                |_, f| v(&[&f.attack, "memfd", &f.attack, "path"]),
+            ),
+        ),
+        e(
+            "ptrace",
+            a(
+                "4 back doors",
+                "ptrace POKEDATA into a sibling",
+                |_, f| v(&[&f.attack, "sibling", "ptrace"]),
+                |_, f| v(&[&f.attack, "sibling", "none"]),
+            ),
+        ),
+        e(
+            "process_vm_writev",
+            a(
+                "4 back doors",
+                "process_vm_writev into a sibling",
+                |_, f| v(&[&f.attack, "sibling", "vmwrite"]),
+                |_, f| v(&[&f.attack, "sibling", "none"]),
+            ),
+        ),
+        Attack {
+            wrap_bare: true,
+            sbx_may_die: true,
+            settle_ms: 400,
+            expect: "",
+            ..a(
+                "4 back doors",
+                "SIGKILL to sbx, then a write outside",
+                |p, f| v(&[&f.attack, "sigkill", &p.s("target.txt")]),
+                |p, f| v(&[&f.attack, "rename_out", &p.w("y.txt")]),
+            )
+        },
+        e(
+            "seccomp",
+            a(
+                "4 back doors",
+                "seccomp user-notification filter (USER_NOTIF outranks TRACE) + CONTINUE",
+                |p, f| v(&[&f.attack, "notif", &p.s("secret.txt")]),
+                plain,
+            ),
+        ),
+        Attack {
+            settle_ms: 800,
+            expect: "target.txt",
+            ..a(
+                "4 back doors",
+                "double-forked daemon writing after the main process exited",
+                |p, f| v(&[&f.attack, "daemon", &p.s("target.txt")]),
+                plain,
+            )
+        },
+        e(
+            "unshare",
+            a(
+                "4 back doors",
+                "unshare(CLONE_NEWUTS) + sethostname",
+                |_, f| v(&[&f.attack, "unshare"]),
+                plain,
+            ),
+        ),
+        e(
+            "clone(namespace flags)",
+            a(
+                "4 back doors",
+                "clone(CLONE_NEWUTS) + sethostname",
+                |_, f| v(&[&f.attack, "clonens"]),
+                plain,
+            ),
+        ),
+        e(
+            "setns",
+            a(
+                "4 back doors",
+                "setns into a UTS namespace",
+                |_, f| v(&[&f.attack, "setns", "join"]),
+                |_, f| v(&[&f.attack, "setns", "open"]),
+            ),
+        ),
+        e(
+            "mount",
+            a(
+                "4 back doors",
+                "bind mount of the secret over an allowed file",
+                |p, f| v(&[&f.attack, "mount", &p.s("secret.txt")]),
+                plain,
+            ),
+        ),
+        e(
+            "chroot",
+            a(
+                "4 back doors",
+                "chroot into the secret's directory",
+                |p, f| v(&[&f.attack, "chroot", &p.sdir(), "secret.txt"]),
+                plain,
+            ),
+        ),
+        e(
+            "bpf",
+            a(
+                "4 back doors",
+                "bpf(BPF_MAP_CREATE)",
+                |_, f| v(&[&f.attack, "bpf"]),
+                plain,
+            ),
+        ),
+        e(
+            "perf_event_open",
+            a(
+                "4 back doors",
+                "perf_event_open",
+                |_, f| v(&[&f.attack, "perf"]),
+                plain,
+            ),
+        ),
+        e(
+            "userfaultfd",
+            a(
+                "4 back doors",
+                "userfaultfd",
+                |_, f| v(&[&f.attack, "uffd"]),
+                plain,
+            ),
+        ),
+    ]
+}
+
+/// Attacks known not to be stopped yet: they stay in the suite and are reported, not hidden.
+/// All are TOCTTOU on path *resolution*, not on argument bytes (which the guard protects): the
+/// kernel resolves a symlink, or a dirfd, that another thread changed after sbx resolved it
+/// (the descriptor table and the cwd are not memory the guard can freeze). The open exit check
+/// catches reads, but only after O_TRUNC has run; unlink has no exit check at all (the deny run
+/// deletes the secret every time; kill mode is caught only when the check happens to see the
+/// secret first). Needs a tracer change: make the kernel resolve exactly what was checked
+/// (inject an O_PATH open of the checked parent directory with openat2 RESOLVE_NO_SYMLINKS |
+/// RESOLVE_NO_MAGICLINKS, verify it against /proc/PID/fd, then run the *at call on that fd).
+const KNOWN_FAILING: &[&str] = &[
+    "symlink swapped while opened with O_TRUNC (20000 opens): truncates outside",
+    "directory symlink swapped under unlink(dl/secret.txt) (20000 unlinks)",
+    "dirfd swapped by dup2 in a thread under unlinkat(fd, secret.txt) (20000 unlinks)",
+];
+
+/// A resource-abuse case: any defined outcome, never a crash, hang or silent allow.
+struct Abuse {
+    name: &'static str,
+    args: fn(&Fx) -> Vec<String>,
+    /// Exit codes the workload itself may return.
+    own: &'static [i32],
+    /// When the workload ran to its end (exit 0): does its output show the abuse happened?
+    happened: fn(&str) -> bool,
+}
+
+fn abuses() -> Vec<Abuse> {
+    vec![
+        Abuse {
+            name: "fork bomb as nobody under RLIMIT_NPROC=40 (4-ary tree, depth 4)",
+            args: |f| v(&[&f.attack, "forkbomb", "40", "4"]),
+            own: &[0],
+            // The limit was reached: some forks failed with EAGAIN.
+            happened: |o| {
+                o.trim()
+                    .strip_prefix("fork failures: ")
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .is_some_and(|n| n > 0)
+            },
+        },
+        Abuse {
+            name: "thread storm (200 threads x 20 opens)",
+            args: |f| v(&[&f.attack, "threads", "200", "20"]),
+            own: &[0],
+            happened: |o| !o.is_empty(),
+        },
+        Abuse {
+            name: "exit while 40 threads are mid-syscall",
+            args: |f| v(&[&f.attack, "exitmid", "40"]),
+            own: &[0],
+            happened: |o| !o.is_empty(),
+        },
+        Abuse {
+            name: "a 4000-byte path",
+            args: |f| v(&[&f.attack, "longpath", "4000"]),
+            own: &[0],
+            happened: |o| !o.is_empty(),
+        },
+        Abuse {
+            name: "a 5000-byte path (over PATH_MAX)",
+            args: |f| v(&[&f.attack, "longpath", "5000"]),
+            own: &[0],
+            happened: |o| !o.is_empty(),
+        },
+        Abuse {
+            name: "a non-UTF-8 file name",
+            args: |f| v(&[&f.attack, "nonutf8"]),
+            own: &[0],
+            happened: |o| !o.is_empty(),
+        },
+        Abuse {
+            name: "sockaddrs with bad lengths",
+            args: |f| v(&[&f.attack, "badsock"]),
+            own: &[0],
+            happened: |o| !o.is_empty(),
+        },
+    ]
+}
+
+fn run_in(dir: &Path, args: &[String], timeout: Duration) -> Output {
+    let mut cmd = std::process::Command::new(&args[0]);
+    cmd.args(&args[1..]).current_dir(dir);
+    run_guarded(cmd, timeout)
+}
+
+fn sbx_in(dir: &Path, args: &[String]) -> Output {
+    let mut s = Sbx::new(args).cwd(dir);
+    s.timeout = Duration::from_secs(30);
+    s.run()
+}
+
+fn panicked(out: &Output) -> bool {
+    out.stderr.contains("panicked")
+        || out.stderr.contains("RUST_BACKTRACE")
+        || out.code == Some(101)
+}
+
+fn brief(out: &Output) -> String {
+    let cut = |t: &str| t.chars().take(600).collect::<String>();
+    format!(
+        "exit {:?} signal {:?}\n  stdout: {}\n  stderr: {}",
+        out.code,
+        out.signal,
+        cut(out.stdout.trim()),
+        cut(out.stderr.trim())
+    )
+}
+
+/// Record `args` in `ph` and learn a profile from it, plus `extra` rules; `Err` explains a
+/// failure.
+fn learn(
+    d: &Dir,
+    tag: &str,
+    ph: &Phase,
+    args: &[String],
+    extra: &[&str],
+) -> Result<PathBuf, String> {
+    let trace = d.join(&format!("{tag}.bin"));
+    let profile = d.join(&format!("{tag}.profile"));
+    let mut a = v(&["record", "-o", &trace.to_string_lossy(), "--"]);
+    a.extend(args.iter().cloned());
+    let out = sbx_in(&ph.work, &a);
+    if out.code != Some(0) || panicked(&out) {
+        return Err(format!("recording the benign twin failed: {}", brief(&out)));
+    }
+    if let Some(e) = ph.evidence(&out) {
+        return Err(format!("the benign twin looks like an attack: {e}"));
+    }
+    let out = sbx_in(
+        d.path(),
+        &v(&[
+            "learn",
+            &trace.to_string_lossy(),
+            "-o",
+            &profile.to_string_lossy(),
+        ]),
+    );
+    if out.code != Some(0) {
+        return Err(format!("learn failed: {}", brief(&out)));
+    }
+    if !extra.is_empty() {
+        let mut text = std::fs::read_to_string(&profile).unwrap();
+        text.push_str("\n# added by the attack suite\n");
+        for r in extra {
+            text.push_str(&format!("{r}\n"));
+        }
+        std::fs::write(&profile, text).unwrap();
+    }
+    Ok(profile)
+}
+
+fn enforce(ph: &Phase, profile: &Path, mode: &str, args: &[String]) -> Output {
+    let mut a = v(&["enforce", "--mode", mode, &profile.to_string_lossy(), "--"]);
+    if mode == "deny-unguarded" {
+        a = v(&[
+            "enforce",
+            "--unsafe-no-race-guard",
+            "--mode",
+            "deny",
+            &profile.to_string_lossy(),
+            "--",
+        ]);
+    }
+    a.extend(args.iter().cloned());
+    sbx_in(&ph.work, &a)
+}
+
+enum Verdict {
+    /// With the first violation line of the last run.
+    Stopped(String),
+    NotApplicable(String),
+    NotStopped(String),
+}
+
+fn run_attack(d: &Dir, n: usize, at: &Attack, fx: &Fx) -> Verdict {
+    // (a) Bare: the attack must work without sbx.
+    let mut worked = None;
+    let mut last = None;
+    for i in 0..at.bare_tries {
+        let ph = Phase::new(d, &format!("a{n}-bare{i}"));
+        let mut args = (at.attack)(&ph, fx);
+        if at.wrap_bare {
+            let mut w = v(&["sh", "-c", "\"$@\"; exit 0", "sh"]);
+            w.append(&mut args);
+            args = w;
+        }
+        let before = fx.bad_bytes.load(Ordering::SeqCst);
+        let out = run_in(&ph.work, &args, Duration::from_secs(30));
+        // An orphaned attacker may still be about to write.
+        std::thread::sleep(Duration::from_millis(at.settle_ms));
+        let got = fx.bad_bytes.load(Ordering::SeqCst) - before;
+        if got > 0 {
+            worked = Some(format!("the forbidden listener received {got} bytes"));
+            break;
+        }
+        if let Some(e) = ph.evidence(&out) {
+            worked = Some(e);
+            break;
+        }
+        last = Some(out);
+    }
+    if worked.is_none() {
+        let out = last.expect("at least one bare run");
+        let reason = out
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("N/A: "))
+            .map(str::to_string)
+            .unwrap_or_else(|| {
+                format!(
+                    "the attack does not work here even without sbx ({})",
+                    brief(&out)
+                )
+            });
+        return Verdict::NotApplicable(reason);
+    }
+    // (b) Learn from the benign twin, and check the profile lets the twin run. Record, twin
+    // and attack runs use the same (reset) directories, so absolute paths the learned profile
+    // could not express with ${CWD} (/proc/self/root/...) stay valid.
+    let here = format!("a{n}-enf");
+    let rec = Phase::new(d, &here);
+    let profile = match learn(d, &format!("a{n}"), &rec, &(at.benign)(&rec, fx), at.extra) {
+        Ok(p) => p,
+        Err(e) => return Verdict::NotStopped(format!("test setup: {e}")),
+    };
+    let ok = Phase::new(d, &here);
+    let out = enforce(&ok, &profile, "kill", &(at.benign)(&ok, fx));
+    if out.code != Some(0) || panicked(&out) {
+        return Verdict::NotStopped(format!(
+            "test setup: the learned profile does not admit the benign twin: {}\n  profile:\n{}",
+            brief(&out),
+            std::fs::read_to_string(&profile).unwrap_or_default()
+        ));
+    }
+    // (c) Enforce on the attack.
+    let mut problems = Vec::new();
+    let mut first = String::new();
+    let modes = std::iter::repeat_n("kill", at.runs).chain(at.deny_run.then_some("deny"));
+    let mut lines = String::new();
+    for (i, mode) in modes.enumerate() {
+        let ph = Phase::new(d, &here);
+        let before = fx.bad_bytes.load(Ordering::SeqCst);
+        let out = enforce(&ph, &profile, mode, &(at.attack)(&ph, fx));
+        std::thread::sleep(Duration::from_millis(at.settle_ms));
+        let got = fx.bad_bytes.load(Ordering::SeqCst) - before;
+        if got > 0 {
+            problems.push(format!(
+                "{mode} run {i}: LEAK: the forbidden listener received {got} bytes\n  {}",
+                brief(&out)
+            ));
+        }
+        for l in out
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("sbx: violation: "))
+        {
+            lines.push_str(l);
+            lines.push('\n');
+        }
+        let died = at.sbx_may_die && out.signal == Some(libc::SIGKILL);
+        if panicked(&out) {
+            problems.push(format!("{mode} run {i}: sbx panicked: {}", brief(&out)));
+        }
+        if let Some(e) = ph.evidence(&out) {
+            problems.push(format!("{mode} run {i}: LEAK: {e}\n  {}", brief(&out)));
+        }
+        if !died && out.code != Some(124) {
+            problems.push(format!(
+                "{mode} run {i}: expected exit 124: {}",
+                brief(&out)
+            ));
+        }
+        if !died && !out.stderr.contains("sbx: violation: ") {
+            problems.push(format!(
+                "{mode} run {i}: no violation reported: {}",
+                brief(&out)
+            ));
+        }
+        if let Some(l) = out
+            .stderr
+            .lines()
+            .find(|l| l.starts_with("sbx: violation: "))
+        {
+            first = l.to_string();
+        } else if died {
+            first = format!("sbx killed by the workload: {}", brief(&out));
+        }
+        if mode == "deny" && !out.stdout.contains(at.deny_done) {
+            problems.push(format!(
+                "deny run: the workload did not go on to its end ({:?}): {}",
+                at.deny_done,
+                brief(&out)
+            ));
+        }
+    }
+    if at.control {
+        let mut result = "control: no leak without the race guard either (3 runs)".to_string();
+        for i in 0..3 {
+            let ph = Phase::new(d, &here);
+            let before = fx.bad_bytes.load(Ordering::SeqCst);
+            let out = enforce(&ph, &profile, "deny-unguarded", &(at.attack)(&ph, fx));
+            std::thread::sleep(Duration::from_millis(20));
+            let net = fx.bad_bytes.load(Ordering::SeqCst) > before;
+            if let Some(e) = ph
+                .evidence(&out)
+                .or(net.then(|| "the listener got data".into()))
+            {
+                result =
+                    format!("control: with --unsafe-no-race-guard it got through (run {i}): {e}");
+                break;
+            }
+        }
+        first = format!("{first}\n  {result}");
+    }
+    if !lines.contains(at.expect) {
+        problems.push(format!(
+            "no violation names {:?}; the violations were:\n{lines}",
+            at.expect
+        ));
+    }
+    if problems.is_empty() {
+        Verdict::Stopped(first)
+    } else {
+        Verdict::NotStopped(problems.join("\n  "))
+    }
+}
+
+/// A resource-abuse case: learn from the workload itself, enforce it, and check the outcome.
+fn run_abuse(d: &Dir, n: usize, ab: &Abuse, fx: &Fx) -> Result<String, String> {
+    let rec = Phase::new(d, &format!("r{n}-rec"));
+    let trace = d.join(&format!("r{n}.bin"));
+    let profile = d.join(&format!("r{n}.profile"));
+    let mut a = v(&["record", "-o", &trace.to_string_lossy(), "--"]);
+    a.extend((ab.args)(fx));
+    let out = sbx_in(&rec.work, &a);
+    let defined = |out: &Output| -> Result<(), String> {
+        if panicked(out) {
+            return Err(format!("sbx panicked: {}", brief(out)));
+        }
+        match out.code {
+            Some(c) if c == 0 || c == 124 || ab.own.contains(&c) => Ok(()),
+            _ => Err(format!("undefined outcome: {}", brief(out))),
+        }
+    };
+    defined(&out).map_err(|e| format!("record: {e}"))?;
+    let out = sbx_in(
+        d.path(),
+        &v(&[
+            "learn",
+            &trace.to_string_lossy(),
+            "-o",
+            &profile.to_string_lossy(),
+        ]),
+    );
+    if out.code != Some(0) {
+        return Err(format!("learn: {}", brief(&out)));
+    }
+    let ph = Phase::new(d, &format!("r{n}-enf"));
+    let out = enforce(&ph, &profile, "kill", &(ab.args)(fx));
+    defined(&out).map_err(|e| format!("enforce: {e}"))?;
+    // Not a silent allow: exit 0 must come without violations, 124 with them.
+    let reported = out.stderr.contains("sbx: violation: ");
+    match (out.code, reported) {
+        (Some(124), false) => Err(format!("exit 124 without a violation: {}", brief(&out))),
+        (Some(0), true) => Err(format!("violation reported but exit 0: {}", brief(&out))),
+        (Some(124), true) => Ok(format!(
+            "killed: {}",
+            out.stderr.lines().next().unwrap_or("")
+        )),
+        (Some(0), false) if !(ab.happened)(&out.stdout) => Err(format!(
+            "ran to its end but the abuse did not happen: {}",
+            brief(&out)
+        )),
+        _ => Ok(format!("allowed (decided): {}", out.stdout.trim())),
+    }
+}
+
+#[test]
+fn attack_suite() {
+    let d = Dir::new();
+    let (ok_port, _) = listener();
+    let (bad_port, bad_bytes) = listener();
+    let fx = Fx {
+        attack: fixture("attack").to_string_lossy().into_owned(),
+        race_open: fixture("race_open").to_string_lossy().into_owned(),
+        port_ok: ok_port.to_string(),
+        port_bad: bad_port.to_string(),
+        bad_bytes,
+    };
+    let start = std::time::Instant::now();
+    let (mut stopped, mut total) = (0, 0);
+    let mut failures = Vec::new();
+    let mut known = Vec::new();
+    for (n, at) in attacks().iter().enumerate() {
+        let t = std::time::Instant::now();
+        let verdict = run_attack(&d, n, at, &fx);
+        let took = t.elapsed().as_millis();
+        let label = format!("[{}] {}", at.item, at.name);
+        match verdict {
+            Verdict::Stopped(how) => {
+                stopped += 1;
+                total += 1;
+                println!("stopped: {label} ({took} ms)\n  {how}");
+            }
+            Verdict::NotApplicable(why) => println!("N/A: {label}: {why}"),
+            Verdict::NotStopped(why) => {
+                total += 1;
+                if KNOWN_FAILING.contains(&at.name) {
+                    println!("KNOWN-FAILING (not stopped): {label}\n  {why}");
+                    known.push(at.name);
+                } else {
+                    println!("NOT STOPPED: {label}\n  {why}");
+                    failures.push(format!("{label}: {why}"));
+                }
+            }
+        }
+    }
+    let (mut handled, abuse) = (0, abuses());
+    for (n, ab) in abuse.iter().enumerate() {
+        match run_abuse(&d, n, ab, &fx) {
+            Ok(what) => {
+                handled += 1;
+                println!("defined: [5 resource abuse] {}: {what}", ab.name);
+            }
+            Err(why) => {
+                println!("UNDEFINED: [5 resource abuse] {}: {why}", ab.name);
+                failures.push(format!("[5 resource abuse] {}: {why}", ab.name));
+            }
+        }
+    }
+    println!(
+        "resource abuse: {handled}/{} with a defined outcome",
+        abuse.len()
+    );
+    println!(
+        "attacks: {stopped}/{total} stopped{} ({} s)",
+        if known.is_empty() {
+            String::new()
+        } else {
+            format!(", known-failing: {}", known.join("; "))
+        },
+        start.elapsed().as_secs()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
