@@ -294,8 +294,7 @@ fn attacks() -> Vec<Attack> {
             expect: "target.txt",
             ..a(
                 "2 symlink races",
-                "symlink swapped while opened with O_TRUNC (20000 opens): truncates outside",
-                |p, f| {
+                            |p, f| {
                     v(&[
                         &f.attack,
                         "race_effect",
@@ -677,14 +676,14 @@ fn attacks() -> Vec<Attack> {
 /// Attacks known not to be stopped yet: they stay in the suite and are reported, not hidden.
 /// All are TOCTTOU on path *resolution*, not on argument bytes (which the guard protects): the
 /// kernel resolves a symlink, or a dirfd, that another thread changed after sbx resolved it
-/// (the descriptor table and the cwd are not memory the guard can freeze). The open exit check
-/// catches reads, but only after O_TRUNC has run; unlink has no exit check at all (the deny run
+/// (the descriptor table and the cwd are not memory the guard can freeze). Opens are safe: they
+/// become openat2(RESOLVE_NO_SYMLINKS) of the checked path (O_TRUNC through a swapped symlink
+/// is stopped since); unlink has no such form (the deny run
 /// deletes the secret every time; kill mode is caught only when the check happens to see the
 /// secret first). Needs a tracer change: make the kernel resolve exactly what was checked
 /// (inject an O_PATH open of the checked parent directory with openat2 RESOLVE_NO_SYMLINKS |
 /// RESOLVE_NO_MAGICLINKS, verify it against /proc/PID/fd, then run the *at call on that fd).
 const KNOWN_FAILING: &[&str] = &[
-    "symlink swapped while opened with O_TRUNC (20000 opens): truncates outside",
     "directory symlink swapped under unlink(dl/secret.txt) (20000 unlinks)",
     "dirfd swapped by dup2 in a thread under unlinkat(fd, secret.txt) (20000 unlinks)",
 ];
