@@ -294,7 +294,8 @@ fn attacks() -> Vec<Attack> {
             expect: "target.txt",
             ..a(
                 "2 symlink races",
-                            |p, f| {
+                "symlink swapped while opened with O_TRUNC (20000 opens): truncates outside",
+                |p, f| {
                     v(&[
                         &f.attack,
                         "race_effect",

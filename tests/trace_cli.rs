@@ -511,3 +511,42 @@ fn version_completions_man_and_quiet() {
     assert!(quiet.stderr.contains("sbx: violation:"), "{}", quiet.stderr);
     assert!(!quiet.stderr.contains("+read"), "{}", quiet.stderr);
 }
+
+/// The live status line appears on a terminal (script(1) gives sbx one) and never when stderr
+/// is a pipe.
+#[test]
+fn status_line_only_on_a_terminal() {
+    let d = crate::util::Dir::new();
+    let trace = d.join("t.bin");
+    let work = "i=0; while [ $i -lt 300 ]; do cat /etc/hostname >/dev/null; i=$((i+1)); done";
+    let piped = crate::util::Sbx::new([
+        "record",
+        "-o",
+        trace.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        work,
+    ])
+    .cwd(d.path())
+    .run();
+    assert_eq!(piped.code, Some(0));
+    assert!(!piped.stderr.contains("processes,"), "{}", piped.stderr);
+    if crate::util::bare("sh", ["-c", "command -v script"], d.path()).code != Some(0) {
+        eprintln!("N/A: script(1) is not installed");
+        return;
+    }
+    let line = format!(
+        "{} record -o {} -- sh -c '{work}'",
+        crate::util::sbx_bin(),
+        trace.display()
+    );
+    let mut c = std::process::Command::new("script");
+    c.args(["-qec", &line, "/dev/null"]).current_dir(d.path());
+    let tty = crate::util::run_guarded(c, std::time::Duration::from_secs(60));
+    assert_eq!(tty.code, Some(0), "{tty:?}");
+    assert!(
+        tty.stdout.contains("processes,") && tty.stdout.contains("events,"),
+        "{tty:?}"
+    );
+}

@@ -109,7 +109,9 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
         s = s.record_to(RecordSink::new(arch, w));
     }
     super::note_no_new_privs();
-    let result = Tracer::run(&a.command, &programs, &mut s);
+    let mut status = super::status::StatusSink::new(&mut s);
+    let result = Tracer::run(&a.command, &programs, &mut status);
+    status.clear();
     let (violations, events) = s.finish()?;
     let w = match result {
         Ok(w) => w,

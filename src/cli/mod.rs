@@ -7,6 +7,7 @@ pub mod learn;
 pub mod profile;
 pub mod record;
 pub mod show;
+pub mod status;
 
 use std::ffi::OsString;
 use std::path::PathBuf;

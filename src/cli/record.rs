@@ -28,7 +28,9 @@ pub fn run(a: RecordArgs) -> anyhow::Result<u8> {
         .with_context(|| format!("cannot write {:?}", a.output))?;
     let mut sink = RecordSink::new(arch, writer);
     super::note_no_new_privs();
-    let result = Tracer::run(&a.command, &programs, &mut sink);
+    let mut status = super::status::StatusSink::new(&mut sink);
+    let result = Tracer::run(&a.command, &programs, &mut status);
+    status.clear();
     let writer = sink.finish()?;
     writer
         .finish()

@@ -99,6 +99,10 @@ pub trait Sink {
     );
     /// A successful exec; `proc` is already updated (new comm/exe/creds).
     fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>);
+    /// Called now and then from the wait loop (after every 256 stops) with the number of
+    /// live processes, for a status line.
+    fn tick(&mut self, _time_ns: u64, _processes: usize) {}
+
     /// A thread (or, with `process`, the last thread of a process) is gone.
     /// Returning [`Verdict::Kill`] kills the rest of the tree (e.g. the process was killed
     /// in-kernel by the seccomp filter).
@@ -272,7 +276,13 @@ impl Tracer {
 
     fn wait_loop(&mut self, sink: &mut dyn Sink) -> Result<Option<i32>, Error> {
         let mut forwarded = None;
+        let mut stops: u32 = 0;
         loop {
+            stops = stops.wrapping_add(1);
+            if stops.is_multiple_of(256) {
+                let now = self.now();
+                sink.tick(now, self.procs.len());
+            }
             let sig = PENDING_SIGNAL.swap(0, Ordering::SeqCst);
             if sig != 0 {
                 forwarded = Some(sig);

@@ -1,0 +1,81 @@
+//! A live status line on stderr for long record/enforce runs (processes alive, events,
+//! elapsed), only when stderr is a terminal and not with `-q`; wraps any sink.
+
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+use crate::event::{ExitStatus, SpawnVia};
+use crate::tracer::{Error, Sink, SyscallStop, TaskRef, Verdict};
+
+/// Forwards everything to `inner` and redraws the status line at most 5 times a second.
+#[derive(Debug)]
+pub struct StatusSink<'a, S: Sink> {
+    pub inner: &'a mut S,
+    enabled: bool,
+    events: u64,
+    last: Instant,
+    drawn: bool,
+}
+
+impl<'a, S: Sink> StatusSink<'a, S> {
+    pub fn new(inner: &'a mut S) -> Self {
+        let enabled = std::io::stderr().is_terminal() && super::chatty();
+        StatusSink {
+            inner,
+            enabled,
+            events: 0,
+            last: Instant::now(),
+            drawn: false,
+        }
+    }
+
+    /// Erase the status line (before sbx prints its summary).
+    pub fn clear(&mut self) {
+        if self.drawn {
+            let _ = std::io::stderr().write_all(b"\r\x1b[K");
+            self.drawn = false;
+        }
+    }
+}
+
+impl<S: Sink> Sink for StatusSink<'_, S> {
+    fn on_syscall(&mut self, stop: &SyscallStop<'_>) -> Result<Verdict, Error> {
+        self.events += 1;
+        self.inner.on_syscall(stop)
+    }
+    fn on_syscall_exit(&mut self, stop: &SyscallStop<'_>, rval: i64) -> Result<Verdict, Error> {
+        self.inner.on_syscall_exit(stop, rval)
+    }
+    fn on_spawn(&mut self, t: u64, parent: &TaskRef<'_>, child: i32, thread: bool, via: SpawnVia) {
+        self.events += 1;
+        self.inner.on_spawn(t, parent, child, thread, via);
+    }
+    fn on_exec(&mut self, t: u64, task: &TaskRef<'_>, former_tid: Option<i32>) {
+        self.events += 1;
+        self.inner.on_exec(t, task, former_tid);
+    }
+    fn on_exit(
+        &mut self,
+        t: u64,
+        task: &TaskRef<'_>,
+        status: ExitStatus,
+        process: bool,
+    ) -> Verdict {
+        self.events += 1;
+        self.inner.on_exit(t, task, status, process)
+    }
+    fn tick(&mut self, time_ns: u64, processes: usize) {
+        self.inner.tick(time_ns, processes);
+        if !self.enabled || self.last.elapsed() < Duration::from_millis(200) {
+            return;
+        }
+        self.last = Instant::now();
+        let secs = Duration::from_nanos(time_ns).as_secs_f64();
+        let line = format!(
+            "\r\x1b[Ksbx: {processes} processes, {} events, {secs:.1} s",
+            self.events
+        );
+        let _ = std::io::stderr().write_all(line.as_bytes());
+        self.drawn = true;
+    }
+}
