@@ -95,6 +95,9 @@ pub struct Report {
     pub workload: Option<WorkloadStatus>,
     /// sbx's own exit code.
     pub exit_code: u8,
+    /// With `--unused`: the profile's own rules that admitted nothing in this run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unused: Option<Vec<String>>,
 }
 
 #[cfg(test)]
@@ -156,6 +159,7 @@ mod tests {
                 killed_by_sbx: true,
             }),
             exit_code: 124,
+            unused: None,
         };
         let j = serde_json::to_value(&r).unwrap();
         assert_eq!(j["violations"][0]["action"], "killed");

@@ -1798,3 +1798,50 @@ fn ask_mode_on_a_pseudo_terminal() {
         "{out:?}"
     );
 }
+
+/// `--unused` lists the profile's own path and network rules that admitted nothing (on stderr
+/// and in the report); rules that were used are not listed.
+#[test]
+fn unused_rules_are_listed() {
+    let d = Dir::new();
+    d.write("in.txt", "x\n");
+    let prof = d.write(
+        "u.profile",
+        "include base\ninclude shell\nread ${CWD}/in.txt\nread ${CWD}/never.txt\nwrite ${CWD}/out.txt\nconnect tcp 10.0.0.1:80\n",
+    );
+    let report = d.join("r.json");
+    let mut s = Sbx::new([
+        "enforce",
+        "--unused",
+        "--report",
+        report.to_str().unwrap(),
+        prof.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        "cat in.txt > out.txt",
+    ])
+    .cwd(d.path());
+    s.cmd.env_remove("LD_LIBRARY_PATH");
+    let out = s.run();
+    out.assert_code(0);
+    assert!(out.stderr.contains("2 rule(s)"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("  read ${CWD}/never.txt\n"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("  connect tcp 10.0.0.1:80\n"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains("  read ${CWD}/in.txt"),
+        "{}",
+        out.stderr
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(r["unused"].as_array().map(Vec::len), Some(2), "{r}");
+}

@@ -95,6 +95,9 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
     if a.unsafe_no_race_guard {
         s = s.without_guard();
     }
+    if a.unused {
+        s = s.track_allowed();
+    }
     if let Some(tty) = tty {
         s = s.ask_with(Box::new(TtyAsker {
             tty: std::io::BufReader::new(tty),
@@ -112,6 +115,7 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
     let mut status = super::status::StatusSink::new(&mut s);
     let result = Tracer::run(&a.command, &programs, &mut status);
     status.clear();
+    let allowed = s.take_allowed();
     let (violations, events) = s.finish()?;
     let w = match result {
         Ok(w) => w,
@@ -173,6 +177,23 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
             }
         }
     }
+    let unused = if a.unused {
+        let list = unused_rules(&profile, &profile_name, &env, &allowed);
+        if list.is_empty() {
+            eprintln!("sbx: every path and network rule of {profile_name} was used");
+        } else {
+            eprintln!(
+                "sbx: {} rule(s) of {profile_name} never used in this run (gated-syscall rules are not observable):",
+                list.len()
+            );
+            for r in &list {
+                eprintln!("  {r}");
+            }
+        }
+        Some(list)
+    } else {
+        None
+    };
     if let Some(path) = &a.report {
         let (how, value) = match w.status {
             ExitStatus::Code(c) => ("exited", c),
@@ -199,6 +220,7 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
                 killed_by_sbx: w.killed_by_sbx,
             }),
             exit_code: code,
+            unused,
         };
         let json = serde_json::to_string_pretty(&r)?;
         super::learn::write_output(Some(path), &(json + "\n"))?;
@@ -300,4 +322,65 @@ impl sink::Asker for TtyAsker {
             }
         }
     }
+}
+
+/// The allow rules of the profile file itself (not its includes) that admitted none of the
+/// `allowed` accesses. `syscall` rules are left out: allowed gated syscalls run in-kernel and
+/// are never seen.
+fn unused_rules(
+    profile: &crate::profile::Profile,
+    file: &str,
+    env: &crate::profile::vars::Env,
+    allowed: &[(crate::event::AccessSet, crate::event::Object)],
+) -> Vec<String> {
+    use crate::event::{AccessSet, Object, PathObj};
+    use crate::policy::{CompiledPolicy, Decision};
+    use crate::profile::snippets::{Origin, Resolved};
+    use crate::profile::{Effect, Pattern};
+    let mut out = Vec::new();
+    for rule in &profile.rules {
+        if rule.effect != Effect::Allow || matches!(rule.pattern, Pattern::Syscall(_)) {
+            continue;
+        }
+        let one = Resolved {
+            rules: vec![(
+                rule.clone(),
+                Origin {
+                    file: file.to_string(),
+                },
+            )],
+        };
+        let Ok(p) = CompiledPolicy::compile(&one, env) else {
+            continue;
+        };
+        let admits = |access: AccessSet, obj: &Object| {
+            !matches!(p.decide(access, obj), Decision::Deny { .. })
+        };
+        let used = allowed.iter().any(|(access, obj)| {
+            access.iter().any(|a| {
+                let a = AccessSet::of(a);
+                match obj {
+                    // Each name on its own: another rule may have admitted the other one.
+                    Object::Path(po) => [Some(&po.abs), po.resolved.as_ref()]
+                        .into_iter()
+                        .flatten()
+                        .any(|c| {
+                            admits(
+                                a,
+                                &Object::Path(PathObj {
+                                    literal: vec![],
+                                    abs: c.clone(),
+                                    resolved: None,
+                                }),
+                            )
+                        }),
+                    o => admits(a, o),
+                }
+            })
+        });
+        if !used {
+            out.push(crate::profile::render::render_rule(rule));
+        }
+    }
+    out
 }

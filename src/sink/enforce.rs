@@ -93,6 +93,8 @@ pub struct EnforceSink<'p> {
     /// Ask mode: who to ask, and the (verb, object) pairs allowed for the rest of the run.
     asker: Option<Box<dyn Asker>>,
     allowed_now: std::collections::HashSet<(String, String)>,
+    /// `--unused`: every distinct (access, object) that was allowed.
+    allowed_seen: Option<std::collections::HashSet<(AccessSet, Object)>>,
 }
 
 impl<'p> EnforceSink<'p> {
@@ -122,7 +124,22 @@ impl<'p> EnforceSink<'p> {
             execs: HashMap::new(),
             asker: None,
             allowed_now: std::collections::HashSet::new(),
+            allowed_seen: None,
         }
+    }
+
+    /// Remember every allowed access, for `--unused`.
+    pub fn track_allowed(mut self) -> Self {
+        self.allowed_seen = Some(std::collections::HashSet::new());
+        self
+    }
+
+    /// The distinct (access, object) pairs that were allowed (with [`Self::track_allowed`]).
+    pub fn take_allowed(&mut self) -> Vec<(AccessSet, Object)> {
+        self.allowed_seen
+            .take()
+            .map(|s| s.into_iter().collect())
+            .unwrap_or_default()
     }
 
     /// Ask mode: put violations to `asker`.
@@ -572,7 +589,15 @@ impl Sink for EnforceSink<'_> {
                 }
                 for t in &d.syscall.targets {
                     match self.decide_target(stop, t) {
-                        Ok(None) => {}
+                        Ok(None) => {
+                            if let Some(seen) = self.allowed_seen.as_mut() {
+                                let object = match &t.object {
+                                    Object::Path(p) => Object::Path(canonical_proc(p, stop.pid)),
+                                    o => o.clone(),
+                                };
+                                seen.insert((t.access, object));
+                            }
+                        }
                         Ok(Some((verb, reason, object))) => {
                             bad.push((verb, object, reason, errno_for(&t.object)))
                         }
