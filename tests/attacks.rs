@@ -340,6 +340,16 @@ fn attacks() -> Vec<Attack> {
             bare_tries: 10,
             runs: 3,
             ..a(
+                "2 symlink races",
+                "real directory replaced by a symlink under unlink(real/secret.txt) (20000 unlinks)",
+                |p, f| v(&[&f.attack, "race_dirswap", &p.sdir(), "20000"]),
+                |p, f| v(&[&f.attack, "race_dirswap", &p.w("real.alt"), "300"]),
+            )
+        },
+        Attack {
+            bare_tries: 10,
+            runs: 3,
+            ..a(
                 "1 argument races",
                 "dirfd swapped by dup2 in a thread under openat(fd, secret.txt) (20000 opens)",
                 |p, f| {
@@ -675,19 +685,15 @@ fn attacks() -> Vec<Attack> {
 }
 
 /// Attacks known not to be stopped yet: they stay in the suite and are reported, not hidden.
-/// All are TOCTTOU on path *resolution*, not on argument bytes (which the guard protects): the
-/// kernel resolves a symlink, or a dirfd, that another thread changed after sbx resolved it
-/// (the descriptor table and the cwd are not memory the guard can freeze). Opens are safe: they
-/// become openat2(RESOLVE_NO_SYMLINKS) of the checked path (O_TRUNC through a swapped symlink
-/// is stopped since); unlink has no such form (the deny run
-/// deletes the secret every time; kill mode is caught only when the check happens to see the
-/// secret first). Needs a tracer change: make the kernel resolve exactly what was checked
-/// (inject an O_PATH open of the checked parent directory with openat2 RESOLVE_NO_SYMLINKS |
-/// RESOLVE_NO_MAGICLINKS, verify it against /proc/PID/fd, then run the *at call on that fd).
-const KNOWN_FAILING: &[&str] = &[
-    "directory symlink swapped under unlink(dl/secret.txt) (20000 unlinks)",
-    "dirfd swapped by dup2 in a thread under unlinkat(fd, secret.txt) (20000 unlinks)",
-];
+/// Opens are race-free (they become openat2(RESOLVE_NO_SYMLINKS) of the checked path), and the
+/// other path syscalls get the checked, symlink-resolved absolute path with AT_FDCWD (so a
+/// swapped symlink or dirfd no longer matters). What remains: a *real directory* on the
+/// checked path replaced by a symlink between the check and the kernel's lookup; unlink,
+/// rename, mkdir... have no RESOLVE_NO_SYMLINKS form. Closing it needs an injected
+/// openat2(O_PATH, parent, RESOLVE_NO_SYMLINKS) and the *at call on that fd, with the process's
+/// other threads stopped so none can dup2 over the fd (docs/security.md).
+const KNOWN_FAILING: &[&str] =
+    &["real directory replaced by a symlink under unlink(real/secret.txt) (20000 unlinks)"];
 
 /// A resource-abuse case: any defined outcome, never a crash, hang or silent allow.
 struct Abuse {

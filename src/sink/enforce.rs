@@ -433,6 +433,63 @@ impl EnforceSink<'_> {
         Some((path.to_vec(), f, m))
     }
 
+    /// Path arguments of an allowed non-open path syscall (unlink, rename, mkdir, chmod,
+    /// link, symlink...) to hand to the kernel as the absolute, symlink-resolved path sbx
+    /// checked, dirfd AT_FDCWD: (path argument, dirfd argument, bytes). Not for exec (a
+    /// script's interpreter sees the path), /proc paths (magic links), AT_EMPTY_PATH calls, or
+    /// when the profile allows chroot. A trailing `/` of the literal is kept (it changes what
+    /// unlink and rename accept).
+    fn path_rewrites(
+        &self,
+        def: Option<&SyscallDef>,
+        sc: &Syscall,
+    ) -> Vec<(u8, Option<u8>, Vec<u8>)> {
+        use crate::arch::Sem;
+        if self.guard.is_none() || self.chroot_allowed {
+            return Vec::new();
+        }
+        let paths: Vec<&PathObj> = sc
+            .targets
+            .iter()
+            .filter_map(|t| match &t.object {
+                Object::Path(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        let slots: Vec<(u8, Option<u8>)> = match def.map(|d| d.sem) {
+            Some(Sem::Path { dirfd, path, .. }) => vec![(path, dirfd)],
+            Some(Sem::TwoPath {
+                olddirfd,
+                old,
+                newdirfd,
+                new,
+                ..
+            }) => vec![(old, olddirfd), (new, newdirfd)],
+            Some(Sem::Symlink { newdirfd, new, .. }) => vec![(new, newdirfd)],
+            _ => return Vec::new(),
+        };
+        if slots.len() != paths.len() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for ((arg, dirfd), p) in slots.into_iter().zip(paths) {
+            let eff = p.effective();
+            if p.literal.is_empty()
+                || !eff.starts_with(b"/")
+                || eff.starts_with(b"/proc/")
+                || p.abs.starts_with(b"/proc/")
+            {
+                continue;
+            }
+            let mut bytes = eff.to_vec();
+            if p.literal.ends_with(b"/") && !bytes.ends_with(b"/") {
+                bytes.push(b'/');
+            }
+            out.push((arg, dirfd, bytes));
+        }
+        out
+    }
+
     /// What to verify at the exit (or exec event) of an allowed syscall.
     fn after_check(
         &mut self,
@@ -686,11 +743,11 @@ impl Sink for EnforceSink<'_> {
         } else {
             Verdict::Allow
         };
-        if !rewritten
-            && matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit)
-            && let Some(g) = self.guard.as_mut()
-        {
-            g.protect(stop.pid, stop.tid, &d.decoded)?;
+        if !rewritten && matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit) {
+            let rewrites = self.path_rewrites(def, &d.syscall);
+            if let Some(g) = self.guard.as_mut() {
+                g.protect_with(stop.pid, stop.tid, &d.decoded, &rewrites)?;
+            }
         }
         if let Some(rec) = self.recorder.as_mut() {
             // The recorder wants the exit of every call it sees; a refused call has none.

@@ -179,6 +179,21 @@ impl Guard {
 
     /// Copy the decided arguments of `decoded` into `tid`'s slot and re-point the registers.
     pub fn protect(&mut self, pid: i32, tid: i32, decoded: &Decoded) -> Result<(), Error> {
+        self.protect_with(pid, tid, decoded, &[])
+    }
+
+    /// [`Self::protect`], except that the path arguments in `rewrites` (argument, its dirfd
+    /// argument, new bytes) are replaced by the absolute, symlink-resolved path sbx checked,
+    /// with the dirfd set to AT_FDCWD: the kernel then no longer depends on the dirfd (which
+    /// another thread could dup2 over) nor on symlinks sbx already resolved.
+    pub fn protect_with(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        decoded: &Decoded,
+        rewrites: &[(u8, Option<u8>, Vec<u8>)],
+    ) -> Result<(), Error> {
+        const AT_FDCWD: i64 = -100;
         if decoded.strings.is_empty() && decoded.blobs.is_empty() {
             return Ok(());
         }
@@ -197,7 +212,16 @@ impl Guard {
             at
         };
         for (arg, s) in &decoded.strings {
-            let at = push(&mut image, s, true);
+            let bytes = match rewrites.iter().find(|(a, ..)| a == arg) {
+                Some((_, dirfd, new)) => {
+                    if let Some(d) = dirfd {
+                        set.push((*d, AT_FDCWD.cast_unsigned()));
+                    }
+                    new.as_slice()
+                }
+                None => s.as_slice(),
+            };
+            let at = push(&mut image, bytes, true);
             set.push((*arg, at));
         }
         for b in &decoded.blobs {
