@@ -32,3 +32,10 @@ write ${CWD}/**/__pycache__
 write ${CWD}/**/__pycache__/*
 # ...and renamed over the final name (the source of a rename is a delete).
 delete ${CWD}/**/__pycache__/*
+# pip opens the nearest existing directory on the way to its cache (${HOME} on the first run,
+# then ~/.cache, then ~/.cache/pip) to check its owner: the directories themselves, whose
+# content is a list of names, not the files in them.
+# See: docs/real-world.md pip (second run on a machine where ~/.cache exists)
+read ${HOME}/.cache
+# The same check once pip's cache directory exists.
+read ${HOME}/.cache/pip

@@ -300,4 +300,42 @@ mod tests {
             .unwrap_or_default();
         assert_eq!(e, "s.profile:1:1: include cycle: s -> s");
     }
+
+    /// See: docs/real-world.md pip: pip opens ~/.cache (the directory) once it exists; the
+    /// python snippet admits the directories, never what is in them.
+    #[test]
+    fn python_admits_the_cache_directories_only() {
+        use crate::event::{Access, AccessSet, Object, PathObj};
+        use crate::policy::{CompiledPolicy, Decision};
+        use crate::profile::vars::Env;
+        let env = Env {
+            cwd: "/srv/p".into(),
+            home: "/home/runner".into(),
+            tmpdir: "/tmp".into(),
+            vars: Default::default(),
+        };
+        let pol = CompiledPolicy::load("p.profile", "include python\n", &env);
+        assert!(pol.is_ok(), "{:?}", pol.err().map(|e| e.to_string()));
+        let Ok(pol) = pol else { return };
+        let read = |p: &str| {
+            let obj = Object::Path(PathObj {
+                literal: vec![],
+                abs: p.as_bytes().to_vec(),
+                resolved: None,
+            });
+            matches!(pol.decide(AccessSet::of(Access::Read), &obj), Decision::Allow)
+        };
+        let cases = [
+            ("/home/runner/.cache", true),
+            ("/home/runner/.cache/pip", true),
+            ("/home/runner/.cache/pip/http/x", false),
+            ("/home/runner/.cache/gh/token", false),
+            ("/home/runner/.config/pip/pip.conf", false),
+            ("/home/runner/.pypirc", false),
+            ("/home/runner/.ssh/id_rsa", false),
+        ];
+        for (path, want) in cases {
+            assert_eq!(read(path), want, "{path}");
+        }
+    }
 }
