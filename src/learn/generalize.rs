@@ -641,9 +641,73 @@ fn walk(
         out.insert(glob);
         return;
     }
+    let grouped = extension_groups(&prefix, node, threshold, forbidden);
+    for ext in &grouped {
+        out.insert(format!("{prefix}/*.{ext}"));
+    }
     for (seg, child) in &node.children {
+        if child.children.is_empty() && extension(seg).is_some_and(|e| grouped.contains(e)) {
+            continue;
+        }
         walk(format!("{prefix}/{seg}"), child, threshold, forbidden, out);
     }
+}
+
+/// Extensions that name keys and credentials: never grouped into `*.ext`.
+const SECRET_EXTENSIONS: &[&str] = &[
+    "pem", "key", "p12", "pfx", "gpg", "asc", "kdbx", "jks", "env", "ovpn", "ppk",
+];
+
+/// The extension of a literal file name (`lapi.c` -> `c`): 1-5 ASCII alphanumerics after the
+/// last `.`, with a non-empty stem; `None` for globs, escapes and dot files.
+fn extension(seg: &str) -> Option<&str> {
+    if seg.contains(['*', '?', '[', '{', '\\']) {
+        return None;
+    }
+    let (stem, ext) = seg.rsplit_once('.')?;
+    (!stem.is_empty()
+        && (1..=5).contains(&ext.len())
+        && ext.bytes().all(|b| b.is_ascii_alphanumeric()))
+    .then_some(ext)
+}
+
+/// In the workload's own directories (`${CWD}`, `${TMPDIR}` and below) that did not collapse
+/// to `dir/**`, the extensions of which at least `threshold` files (leaves) were used: they
+/// become `dir/*.ext`. Why: `${CWD}/**` is never learned (the start directory may be HOME at
+/// enforce time), so a flat C project listed every source, header and object, and a new
+/// source file was a violation. Not for secret-looking extensions ([`SECRET_EXTENSIONS`]), nor
+/// where `dir/*.ext` could cover a forbidden place.
+///
+/// See: docs/real-world.md make (256 lines, one per file of Lua's flat source directory).
+fn extension_groups(
+    prefix: &str,
+    node: &Node,
+    threshold: usize,
+    forbidden: &[String],
+) -> BTreeSet<String> {
+    let own = segments(prefix)
+        .first()
+        .is_some_and(|s| *s == "${CWD}" || *s == "${TMPDIR}");
+    if threshold == 0 || !own {
+        return BTreeSet::new();
+    }
+    let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+    for (seg, child) in &node.children {
+        if let Some(ext) = extension(seg).filter(|_| child.children.is_empty()) {
+            *count.entry(ext).or_default() += 1;
+        }
+    }
+    count
+        .into_iter()
+        .filter(|(ext, n)| {
+            *n >= threshold
+                && !SECRET_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
+                && !forbidden
+                    .iter()
+                    .any(|f| covers(&format!("{prefix}/*.{ext}"), f))
+        })
+        .map(|(ext, _)| ext.to_string())
+        .collect()
 }
 
 /// A [`TEMP_PREFIXES`] name: the prefix followed by 4+ characters, which must include a digit
@@ -1179,6 +1243,49 @@ mod tests {
         let forbidden = forbidden_places(b"/home/u", &same);
         let set: BTreeSet<String> = (0..10).map(|i| format!("${{CWD}}/f{i}")).collect();
         assert!(!collapse(&set, 8, &forbidden).contains("${CWD}/**"));
+    }
+
+    /// See: docs/real-world.md make (a flat C project listed every file).
+    #[test]
+    fn extension_groups_in_the_project_only() {
+        let forbidden = forbidden_places(b"/home/u", &vars());
+        let mut set = BTreeSet::new();
+        for i in 0..9 {
+            set.insert(format!("${{CWD}}/l{i}.c"));
+            set.insert(format!("${{CWD}}/l{i}.pem"));
+            set.insert(format!("${{CWD}}/sub{i}/x"));
+            set.insert(format!("/etc/f{i}.conf"));
+            set.insert(format!("${{HOME}}/f{i}.txt"));
+        }
+        for i in 0..3 {
+            set.insert(format!("${{CWD}}/h{i}.h"));
+        }
+        set.insert("${CWD}/Makefile".to_string());
+        let out = collapse(&set, 8, &forbidden);
+        let want_in = [
+            "${CWD}/*.c",
+            "${CWD}/Makefile",
+            "${CWD}/h1.h",
+            "${CWD}/l3.pem",
+        ];
+        for w in want_in {
+            assert!(out.contains(w), "{w} missing: {out:?}");
+        }
+        let want_out = [
+            "${CWD}/l3.c",
+            "${CWD}/*.pem",
+            "${CWD}/*.h",
+            "${CWD}/**",
+            "/etc/*.conf",
+            "${HOME}/*.txt",
+        ];
+        for w in want_out {
+            assert!(!out.contains(w), "{w} present: {out:?}");
+        }
+        // Directories are not files: `sub*/x` stays, and `.` in a directory name is no extension.
+        assert!(out.contains("${CWD}/sub3/x"), "{out:?}");
+        // Threshold 0 disables grouping as it disables collapsing.
+        assert!(collapse(&set, 0, &forbidden).contains("${CWD}/l3.c"));
     }
 
     #[test]
