@@ -32,3 +32,21 @@ write ${CWD}/**/__pycache__
 write ${CWD}/**/__pycache__/*
 # ...and renamed over the final name (the source of a rename is a delete).
 delete ${CWD}/**/__pycache__/*
+# pip opens the nearest existing directory on the way to its cache (${HOME} on the first run,
+# then ~/.cache, then ~/.cache/pip) to check its owner: the directories themselves, whose
+# content is a list of names, not the files in them.
+# See: docs/real-world.md pip (second run on a machine where ~/.cache exists)
+read ${HOME}/.cache
+# The same check once pip's cache directory exists.
+read ${HOME}/.cache/pip
+# pip's download and wheel cache: HTTP responses for public packages and wheels it built. A
+# later run reads back what an earlier one stored (origin.json of a cached wheel), which the
+# recorded run may never have done. Not its config (~/.config/pip) nor other ~/.cache dirs.
+# See: docs/real-world.md pip (a warm wheel cache on the second machine)
+read ${HOME}/.cache/pip/**
+# pip stores downloads and built wheels there (like npm's cache in `include node`).
+write ${HOME}/.cache/pip/**
+# It writes through temporary names renamed over the final ones, and prunes entries.
+delete ${HOME}/.cache/pip/**
+# On a fresh HOME pip creates ~/.cache and ~/.cache/pip themselves (the directories only).
+write ${HOME}/.cache{,/pip}

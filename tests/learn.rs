@@ -319,7 +319,10 @@ fn wide_rules(w: Workload, text: &str) -> Vec<String> {
         // Only a recursive `**` or a whole-segment `*` makes the literal root matter
         // (`/lib64/ld-linux-x86-64.so.*` is one file name pattern).
         let broad = p[lit_end..].contains("**") || p[lit_end..].starts_with('*');
-        if broad && comps.len() < min {
+        // A probe admits a path only while it does not exist (and enforce checks that the
+        // call failed), so `probe /**/node` (a PATH search on any machine) grants nothing.
+        // See: docs/real-world.md npm
+        if broad && comps.len() < min && r.verb != Verb::Probe {
             bad.push(format!("too wide: {rule}"));
         }
         if matches!(r.verb, Verb::Write | Verb::Delete) {

@@ -299,7 +299,11 @@ pub fn generalize_segment(seg: &str) -> Option<String> {
     // See: tests/learn.rs npm-demo: `npm-cli.js`, `npm-package-arg`, `tmpfiles.d` are names,
     // not temp files; a temp suffix outside `${TMPDIR}` has a digit (all-letter ones are
     // handled under `${TMPDIR}` by `temp_name`).
-    if let Some(g) = temp_prefix(seg, true) {
+    if let Some(g) = temp_prefix(seg, true)
+        .or_else(|| tool_temp_name(seg))
+        .or_else(|| python_named_tmp(seg))
+        .or_else(|| rustc_session(seg))
+    {
         return Some(g);
     }
     if let Some(i) = seg.find(".so.") {
@@ -637,9 +641,73 @@ fn walk(
         out.insert(glob);
         return;
     }
+    let grouped = extension_groups(&prefix, node, threshold, forbidden);
+    for ext in &grouped {
+        out.insert(format!("{prefix}/*.{ext}"));
+    }
     for (seg, child) in &node.children {
+        if child.children.is_empty() && extension(seg).is_some_and(|e| grouped.contains(e)) {
+            continue;
+        }
         walk(format!("{prefix}/{seg}"), child, threshold, forbidden, out);
     }
+}
+
+/// Extensions that name keys and credentials: never grouped into `*.ext`.
+const SECRET_EXTENSIONS: &[&str] = &[
+    "pem", "key", "p12", "pfx", "gpg", "asc", "kdbx", "jks", "env", "ovpn", "ppk",
+];
+
+/// The extension of a literal file name (`lapi.c` -> `c`): 1-5 ASCII alphanumerics after the
+/// last `.`, with a non-empty stem; `None` for globs, escapes and dot files.
+fn extension(seg: &str) -> Option<&str> {
+    if seg.contains(['*', '?', '[', '{', '\\']) {
+        return None;
+    }
+    let (stem, ext) = seg.rsplit_once('.')?;
+    (!stem.is_empty()
+        && (1..=5).contains(&ext.len())
+        && ext.bytes().all(|b| b.is_ascii_alphanumeric()))
+    .then_some(ext)
+}
+
+/// In the workload's own directories (`${CWD}`, `${TMPDIR}` and below) that did not collapse
+/// to `dir/**`, the extensions of which at least `threshold` files (leaves) were used: they
+/// become `dir/*.ext`. Why: `${CWD}/**` is never learned (the start directory may be HOME at
+/// enforce time), so a flat C project listed every source, header and object, and a new
+/// source file was a violation. Not for secret-looking extensions ([`SECRET_EXTENSIONS`]), nor
+/// where `dir/*.ext` could cover a forbidden place.
+///
+/// See: docs/real-world.md make (256 lines, one per file of Lua's flat source directory).
+fn extension_groups(
+    prefix: &str,
+    node: &Node,
+    threshold: usize,
+    forbidden: &[String],
+) -> BTreeSet<String> {
+    let own = segments(prefix)
+        .first()
+        .is_some_and(|s| *s == "${CWD}" || *s == "${TMPDIR}");
+    if threshold == 0 || !own {
+        return BTreeSet::new();
+    }
+    let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+    for (seg, child) in &node.children {
+        if let Some(ext) = extension(seg).filter(|_| child.children.is_empty()) {
+            *count.entry(ext).or_default() += 1;
+        }
+    }
+    count
+        .into_iter()
+        .filter(|(ext, n)| {
+            *n >= threshold
+                && !SECRET_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
+                && !forbidden
+                    .iter()
+                    .any(|f| covers(&format!("{prefix}/*.{ext}"), f))
+        })
+        .map(|(ext, _)| ext.to_string())
+        .collect()
 }
 
 /// A [`TEMP_PREFIXES`] name: the prefix followed by 4+ characters, which must include a digit
@@ -650,6 +718,145 @@ fn temp_prefix(seg: &str, need_digit: bool) -> Option<String> {
         (rest.len() >= 4 && (!need_digit || rest.bytes().any(|b| b.is_ascii_digit())))
             .then(|| format!("{}*", escape_segment(p.as_bytes())))
     })
+}
+
+/// Prefixes that tools put before exactly six random alphanumerics (glibc `mkstemp`'s
+/// `XXXXXX`, the Rust `tempfile` crate's default length), outside `${TMPDIR}`:
+/// - `st`: binutils `ar` writes the new archive to `stXXXXXX` next to it, then renames it;
+/// - `rmeta`, `rustc`: rustc's scratch directories inside `target/debug/build/*/`;
+/// - `target`: cargo creates `targetXXXXXX` and renames it to `target` on the first build.
+///
+/// See: docs/real-world.md make (ar) and cargo (rustc, cargo).
+pub const TOOL_TEMP_PREFIXES: &[&str] = &["st", "rmeta", "rustc", "target"];
+
+/// A [`TOOL_TEMP_PREFIXES`] name: the prefix and exactly six ASCII alphanumerics, at least one
+/// of them an uppercase letter or a digit (so `strings`, `targets`, `rustcflags` stay names):
+/// `prefix??????` (exactly six more characters: `st??????` does not admit `strings`). An all-lowercase suffix (about 0.5% of random ones) is missed: learn from two
+/// traces.
+///
+/// See: docs/real-world.md make, cargo
+fn tool_temp_name(seg: &str) -> Option<String> {
+    TOOL_TEMP_PREFIXES.iter().find_map(|p| {
+        let rest = seg.strip_prefix(p)?;
+        (rest.len() == 6
+            && rest.bytes().all(|b| b.is_ascii_alphanumeric())
+            && rest
+                .bytes()
+                .any(|b| b.is_ascii_uppercase() || b.is_ascii_digit()))
+        .then(|| format!("{}??????", escape_segment(p.as_bytes())))
+    })
+}
+
+/// rustc's incremental session directories `s-<time>-<random>` (base 36), with the
+/// `-working` and `.lock` variants: `s-*`. Each build makes a new one.
+///
+/// See: docs/real-world.md cargo (`s-hopqcwj07o-0fta2or-working`).
+fn rustc_session(seg: &str) -> Option<String> {
+    let rest = seg.strip_prefix("s-")?;
+    let rest = rest
+        .strip_suffix("-working")
+        .or_else(|| rest.strip_suffix(".lock"))
+        .unwrap_or(rest);
+    let (time, random) = rest.split_once('-')?;
+    let b36 = |t: &str| {
+        !t.is_empty()
+            && t.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    };
+    (time.len() >= 10 && b36(time) && b36(random) && random.len() >= 4).then(|| "s-*".to_string())
+}
+
+/// Python's `tempfile` random part: eight characters of `[a-z0-9_]`.
+fn is_python_random(s: &str) -> bool {
+    s.len() == 8
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// `NamedTemporaryFile(prefix=NAME, suffix=".tmp")`, as pip writes `RECORD`, `INSTALLER`...
+/// next to their final name: `NAME` + eight random `[a-z0-9_]` + `.tmp`: `NAME????????.tmp`.
+///
+/// See: docs/real-world.md pip (`RECORDgnccdr_s.tmp` is all letters and underscore).
+fn python_named_tmp(seg: &str) -> Option<String> {
+    let stem = seg.strip_suffix(".tmp")?;
+    let cut = stem.len().checked_sub(8).filter(|c| *c > 0)?;
+    (stem.is_char_boundary(cut) && is_python_random(&stem[cut..]))
+        .then(|| format!("{}????????.tmp", escape_segment(&stem.as_bytes()[..cut])))
+}
+
+/// A direct child of `${TMPDIR}` named by Python's `tempfile` with an empty prefix and suffix
+/// (`mkstemp(prefix="")`, pip's and venv's scratch files): exactly eight `[a-z0-9_]`.
+/// Any such name becomes `????????` (exactly eight characters: no secret place under HOME has
+/// eight, so the glob stays clear of them even where TMPDIR might be HOME); `mkstemps_name`
+/// would otherwise keep the first two random characters as a "prefix" (`8u*`).
+///
+/// See: docs/real-world.md pip (`8ubt666u`, `ln_kptje`).
+fn python_temp_child(seg: &str) -> bool {
+    is_python_random(seg)
+}
+
+/// A missing path that a search tried, generalized so that the search admits itself in
+/// another checkout or on another `PATH`, or `None` to learn the probe as usual:
+/// - `exec` of a missing file (a `PATH` search: `env node`, a shell, `execvp`):
+///   `/**/NAME`, since `PATH` differs between machines (`~/.cargo/bin`, pyenv shims, a CI
+///   tool cache);
+/// - a missing `ANCESTOR/REL` where `ANCESTOR` is a strict ancestor of the start directory
+///   `cwd` other than `/`, and `REL` has 1-2 segments none of which looks random (an upward search: rustup's `rust-toolchain`, cargo's
+///   `.cargo/config`, node's `node_modules/x`): `/**/REL`, since the checkout's depth
+///   differs.
+///
+/// A probe admits a path only while it does not exist (enforce checks the result too), so
+/// these globs grant no access to any existing file. Names that look secret are left alone
+/// (the caller keeps them exact).
+///
+/// See: docs/real-world.md npm (PATH), pip and cargo (rust-toolchain, .cargo/config).
+pub fn search_probe(path: &[u8], cwd: &[u8], exec: bool) -> Option<String> {
+    let rel: &[u8] = if exec {
+        let i = path.iter().rposition(|b| *b == b'/')?;
+        &path[i + 1..]
+    } else {
+        let cwd = trim_slash(cwd);
+        if cwd.first() != Some(&b'/') {
+            return None;
+        }
+        // The strict ancestors of cwd, longest first ("/a/b" for "/a/b/c", ..., ""); the
+        // first one the path is under decides.
+        let mut anc = cwd;
+        loop {
+            let i = anc.iter().rposition(|b| *b == b'/')?;
+            anc = &anc[..i];
+            // `/` is every path's ancestor: what is found under it is not a search.
+            if anc.is_empty() {
+                return None;
+            }
+            let Some(r) = path.strip_prefix(anc).and_then(|r| r.strip_prefix(b"/")) else {
+                continue;
+            };
+            // The step from this ancestor down towards cwd: a path on it (cwd itself, a file
+            // inside cwd, a sibling's subtree of the same name) is not an upward search.
+            let toward = cwd[i + 1..].split(|b| *b == b'/').next();
+            if r.split(|b| *b == b'/').next() == toward {
+                return None;
+            }
+            break r;
+        }
+    };
+    let segs: Vec<&[u8]> = rel.split(|b| *b == b'/').collect();
+    let bad = |s: &&[u8]| {
+        s.is_empty()
+            || *s == b"."
+            || *s == b".."
+            || std::str::from_utf8(s).map_or(true, |t| generalize_segment(t).is_some())
+    };
+    if rel.is_empty() || segs.len() > 2 || segs.iter().any(bad) {
+        return None;
+    }
+    let text: Vec<String> = segs.iter().map(|s| escape_segment(s)).collect();
+    let text = text.join("/");
+    if is_secret(&format!("${{HOME}}/{text}")) {
+        return None;
+    }
+    Some(format!("/**/{text}"))
 }
 
 /// A direct child of `${TMPDIR}` made by mkdtemp/mkstemp/mkstemps, whose six random
@@ -722,9 +929,9 @@ pub fn generalize_path(
                 return s.to_string();
             }
             let tmp_child = in_tmpdir && i == 1;
-            let g = tmp_child
-                .then(|| mkstemps_name(s))
-                .flatten()
+            let g = (tmp_child && python_temp_child(s))
+                .then(|| "????????".to_string())
+                .or_else(|| tmp_child.then(|| mkstemps_name(s)).flatten())
                 .or_else(|| generalize_segment(s))
                 .or_else(|| {
                     if tmp_child {
@@ -758,6 +965,83 @@ pub fn generalize_path(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// See: docs/real-world.md npm, pip, cargo (PATH and upward searches).
+    #[test]
+    fn search_probe_table() {
+        let cwd = b"/srv/ci/b/proj/x";
+        let cases: &[(&str, bool, Option<&str>)] = &[
+            ("/root/.cargo/bin/node", true, Some("/**/node")),
+            ("/opt/a b/bin/c[1]", true, Some("/**/c\\[1\\]")),
+            (
+                "/srv/ci/b/proj/rust-toolchain",
+                false,
+                Some("/**/rust-toolchain"),
+            ),
+            ("/srv/ci/.cargo/config", false, Some("/**/.cargo/config")),
+            (
+                "/srv/rust-toolchain.toml",
+                false,
+                Some("/**/rust-toolchain.toml"),
+            ),
+            // Not upward searches: inside cwd, on the way down, under `/`, too deep, random.
+            ("/srv/ci/b/proj/x/Cargo.toml", false, None),
+            ("/srv/ci/b/proj/x", false, None),
+            ("/rust-toolchain", false, None),
+            ("/usr/lib/locale/locale-archive", false, None),
+            ("/srv/ci/b/a/b/c", false, None),
+            ("/srv/ci/b/tmp/pip-build-tracker-3t1cx3md/x", false, None),
+            // Secret-looking names are left alone (learned exact by the caller).
+            ("/srv/ci/.npmrc", false, None),
+            ("/srv/ci/id_rsa", false, None),
+            ("/srv/ci/b/.ssh/config", false, None),
+            ("/home/u/.aws", true, None),
+        ];
+        for (path, exec, want) in cases {
+            assert_eq!(
+                search_probe(path.as_bytes(), cwd, *exec).as_deref(),
+                *want,
+                "{path} exec={exec}"
+            );
+        }
+    }
+
+    /// See: docs/real-world.md pip, make, cargo (temp names that differ every run).
+    #[test]
+    fn tool_and_python_temp_names_table() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("stKa5yVH", Some("st??????")),
+            ("sttvsX9E", Some("st??????")),
+            ("rmetaXw6P34", Some("rmeta??????")),
+            ("rustc8vAWJE", Some("rustc??????")),
+            ("targetSgBWcY", Some("target??????")),
+            ("RECORDgnccdr_s.tmp", Some("RECORD????????.tmp")),
+            ("INSTALLERssawb8vt.tmp", Some("INSTALLER????????.tmp")),
+            ("s-hopqcwj07o-0fta2or-working", Some("s-*")),
+            ("s-hopqcpacoy-0fta2or.lock", Some("s-*")),
+            // Names.
+            ("strings", None),
+            ("stdlib", None),
+            ("targets", None),
+            ("rustc_driver", None),
+            ("target", None),
+            ("s-expr", None),
+            ("build.tmp", None),
+        ];
+        for (seg, want) in cases {
+            assert_eq!(generalize_segment(seg).as_deref(), *want, "{seg}");
+        }
+        let v = vars();
+        for (name, want) in [
+            ("8ubt666u", "${TMPDIR}/????????"),
+            ("ln_kptje", "${TMPDIR}/????????"),
+            ("ccHtruyq.s", "${TMPDIR}/cc*.s"),
+            ("notes.txt", "${TMPDIR}/notes.txt"),
+        ] {
+            let p = format!("/tmp/{name}");
+            assert_eq!(generalize_path(p.as_bytes(), 1, 1, &v, &[]), want, "{name}");
+        }
+    }
 
     fn vars() -> Vec<Var> {
         vec![
@@ -959,6 +1243,49 @@ mod tests {
         let forbidden = forbidden_places(b"/home/u", &same);
         let set: BTreeSet<String> = (0..10).map(|i| format!("${{CWD}}/f{i}")).collect();
         assert!(!collapse(&set, 8, &forbidden).contains("${CWD}/**"));
+    }
+
+    /// See: docs/real-world.md make (a flat C project listed every file).
+    #[test]
+    fn extension_groups_in_the_project_only() {
+        let forbidden = forbidden_places(b"/home/u", &vars());
+        let mut set = BTreeSet::new();
+        for i in 0..9 {
+            set.insert(format!("${{CWD}}/l{i}.c"));
+            set.insert(format!("${{CWD}}/l{i}.pem"));
+            set.insert(format!("${{CWD}}/sub{i}/x"));
+            set.insert(format!("/etc/f{i}.conf"));
+            set.insert(format!("${{HOME}}/f{i}.txt"));
+        }
+        for i in 0..3 {
+            set.insert(format!("${{CWD}}/h{i}.h"));
+        }
+        set.insert("${CWD}/Makefile".to_string());
+        let out = collapse(&set, 8, &forbidden);
+        let want_in = [
+            "${CWD}/*.c",
+            "${CWD}/Makefile",
+            "${CWD}/h1.h",
+            "${CWD}/l3.pem",
+        ];
+        for w in want_in {
+            assert!(out.contains(w), "{w} missing: {out:?}");
+        }
+        let want_out = [
+            "${CWD}/l3.c",
+            "${CWD}/*.pem",
+            "${CWD}/*.h",
+            "${CWD}/**",
+            "/etc/*.conf",
+            "${HOME}/*.txt",
+        ];
+        for w in want_out {
+            assert!(!out.contains(w), "{w} present: {out:?}");
+        }
+        // Directories are not files: `sub*/x` stays, and `.` in a directory name is no extension.
+        assert!(out.contains("${CWD}/sub3/x"), "{out:?}");
+        // Threshold 0 disables grouping as it disables collapsing.
+        assert!(collapse(&set, 0, &forbidden).contains("${CWD}/l3.c"));
     }
 
     #[test]

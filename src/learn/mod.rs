@@ -159,6 +159,7 @@ impl fmt::Debug for LearnOptions {
 #[derive(Debug, Default)]
 struct TraceCtx {
     vars: Vec<Var>,
+    cwd: Vec<u8>,
     home: Vec<u8>,
     metadata: bool,
     forbidden: Vec<String>,
@@ -272,6 +273,7 @@ impl Learner {
         self.forbidden.extend(forbidden.iter().cloned());
         self.ctx = TraceCtx {
             vars,
+            cwd: header.cwd.clone(),
             home: header.home.clone(),
             metadata: header.metadata,
             forbidden,
@@ -297,7 +299,15 @@ impl Learner {
     pub fn observe(&mut self, ev: &Event) {
         match &ev.kind {
             EventKind::Syscall(sc) => self.observe_syscall(ev, sc),
-            EventKind::Exec(ex) => self.add_path(ev, Verb::Exec, &ex.path),
+            EventKind::Exec(ex) => {
+                self.add_path(ev, Verb::Exec, &ex.path);
+                // On another machine PATH may list other directories first, where the
+                // program is looked for (and not found) before it runs: `probe /**/NAME`.
+                // See: docs/real-world.md pip (rustc looked up in a CI tool directory)
+                if let Some(g) = generalize::search_probe(&ex.path, &self.ctx.cwd, true) {
+                    self.paths.entry(Verb::Probe).or_default().insert(g);
+                }
+            }
             EventKind::Spawn(_) | EventKind::Exit(_) => {}
         }
     }
@@ -326,12 +336,23 @@ impl Learner {
                         // policy admits only while the path does not exist. Writes, deletes
                         // and metadata keep their verb: enforce checks before the syscall and
                         // admits a probe only for read, exec and stat.
-                        let verb = if missing && matches!(verb, Verb::Read | Verb::Exec) {
-                            Verb::Probe
+                        if missing && matches!(verb, Verb::Read | Verb::Exec) {
+                            self.add_probe(ev, verb == Verb::Exec, p);
                         } else {
-                            verb
-                        };
-                        self.add_pathobj(ev, verb, p);
+                            self.add_pathobj(ev, verb, p);
+                            if verb == Verb::Exec {
+                                // The name as called (`rustc`), not only where it leads
+                                // (`rustup`): that is what another PATH is searched for.
+                                // See: docs/real-world.md pip
+                                for path in [p.abs.as_slice(), p.effective()] {
+                                    if let Some(g) =
+                                        generalize::search_probe(path, &self.ctx.cwd, true)
+                                    {
+                                        self.paths.entry(Verb::Probe).or_default().insert(g);
+                                    }
+                                }
+                            }
+                        }
                     }
                 }
                 // Only fds with a filesystem name: `socket:[N]`, `pipe:[N]` and `anon_inode:..`
@@ -357,6 +378,36 @@ impl Learner {
         self.add_path(ev, verb, eff);
         if !p.abs.is_empty() && p.abs.as_slice() != eff {
             self.add_path(ev, verb, &p.abs);
+        }
+    }
+
+    /// A probe (a read or exec that found nothing): a `PATH` search or an upward search from
+    /// the start directory is learned as `/**/NAME` ([`generalize::search_probe`]); other
+    /// probes, and secret places, as usual.
+    /// See: docs/real-world.md npm (PATH), pip and cargo (rust-toolchain, .cargo/config)
+    fn add_probe(&mut self, ev: &Event, exec: bool, p: &PathObj) {
+        let eff = p.effective();
+        let abs = (!p.abs.is_empty() && p.abs.as_slice() != eff).then_some(p.abs.as_slice());
+        for path in std::iter::once(eff).chain(abs) {
+            let exact = generalize::abstract_vars(path, &self.ctx.vars);
+            // Upward searches pass through HOME only when the start directory is below it;
+            // otherwise HOME and TMPDIR are siblings, not ancestors, and keep their variable.
+            let below_home = !self.ctx.home.is_empty()
+                && self.ctx.cwd.starts_with(&self.ctx.home)
+                && self.ctx.cwd.get(self.ctx.home.len()) == Some(&b'/');
+            let sibling =
+                exact.starts_with("${TMPDIR}") || (exact.starts_with("${HOME}") && !below_home);
+            let search = if generalize::is_secret(&exact) || (!exec && sibling) {
+                None
+            } else {
+                generalize::search_probe(path, &self.ctx.cwd, exec)
+            };
+            match search {
+                Some(g) => {
+                    self.paths.entry(Verb::Probe).or_default().insert(g);
+                }
+                None => self.add_path(ev, Verb::Probe, path),
+            }
         }
     }
 

@@ -918,8 +918,9 @@ fn failures_probe_and_attempts() {
     assert!(t.contains("read /etc/denied\n"), "{t}");
     assert!(t.contains("write ${CWD}/missing/x\n"), "{t}");
     assert!(!t.contains("probe ${CWD}/missing"), "{t}");
+    // A missing exec is a PATH search: any directory (docs/real-world.md npm).
     assert!(
-        t.contains("probe /usr/local/bin/npx\n") && !t.contains("exec /usr/local"),
+        t.contains("probe /**/npx\n") && !t.contains("exec /usr/local"),
         "{t}"
     );
     assert!(t.contains("read /etc/killed\n"), "{t}");
@@ -1216,4 +1217,140 @@ fn project_files_under_home_are_not_secrets_but_ssh_is() {
         t.contains("secret place (read ${HOME}/api_token.txt)"),
         "{t}"
     );
+}
+
+/// Real workloads (docs/real-world.md): the second run, in another directory with another HOME,
+/// TMPDIR and PATH, is admitted; secrets stay out.
+#[test]
+fn real_world_searches_and_temp_names_are_portable() {
+    let env_a = ENV_A;
+    let env_b = Env {
+        cwd: "/srv/ci/b/proj",
+        home: "/home/runner",
+        tmpdir: "/var/tmp/ci",
+        uid: 1001,
+    };
+    let run = |env: &Env, pyname: &str, arname: &str, rmeta: &str, session: &str| {
+        let c = env.cwd;
+        let parent = c.rsplit_once('/').map_or("", |(p, _)| p);
+        let tmp = env.tmpdir;
+        vec![
+            // See: docs/real-world.md npm: `env node` tries every PATH directory.
+            sys(
+                5,
+                "execve",
+                vec![path_target(
+                    &[Access::Exec],
+                    &format!("{}/.cargo/bin/node", env.home),
+                )],
+                Outcome::Errno(ENOENT),
+            ),
+            sys(
+                5,
+                "execve",
+                vec![path_target(&[Access::Exec], "/usr/bin/node")],
+                Outcome::Value(0),
+            ),
+            // See: docs/real-world.md pip, cargo: rustup and cargo search upwards.
+            open(
+                5,
+                &[Access::Read],
+                &format!("{parent}/rust-toolchain"),
+                Outcome::Errno(ENOENT),
+            ),
+            open(
+                5,
+                &[Access::Read],
+                &format!("{parent}/.cargo/config"),
+                Outcome::Errno(ENOENT),
+            ),
+            // See: docs/real-world.md pip: Python tempfile names.
+            open(
+                5,
+                &[Access::Write, Access::Create],
+                &format!("{tmp}/{pyname}"),
+                Outcome::Value(3),
+            ),
+            open(
+                5,
+                &[Access::Write, Access::Create],
+                &format!("{c}/v/pip-23.0.1.dist-info/RECORD{pyname}.tmp"),
+                Outcome::Value(3),
+            ),
+            // See: docs/real-world.md make: ar's stXXXXXX.
+            open(
+                5,
+                &[Access::Write, Access::Create],
+                &format!("{c}/st{arname}"),
+                Outcome::Value(3),
+            ),
+            // See: docs/real-world.md cargo: rustc's scratch dirs, incremental sessions.
+            open(
+                5,
+                &[Access::Write, Access::Create],
+                &format!("{c}/target/debug/build/serde-1/rmeta{rmeta}/full.rmeta"),
+                Outcome::Value(3),
+            ),
+            open(
+                5,
+                &[Access::Write, Access::Create],
+                &format!("{c}/target/debug/incremental/x-1/{session}/query-cache.bin"),
+                Outcome::Value(3),
+            ),
+        ]
+    };
+    let p = one(
+        run(
+            &env_a,
+            "iycvas80",
+            "tvsX9E",
+            "Xw6P34",
+            "s-hopqcpacoy-0fta2or-working",
+        ),
+        false,
+    );
+    let t = text(&p);
+    // Run 2: another PATH entry, another depth, other random names.
+    let checks: &[(Verb, String)] = &[
+        (Verb::Probe, "/opt/hostedtoolcache/node/bin/node".into()),
+        (Verb::Probe, "/srv/ci/rust-toolchain".into()),
+        (Verb::Probe, "/srv/ci/b/.cargo/config".into()),
+        (Verb::Write, "/var/tmp/ci/ln_kptje".into()),
+        (
+            Verb::Write,
+            format!("{}/v/pip-23.0.1.dist-info/RECORD43c0zj7b.tmp", env_b.cwd),
+        ),
+        (Verb::Write, format!("{}/stKa5yVH", env_b.cwd)),
+        (
+            Verb::Write,
+            format!(
+                "{}/target/debug/build/serde-1/rmetavduP2l/full.rmeta",
+                env_b.cwd
+            ),
+        ),
+        (
+            Verb::Write,
+            format!(
+                "{}/target/debug/incremental/x-1/s-hopqcwj07o-1abcdef/query-cache.bin",
+                env_b.cwd
+            ),
+        ),
+    ];
+    for (verb, path) in checks {
+        assert!(admits(&p, &env_b, *verb, path, 9), "{verb:?} {path}\n{t}");
+    }
+    // Tight: names, not everything.
+    let refused: &[(Verb, String)] = &[
+        (Verb::Write, "/var/tmp/ci/notes.txt".into()),
+        (Verb::Write, format!("{}/strings", env_b.cwd)),
+        (
+            Verb::Write,
+            format!("{}/v/pip-23.0.1.dist-info/RECORD", env_b.cwd),
+        ),
+        (Verb::Read, "/home/runner/.ssh/id_rsa".into()),
+        (Verb::Exec, "/opt/hostedtoolcache/node/bin/node".into()),
+    ];
+    for (verb, path) in refused {
+        assert!(!admits(&p, &env_b, *verb, path, 9), "{verb:?} {path}\n{t}");
+    }
 }
