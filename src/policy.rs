@@ -731,8 +731,12 @@ pub fn self_view(p: &PathObj, pid: i32) -> PathObj {
 /// it leads.
 fn candidates(p: &PathObj) -> Vec<&[u8]> {
     let mut out = vec![p.abs.as_slice()];
+    // A magic link to an object without a filesystem name (`/dev/stdin` -> `pipe:[N]`,
+    // `/proc/self/fd/3` -> `socket:[N]`) reopens something the process already holds: only
+    // the name it used is checked. See: docs/real-world.md (cargo build reopening a pipe).
     if let Some(r) = &p.resolved
         && r != &p.abs
+        && r.starts_with(b"/")
         && !is_self_alias(&p.abs, r)
     {
         out.push(r.as_slice());
@@ -796,6 +800,27 @@ fn sockaddr_text(addr: &SockAddr) -> String {
         SockAddr::Netlink { protocol, .. } => {
             format!("netlink {}", crate::profile::netlink_name(*protocol))
         }
+    }
+}
+
+#[cfg(test)]
+mod anon_link_tests {
+    use super::*;
+
+    #[test]
+    fn a_magic_link_to_a_pipe_is_checked_by_its_name_only() {
+        let p = PathObj {
+            literal: b"/dev/stdin".to_vec(),
+            abs: b"/dev/stdin".to_vec(),
+            resolved: Some(b"pipe:[123]".to_vec()),
+        };
+        assert_eq!(candidates(&p), vec![b"/dev/stdin".as_slice()]);
+        let q = PathObj {
+            literal: vec![],
+            abs: b"/a".to_vec(),
+            resolved: Some(b"/b".to_vec()),
+        };
+        assert_eq!(candidates(&q), vec![b"/a".as_slice(), b"/b".as_slice()]);
     }
 }
 
