@@ -164,6 +164,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--hardening", action="store_true",
+                    help="compare enforce with and without the race defence instead")
     ap.add_argument("workloads", nargs="*", default=list(WORKLOADS))
     a = ap.parse_args()
     os.makedirs(WORK, exist_ok=True)
@@ -185,6 +187,10 @@ def main():
             continue
         subprocess.run([SBX, "learn", "-o", profile, trace], check=True)
         variants = {
+            "bare": cmd,
+            "sbx enforce": [SBX, "enforce", profile, "--"] + cmd,
+            "sbx enforce, no race guard": [SBX, "enforce", "--unsafe-no-race-guard", profile, "--"] + cmd,
+        } if a.hardening else {
             "bare": cmd,
             "strace -f": ["strace", "-f", "-qq", "-o", "/dev/null"] + cmd,
             "strace seccomp": ["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=" + seccomp_list,

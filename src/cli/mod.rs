@@ -212,8 +212,9 @@ pub struct EnforceArgs {
     /// Color the diff.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
-    /// Testing only: turn the argument-race defence off (the attack suite uses it to show the
-    /// race is real). Prints a warning; never use it to protect anything.
+    /// Testing only: turn the race defences off (argument copies, openat2 rewriting, exit
+    /// checks of opens), to show the races are real and to measure what the defences cost.
+    /// Prints a warning; never use it to protect anything.
     #[arg(long, hide = true)]
     pub unsafe_no_race_guard: bool,
     /// The command to run, after `--`.

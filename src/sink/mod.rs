@@ -1,5 +1,5 @@
 //! Sinks connect the tracer to the pure core: `record` decodes and writes the trace, `enforce`
-//! decodes and asks the policy. Both share [`Decoder`], so a decoding fix fixes both.
+//! decodes and asks the policy. Both share [`decode_stop`], so a decoding fix fixes both.
 
 pub mod enforce;
 pub mod record;
@@ -20,8 +20,85 @@ pub struct DecodedStop {
     pub decoded: Decoded,
 }
 
+/// Symlink lookups remembered between stops, for `record` only: a permissive run loses
+/// nothing but precision when a path changes behind it, and it forgets everything whenever a
+/// traced syscall could change what is a symlink (rename, unlink, rmdir, symlink, link), at
+/// entry and at exit. Enforce never uses it: its decisions need the filesystem as it is.
+#[derive(Debug, Default)]
+pub struct LinkCache {
+    map: std::cell::RefCell<std::collections::HashMap<Vec<u8>, Option<Vec<u8>>>>,
+}
+
+impl LinkCache {
+    const MAX: usize = 200_000;
+
+    /// Forget everything if `def` can change symlinks.
+    pub fn invalidate_for(&self, def: Option<&SyscallDef>) {
+        use crate::arch::Sem;
+        let changes = match def.map(|d| d.sem) {
+            Some(Sem::TwoPath { .. } | Sem::Symlink { .. }) => true,
+            Some(Sem::Path { access, .. }) => access.contains(crate::event::Access::Delete),
+            // Mounts change everything (gated, rare).
+            _ => def.is_some_and(|d| d.class == crate::arch::Class::Gated),
+        };
+        if changes {
+            self.map.borrow_mut().clear();
+        }
+    }
+}
+
+/// A [`ProcView`](decode::ProcView) that answers repeated `readlink`s of ordinary paths from a
+/// [`LinkCache`].
+struct CachedView<'a> {
+    inner: TraceeProc,
+    cache: &'a LinkCache,
+}
+
+impl decode::ProcView for CachedView<'_> {
+    fn pid(&self) -> i32 {
+        self.inner.pid
+    }
+    fn tid(&self) -> i32 {
+        self.inner.tid
+    }
+    fn cwd(&self) -> Option<Vec<u8>> {
+        self.inner.cwd()
+    }
+    fn root(&self) -> Option<Vec<u8>> {
+        self.inner.root()
+    }
+    fn fd_path(&self, fd: i32) -> Option<Vec<u8>> {
+        self.inner.fd_path(fd)
+    }
+    fn readlink(&self, path: &[u8]) -> Option<Vec<u8>> {
+        // /proc and /dev/fd links change with every process and fd: never cached.
+        if path.starts_with(b"/proc/") || path.starts_with(b"/dev/") {
+            return self.inner.readlink(path);
+        }
+        if let Some(hit) = self.cache.map.borrow().get(path) {
+            return hit.clone();
+        }
+        let v = self.inner.readlink(path);
+        let mut m = self.cache.map.borrow_mut();
+        if m.len() >= LinkCache::MAX {
+            m.clear();
+        }
+        m.insert(path.to_vec(), v.clone());
+        v
+    }
+}
+
 /// Decode a stop with the real tracee memory and `/proc` view.
 pub fn decode_stop(arch: Arch, stop: &SyscallStop<'_>) -> DecodedStop {
+    decode_stop_with(arch, stop, None)
+}
+
+/// [`decode_stop`], with symlink lookups answered from `cache` when given (record).
+pub fn decode_stop_with(
+    arch: Arch,
+    stop: &SyscallStop<'_>,
+    cache: Option<&LinkCache>,
+) -> DecodedStop {
     let raw = RawSyscall {
         arch,
         nr: stop.nr,
@@ -29,16 +106,21 @@ pub fn decode_stop(arch: Arch, stop: &SyscallStop<'_>) -> DecodedStop {
     };
     let foreign = stop.audit_arch != arch.audit_arch();
     let def = if foreign { None } else { arch.by_nr(stop.nr) };
+    let view = TraceeProc {
+        pid: stop.pid,
+        tid: stop.tid,
+    };
+    let cached;
+    let view: &dyn decode::ProcView = match cache {
+        Some(cache) => {
+            cache.invalidate_for(def);
+            cached = CachedView { inner: view, cache };
+            &cached
+        }
+        None => &view,
+    };
     let decoded = match def {
-        Some(d) => decode::decode(
-            d,
-            &raw,
-            &TraceeMemory { tid: stop.tid },
-            &TraceeProc {
-                pid: stop.pid,
-                tid: stop.tid,
-            },
-        ),
+        Some(d) => decode::decode(d, &raw, &TraceeMemory { tid: stop.tid }, view),
         None => Decoded::default(),
     };
     let name = match def {

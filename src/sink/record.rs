@@ -12,8 +12,6 @@ use crate::event::{
 use crate::trace::TraceWriter;
 use crate::tracer::{Error, Sink, SyscallStop, TaskRef, Verdict};
 
-use super::decode_stop;
-
 #[derive(Debug)]
 struct Pending {
     time_ns: u64,
@@ -30,6 +28,7 @@ pub struct RecordSink<W: Write> {
     writer: TraceWriter<W>,
     /// Syscalls waiting for their exit stop, by tid.
     pending: HashMap<i32, Pending>,
+    links: super::LinkCache,
 }
 
 impl<W: Write> RecordSink<W> {
@@ -38,6 +37,7 @@ impl<W: Write> RecordSink<W> {
             arch,
             writer,
             pending: HashMap::new(),
+            links: super::LinkCache::default(),
         }
     }
 
@@ -83,7 +83,7 @@ impl<W: Write> RecordSink<W> {
 
 impl<W: Write> Sink for RecordSink<W> {
     fn on_syscall(&mut self, stop: &SyscallStop<'_>) -> Result<Verdict, Error> {
-        let d = decode_stop(self.arch, stop);
+        let d = super::decode_stop_with(self.arch, stop, Some(&self.links));
         let exec = d.decoded.exec;
         let p = Pending {
             time_ns: stop.time_ns,
@@ -101,6 +101,10 @@ impl<W: Write> Sink for RecordSink<W> {
     }
 
     fn on_syscall_exit(&mut self, stop: &SyscallStop<'_>, rval: i64) -> Result<Verdict, Error> {
+        // What the call changed is visible only now: forget again.
+        if stop.audit_arch == self.arch.audit_arch() {
+            self.links.invalidate_for(self.arch.by_nr(stop.nr));
+        }
         if let Some(p) = self.pending.remove(&stop.tid) {
             let mut p = p;
             // Credentials may have changed during the call (setuid family): report the new ones.

@@ -66,6 +66,9 @@ fn has_region(pid: i32) -> bool {
 pub struct Guard {
     /// Processes (tgids) whose address space has the region.
     mapped: HashSet<i32>,
+    /// Processes that exec'd and have not been given the region yet: their new address space
+    /// certainly lacks it (no need to read their maps).
+    fresh: HashSet<i32>,
     /// `/proc/PID/mem` of each mapped process, opened on first use.
     mem: HashMap<i32, File>,
     slots: HashMap<i32, u64>,
@@ -97,7 +100,7 @@ impl Guard {
         // A fork child can stop before its parent's fork event tells us it inherited the
         // region: look at its mappings. Only our exact read-only anonymous mapping counts (a
         // workload mapping placed there by an mmap hint would be writable or sized otherwise).
-        if has_region(pid) {
+        if !self.fresh.contains(&pid) && has_region(pid) {
             self.mapped.insert(pid);
             return Ok(Prepared::Ready);
         }
@@ -137,6 +140,7 @@ impl Guard {
             )));
         }
         regs::restart_saved(tid, saved)?;
+        self.fresh.remove(&pid);
         self.mapped.insert(pid);
         Ok(Prepared::Restarted)
     }
@@ -306,12 +310,14 @@ impl Guard {
     /// A process is gone.
     pub fn process_gone(&mut self, pid: i32) {
         self.mapped.remove(&pid);
+        self.fresh.remove(&pid);
         self.mem.remove(&pid);
     }
 
     /// A process exec'd: its new address space has no region (and the old mem fd is stale).
     pub fn exec(&mut self, pid: i32, former_tid: Option<i32>) {
         self.process_gone(pid);
+        self.fresh.insert(pid);
         if let Some(t) = former_tid {
             self.thread_gone(t);
         }

@@ -324,20 +324,28 @@ impl Tracer {
 
     fn ensure_task(&mut self, tid: i32) {
         // A new child's first stop can arrive before its parent's fork event: adopt it with
-        // the identity /proc gives (thread group, parent); the fork event confirms it.
+        // the identity /proc gives (thread group, parent); the fork event confirms it. A child
+        // that has not exec'd yet is its parent's copy: take comm, exe and creds from there.
         // See: tests/record.rs::deep_process_tree_with_parent_links
-        if let std::collections::hash_map::Entry::Vacant(e) = self.tasks.entry(tid) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = self.tasks.entry(tid) {
             let (tgid, ppid) = status_ids(tid).unwrap_or((tid, 0));
-            e.insert(Task {
+            slot.insert(Task {
                 pid: tgid,
                 awaiting_exit: None,
             });
+            let inherited = self.procs.get(&ppid).map(|p| p.info.clone());
             let p = self.procs.entry(tgid).or_insert_with(|| Process {
-                info: ProcInfo {
-                    ppid,
-                    comm: procfs::comm(tgid),
-                    exe: procfs::exe(tgid),
-                    creds: procfs::creds(tgid).unwrap_or_default(),
+                info: match inherited {
+                    Some(mut info) => {
+                        info.ppid = ppid;
+                        info
+                    }
+                    None => ProcInfo {
+                        ppid,
+                        comm: procfs::comm(tgid),
+                        exe: procfs::exe(tgid),
+                        creds: procfs::creds(tgid).unwrap_or_default(),
+                    },
                 },
                 threads: 0,
                 exec_seen: true,
@@ -411,7 +419,10 @@ impl Tracer {
         let Some(ppid) = self.tasks.get(&parent_tid).map(|t| t.pid) else {
             return;
         };
-        let thread = tgid_of(child).is_some_and(|tg| tg == ppid);
+        // Fork and vfork events are processes by definition (the kernel reports
+        // PTRACE_EVENT_CLONE for everything else, threads included): only then ask /proc.
+        let thread =
+            event == libc::PTRACE_EVENT_CLONE && tgid_of(child).is_some_and(|tg| tg == ppid);
         let via = match event {
             libc::PTRACE_EVENT_FORK => SpawnVia::Fork,
             libc::PTRACE_EVENT_VFORK => SpawnVia::Vfork,
