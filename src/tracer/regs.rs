@@ -77,71 +77,53 @@ pub fn skip_syscall(tid: i32, ret: i64) -> Result<(), Error> {
     ptrace::setregset::<NT_PRSTATUS>(pid, regs).map_err(err(tid, "PTRACE_SETREGSET"))
 }
 
-/// Set argument register `index` (0-based) of the syscall the tracee is stopped in.
+/// Put argument `index` (0-based) into its x86_64 syscall register.
 #[cfg(target_arch = "x86_64")]
-pub fn set_arg(tid: i32, index: u8, value: u64) -> Result<(), Error> {
-    let pid = Pid::from_raw(tid);
-    let mut regs = ptrace::getregs(pid).map_err(err(tid, "PTRACE_GETREGS"))?;
-    match index {
-        0 => regs.rdi = value,
-        1 => regs.rsi = value,
-        2 => regs.rdx = value,
-        3 => regs.r10 = value,
-        4 => regs.r8 = value,
-        5 => regs.r9 = value,
+fn put_arg(regs: &mut libc::user_regs_struct, index: u8, value: u64) -> Result<(), Error> {
+    let reg = match index {
+        0 => &mut regs.rdi,
+        1 => &mut regs.rsi,
+        2 => &mut regs.rdx,
+        3 => &mut regs.r10,
+        4 => &mut regs.r8,
+        5 => &mut regs.r9,
         _ => {
             return Err(Error::Internal(format!(
                 "argument index {index} out of range"
             )));
         }
-    }
-    ptrace::setregs(pid, regs).map_err(err(tid, "PTRACE_SETREGS"))
+    };
+    *reg = value;
+    Ok(())
 }
 
-/// Set argument register `index` (0-based) of the syscall the tracee is stopped in: x0..x5.
-///
-/// At a seccomp stop the kernel has not yet read the arguments; it reads x0..x5 from
-/// `pt_regs` after the stop, so a re-pointed argument is what the syscall sees. If the call is
-/// later restarted after a signal, the kernel restores x0 from `orig_x0` (the value before the
-/// stop) and re-enters the syscall, which passes through seccomp again and stops again.
-#[cfg(target_arch = "aarch64")]
-pub fn set_arg(tid: i32, index: u8, value: u64) -> Result<(), Error> {
-    use nix::sys::ptrace::regset::NT_PRSTATUS;
+/// Set several argument registers of the stopped syscall at once (one GETREGS/SETREGS pair),
+/// and its number too when `nr` is given.
+#[cfg(target_arch = "x86_64")]
+fn edit_call(tid: i32, nr: Option<u64>, args: &[(u8, u64)]) -> Result<(), Error> {
     let pid = Pid::from_raw(tid);
-    let mut regs = ptrace::getregset::<NT_PRSTATUS>(pid).map_err(err(tid, "PTRACE_GETREGSET"))?;
-    if index > 5 {
-        return Err(Error::Internal(format!(
-            "argument index {index} out of range"
-        )));
+    let mut regs = ptrace::getregs(pid).map_err(err(tid, "PTRACE_GETREGS"))?;
+    if let Some(nr) = nr {
+        regs.orig_rax = nr;
     }
-    regs.regs[usize::from(index)] = value;
-    ptrace::setregset::<NT_PRSTATUS>(pid, regs).map_err(err(tid, "PTRACE_SETREGSET"))
+    for &(index, value) in args {
+        put_arg(&mut regs, index, value)?;
+    }
+    ptrace::setregs(pid, regs).map_err(err(tid, "PTRACE_SETREGS"))
 }
 
 /// Set several argument registers at once (one GETREGS/SETREGS pair).
 #[cfg(target_arch = "x86_64")]
 pub fn set_args(tid: i32, args: &[(u8, u64)]) -> Result<(), Error> {
-    let pid = Pid::from_raw(tid);
-    let mut regs = ptrace::getregs(pid).map_err(err(tid, "PTRACE_GETREGS"))?;
-    for &(index, value) in args {
-        match index {
-            0 => regs.rdi = value,
-            1 => regs.rsi = value,
-            2 => regs.rdx = value,
-            3 => regs.r10 = value,
-            4 => regs.r8 = value,
-            5 => regs.r9 = value,
-            _ => {
-                return Err(Error::Internal(format!(
-                    "argument index {index} out of range"
-                )));
-            }
-        }
-    }
-    ptrace::setregs(pid, regs).map_err(err(tid, "PTRACE_SETREGS"))
+    edit_call(tid, None, args)
 }
 
-/// Set several argument registers at once.
+/// Set several argument registers at once: x0..x5.
+///
+/// At a seccomp stop the kernel has not yet read the arguments; it reads x0..x5 from
+/// `pt_regs` after the stop, so a re-pointed argument is what the syscall sees. If the call is
+/// later restarted after a signal, the kernel restores x0 from `orig_x0` (the value before the
+/// stop) and re-enters the syscall, which passes through seccomp again and stops again.
 #[cfg(target_arch = "aarch64")]
 pub fn set_args(tid: i32, args: &[(u8, u64)]) -> Result<(), Error> {
     use nix::sys::ptrace::regset::NT_PRSTATUS;
@@ -227,25 +209,7 @@ pub fn restart_saved(tid: i32, saved: Saved) -> Result<(), Error> {
 /// kernel re-runs the seccomp filters on the new call; a TRACE result then counts as allow).
 #[cfg(target_arch = "x86_64")]
 pub fn set_syscall(tid: i32, nr: u64, args: &[(u8, u64)]) -> Result<(), Error> {
-    let pid = Pid::from_raw(tid);
-    let mut regs = ptrace::getregs(pid).map_err(err(tid, "PTRACE_GETREGS"))?;
-    regs.orig_rax = nr;
-    for &(index, value) in args {
-        match index {
-            0 => regs.rdi = value,
-            1 => regs.rsi = value,
-            2 => regs.rdx = value,
-            3 => regs.r10 = value,
-            4 => regs.r8 = value,
-            5 => regs.r9 = value,
-            _ => {
-                return Err(Error::Internal(format!(
-                    "argument index {index} out of range"
-                )));
-            }
-        }
-    }
-    ptrace::setregs(pid, regs).map_err(err(tid, "PTRACE_SETREGS"))
+    edit_call(tid, Some(nr), args)
 }
 
 /// At a seccomp stop: change the pending syscall to `nr` with these argument registers.
