@@ -241,6 +241,7 @@ impl ProcView for Rooted<'_> {
 const NULL_PATH_IS_DIRFD: &[&str] = &["utimensat", "futimesat"];
 
 struct Ctx<'a> {
+    exec_args: bool,
     def: &'a SyscallDef,
     raw: &'a RawSyscall,
     mem: &'a dyn Memory,
@@ -361,6 +362,9 @@ impl Ctx<'_> {
         if let Some(p) = self.resolve(dirfd, path, follow, f & AT_EMPTY_PATH != 0) {
             self.push_path(AccessSet::of(Access::Exec), p);
         }
+        if !self.exec_args {
+            return;
+        }
         let argv = self.string_array(self.arg(argv));
         let env_names = self
             .string_array(self.arg(envp))
@@ -382,10 +386,31 @@ impl Ctx<'_> {
         if addr == 0 {
             return out;
         }
+        // The pointers are read a page-bounded block at a time (one read for a typical
+        // environment instead of one per entry).
+        let mut block: Vec<u64> = Vec::new();
+        let mut at = 0usize;
         while out.len() < MAX_EXEC_ENTRIES && total < MAX_EXEC_BYTES {
-            let Some(p) = read_u64(self.mem, addr) else {
-                break;
-            };
+            if at == block.len() {
+                let to_page_end = 4096 - (addr % 4096);
+                let n = usize::try_from(to_page_end / 8).unwrap_or(1).clamp(1, 64);
+                let mut buf = vec![0u8; n * 8];
+                let got = self.mem.read(addr, &mut buf) / 8;
+                if got == 0 {
+                    break;
+                }
+                block = buf[..got * 8]
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                    .collect();
+                at = 0;
+                let Some(next) = addr.checked_add(got as u64 * 8) else {
+                    break;
+                };
+                addr = next;
+            }
+            let p = block[at];
+            at += 1;
             if p == 0 {
                 break;
             }
@@ -394,10 +419,6 @@ impl Ctx<'_> {
             };
             total += s.len() + 1;
             out.push(s);
-            let Some(next) = addr.checked_add(8) else {
-                break;
-            };
-            addr = next;
         }
         out
     }
@@ -582,11 +603,24 @@ pub fn decode(
     mem: &dyn Memory,
     view: &dyn ProcView,
 ) -> Decoded {
+    decode_with(def, raw, mem, view, true)
+}
+
+/// [`decode`]; `exec_args: false` skips reading an exec's argv and environment names (they
+/// are for the trace; enforce decides on the path alone).
+pub fn decode_with(
+    def: &SyscallDef,
+    raw: &RawSyscall,
+    mem: &dyn Memory,
+    view: &dyn ProcView,
+    exec_args: bool,
+) -> Decoded {
     let mut c = Ctx {
         def,
         raw,
         mem,
         view,
+        exec_args,
         out: Decoded::default(),
     };
     match def.sem {

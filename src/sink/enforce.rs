@@ -20,7 +20,6 @@ use crate::tracer::guard::{self, Guard, Prepared};
 use crate::tracer::procfs;
 use crate::tracer::{Error, Sink, SyscallStop, TaskRef, Verdict};
 
-use super::decode_stop;
 use super::record::RecordSink;
 
 /// What to do about a violation.
@@ -581,7 +580,8 @@ impl Sink for EnforceSink<'_> {
             // The region was injected; the same syscall stops again right away.
             return Ok(Verdict::Allow);
         }
-        let d = decode_stop(self.arch, stop);
+        // Exec arguments only when the run is also recorded.
+        let d = super::decode_stop_with(self.arch, stop, None, self.recorder.is_some());
         let def: Option<&SyscallDef> = d.def;
         let mut bad: Vec<(Verb, String, String, i32)> = Vec::new();
         let mut must_fail = false;

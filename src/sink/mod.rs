@@ -88,16 +88,19 @@ impl decode::ProcView for CachedView<'_> {
     }
 }
 
-/// Decode a stop with the real tracee memory and `/proc` view.
+/// Decode a stop with the real tracee memory and `/proc` view (exec argv and environment
+/// names included).
 pub fn decode_stop(arch: Arch, stop: &SyscallStop<'_>) -> DecodedStop {
-    decode_stop_with(arch, stop, None)
+    decode_stop_with(arch, stop, None, true)
 }
 
-/// [`decode_stop`], with symlink lookups answered from `cache` when given (record).
+/// [`decode_stop`], with symlink lookups answered from `cache` when given (record), and exec
+/// arguments read only when `exec_args`.
 pub fn decode_stop_with(
     arch: Arch,
     stop: &SyscallStop<'_>,
     cache: Option<&LinkCache>,
+    exec_args: bool,
 ) -> DecodedStop {
     let raw = RawSyscall {
         arch,
@@ -120,7 +123,7 @@ pub fn decode_stop_with(
         None => &view,
     };
     let decoded = match def {
-        Some(d) => decode::decode(d, &raw, &TraceeMemory { tid: stop.tid }, view),
+        Some(d) => decode::decode_with(d, &raw, &TraceeMemory { tid: stop.tid }, view, exec_args),
         None => Decoded::default(),
     };
     let name = match def {

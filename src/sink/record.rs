@@ -83,7 +83,7 @@ impl<W: Write> RecordSink<W> {
 
 impl<W: Write> Sink for RecordSink<W> {
     fn on_syscall(&mut self, stop: &SyscallStop<'_>) -> Result<Verdict, Error> {
-        let d = super::decode_stop_with(self.arch, stop, Some(&self.links));
+        let d = super::decode_stop_with(self.arch, stop, Some(&self.links), true);
         let exec = d.decoded.exec;
         let p = Pending {
             time_ns: stop.time_ns,
