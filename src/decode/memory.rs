@@ -35,6 +35,29 @@ pub trait Memory {
         }
         None
     }
+
+    /// Read up to 256 bytes (never across a page boundary) at each address, as many as
+    /// possible in one go; `None` for an address that could not be read. Used to read the
+    /// strings of an argv/envp array with few system calls; the default reads one by one.
+    fn read_heads(&self, addrs: &[u64]) -> Vec<Option<Vec<u8>>> {
+        addrs
+            .iter()
+            .map(|&a| {
+                let mut b = vec![0u8; head_len(a)];
+                let n = self.read(a, &mut b);
+                (n > 0).then(|| {
+                    b.truncate(n);
+                    b
+                })
+            })
+            .collect()
+    }
+}
+
+/// How many bytes [`Memory::read_heads`] reads at `addr`: up to 256, not past the page end.
+pub fn head_len(addr: u64) -> usize {
+    let to_page_end = 4096 - (addr % 4096);
+    usize::try_from(to_page_end.min(256)).unwrap_or(256)
 }
 
 /// The parts of `/proc/PID` path resolution needs.

@@ -409,16 +409,36 @@ impl Ctx<'_> {
                 };
                 addr = next;
             }
-            let p = block[at];
-            at += 1;
-            if p == 0 {
+            // The strings of this block of pointers, their first bytes read in one go.
+            let ptrs: Vec<u64> = block[at..]
+                .iter()
+                .copied()
+                .take_while(|&p| p != 0)
+                .collect();
+            let ended = at + ptrs.len() < block.len();
+            at = block.len();
+            let heads = self.mem.read_heads(&ptrs);
+            for (p, head) in ptrs.iter().zip(heads) {
+                if out.len() >= MAX_EXEC_ENTRIES || total >= MAX_EXEC_BYTES {
+                    return out;
+                }
+                let s = match head
+                    .as_deref()
+                    .and_then(|h| h.iter().position(|&b| b == 0).map(|e| &h[..e]))
+                {
+                    Some(s) if s.len() <= MAX_EXEC_BYTES - total => s.to_vec(),
+                    // Longer than the head, or unreadable there: read it on its own.
+                    _ => match self.mem.read_cstr(*p, MAX_EXEC_BYTES - total) {
+                        Some(s) => s,
+                        None => return out,
+                    },
+                };
+                total += s.len() + 1;
+                out.push(s);
+            }
+            if ended {
                 break;
             }
-            let Some(s) = self.mem.read_cstr(p, MAX_EXEC_BYTES - total) else {
-                break;
-            };
-            total += s.len() + 1;
-            out.push(s);
         }
         out
     }

@@ -29,4 +29,43 @@ impl Memory for TraceeMemory {
         let remote = [RemoteIoVec { base, len }];
         process_vm_readv(Pid::from_raw(self.tid), &mut local, &remote).unwrap_or(0)
     }
+
+    /// All heads in one `process_vm_readv` with one iovec each. The kernel copies the iovecs in
+    /// order and stops at the first one it cannot read: the bytes it reports are handed out in
+    /// order, and the entries after are `None` (the caller reads those one by one).
+    fn read_heads(&self, addrs: &[u64]) -> Vec<Option<Vec<u8>>> {
+        let lens: Vec<usize> = addrs
+            .iter()
+            .map(|&a| crate::decode::memory::head_len(a))
+            .collect();
+        let mut bufs: Vec<Vec<u8>> = lens.iter().map(|&n| vec![0u8; n]).collect();
+        let remote: Option<Vec<RemoteIoVec>> = addrs
+            .iter()
+            .zip(&lens)
+            .map(|(&a, &len)| {
+                usize::try_from(a)
+                    .ok()
+                    .map(|base| RemoteIoVec { base, len })
+            })
+            .collect();
+        let mut got = match remote {
+            Some(remote) => {
+                let mut local: Vec<IoSliceMut<'_>> =
+                    bufs.iter_mut().map(|b| IoSliceMut::new(b)).collect();
+                process_vm_readv(Pid::from_raw(self.tid), &mut local, &remote).unwrap_or(0)
+            }
+            None => 0,
+        };
+        bufs.into_iter()
+            .map(|mut b| {
+                if got == 0 {
+                    return None;
+                }
+                let n = got.min(b.len());
+                got -= n;
+                b.truncate(n);
+                Some(b)
+            })
+            .collect()
+    }
 }

@@ -503,7 +503,11 @@ impl Tracer {
         p.exec_seen = true;
         p.info.comm = procfs::comm(pid);
         p.info.exe = procfs::exe(pid);
-        if let Some(c) = procfs::creds(pid) {
+        // Only a set-user-ID or set-group-ID program changes the ids at exec: read them again
+        // only then (or when the program cannot be looked at).
+        if procfs::is_setid(&p.info.exe)
+            && let Some(c) = procfs::creds(pid)
+        {
             p.info.creds = c;
         }
         let info = p.info.clone();

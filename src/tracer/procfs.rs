@@ -61,6 +61,13 @@ impl TraceeProc {
     }
 }
 
+/// Whether the program at `exe` is set-user-ID or set-group-ID (true when it cannot be
+/// looked at, so the caller re-reads the ids rather than assume).
+pub fn is_setid(exe: &[u8]) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(OsStr::from_bytes(exe)).map_or(true, |m| m.permissions().mode() & 0o6000 != 0)
+}
+
 /// `/proc/PID/comm` without the newline.
 pub fn comm(pid: i32) -> Vec<u8> {
     let mut c = std::fs::read(format!("/proc/{pid}/comm")).unwrap_or_default();
