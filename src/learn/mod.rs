@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use crate::event::{Access, Event, EventKind, Object, Outcome, PathObj, SockAddr, Syscall};
+use crate::event::{Event, EventKind, Object, Outcome, PathObj, SockAddr, Syscall};
 use crate::profile::{Effect, Include, Pattern, Profile, Proto, Rule, Span, Verb};
 use crate::trace::Header;
 
@@ -709,52 +709,15 @@ fn net_text(proto: Proto, addr: &str) -> String {
     format!("{p} {addr}")
 }
 
-/// The verbs an access set asks for (agrees with the policy): read; write for
-/// write/create/truncate/chmod/chown/symlink; delete for delete/rename (the source); read and
-/// write for link (the source: a hard link is a second name for its content); exec; stat and
-/// chdir only when metadata was recorded; connect; bind for bind/listen; send.
+/// The verbs an access set asks for: the policy's mapping ([`crate::policy::verbs_of`]: read;
+/// write for write/create/truncate/chmod/chown/symlink; delete for delete/rename; read and
+/// write for link; exec; stat for stat/chdir; connect; bind for bind/listen; send), with
+/// `stat` only when metadata was recorded.
 pub fn verbs_of(access: crate::event::AccessSet, metadata: bool) -> Vec<Verb> {
-    let mut out = BTreeSet::new();
-    for a in access.iter() {
-        match a {
-            Access::Read => {
-                out.insert(Verb::Read);
-            }
-            Access::Write
-            | Access::Create
-            | Access::Truncate
-            | Access::Chmod
-            | Access::Chown
-            | Access::Symlink => {
-                out.insert(Verb::Write);
-            }
-            Access::Delete | Access::Rename => {
-                out.insert(Verb::Delete);
-            }
-            Access::Link => {
-                out.insert(Verb::Read);
-                out.insert(Verb::Write);
-            }
-            Access::Exec => {
-                out.insert(Verb::Exec);
-            }
-            Access::Stat | Access::Chdir => {
-                if metadata {
-                    out.insert(Verb::Stat);
-                }
-            }
-            Access::Connect => {
-                out.insert(Verb::Connect);
-            }
-            Access::Bind | Access::Listen => {
-                out.insert(Verb::Bind);
-            }
-            Access::Send => {
-                out.insert(Verb::Send);
-            }
-        }
-    }
-    out.into_iter().collect()
+    crate::policy::verbs_of(access)
+        .into_iter()
+        .filter(|v| metadata || *v != Verb::Stat)
+        .collect()
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::arch::Arch;
-use crate::event::{AccessSet, Creds, Exec, ProcInfo, Spawn, SpawnVia, Target};
+use crate::event::{Access, AccessSet, Creds, Exec, ProcInfo, Spawn, SpawnVia, Target};
 use globset::{GlobBuilder, GlobMatcher};
 
 /// Where a run happens.
