@@ -63,17 +63,6 @@ pub const TEMP_PREFIXES: &[&str] = &["tmp", ".tmp", "npm-", "pip-", "yarn--"];
 /// set as `profile::vars::escape_glob`: `,` matters inside `{a,b}`, `$` starts `${NAME}`).
 const GLOB_META: &[u8] = b"*?[]{},$\\";
 
-/// First of the 128 reserved code points (U+10FF80..=U+10FFFF) that stand for the raw bytes
-/// 0x80..=0xFF of a non-UTF-8 path: the profile's lossless byte encoding
-/// (`profile::vars::path_to_text`); the policy maps candidate paths the same way.
-const RAW_FIRST: u32 = 0x10FF80;
-
-fn raw_char(b: u8) -> char {
-    // b >= 0x80 (a byte of an invalid or reserved sequence), so the code point is in
-    // U+10FF80..=U+10FFFF, all valid scalar values.
-    char::from_u32(RAW_FIRST - 0x80 + u32::from(b)).unwrap_or(char::REPLACEMENT_CHARACTER)
-}
-
 /// Split glob/path text into segments on `/` (an absolute path starts with an empty segment).
 pub fn segments(text: &str) -> Vec<&str> {
     text.split('/').collect()
@@ -82,27 +71,16 @@ pub fn segments(text: &str) -> Vec<&str> {
 /// Escape one literal path segment for a backslash-escape glob. Glob and variable
 /// metacharacters get a backslash (so a literal `${X}` in a path is `\$\{X\}`, never a
 /// variable); bytes that are not UTF-8 (and reserved code points) become one reserved code
-/// point each, losslessly (see [`RAW_FIRST`]). Control characters and spaces are kept: the
+/// point each, losslessly (`profile::vars::path_to_text`). Control characters and spaces are kept: the
 /// renderer quotes such patterns.
 pub fn escape_segment(raw: &[u8]) -> String {
-    let mut out = String::with_capacity(raw.len());
-    for chunk in raw.utf8_chunks() {
-        for c in chunk.valid().chars() {
-            if c.is_ascii() && GLOB_META.contains(&(c as u8)) {
-                out.push('\\');
-                out.push(c);
-            } else if u32::from(c) >= RAW_FIRST {
-                let mut buf = [0u8; 4];
-                for &b in c.encode_utf8(&mut buf).as_bytes() {
-                    out.push(raw_char(b));
-                }
-            } else {
-                out.push(c);
-            }
+    let text = crate::profile::vars::path_to_text(raw);
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii() && GLOB_META.contains(&(c as u8)) {
+            out.push('\\');
         }
-        for &b in chunk.invalid() {
-            out.push(raw_char(b));
-        }
+        out.push(c);
     }
     out
 }
@@ -924,7 +902,7 @@ pub fn generalize_path(
         .map(|(i, &s)| {
             if s.starts_with("${")
                 || s.contains('\\')
-                || s.chars().any(|c| u32::from(c) >= RAW_FIRST)
+                || s.chars().any(crate::profile::vars::is_reserved)
             {
                 return s.to_string();
             }
@@ -1447,12 +1425,7 @@ mod props {
 
     /// Path bytes in the profile's text encoding, unescaped.
     fn to_text(raw: &[u8]) -> String {
-        let mut out = String::new();
-        for chunk in raw.utf8_chunks() {
-            out.push_str(chunk.valid());
-            out.extend(chunk.invalid().iter().map(|b| raw_char(*b)));
-        }
-        out
+        crate::profile::vars::path_to_text(raw).into_owned()
     }
 
     fn segment() -> impl Strategy<Value = Vec<u8>> {

@@ -225,7 +225,9 @@ pub fn abstract_path(path: &[u8], env: &Env) -> String {
 
 const RAW_FIRST: u32 = 0x10FF80;
 
-fn is_reserved(c: char) -> bool {
+/// Whether `c` is one of the reserved code points that stand for a raw non-UTF-8 byte in
+/// pattern text (see [`path_to_text`]).
+pub fn is_reserved(c: char) -> bool {
     u32::from(c) >= RAW_FIRST
 }
 
