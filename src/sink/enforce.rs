@@ -698,6 +698,11 @@ impl Sink for EnforceSink<'_> {
                 bad = still;
             }
         }
+        if (!bad.is_empty() || must_fail) && !stop.still_stopped() {
+            // Killed while sbx looked at it (see `SyscallStop::still_stopped`): the call never
+            // runs, and what looked like a violation was the process being torn down.
+            return Err(Error::TraceeDied { tid: stop.tid });
+        }
         let mut rewritten = false;
         let verdict = if let Some(errno) = bad.first().map(|b| b.3) {
             let ev = Self::event(stop, d.syscall.clone());
@@ -793,7 +798,20 @@ impl Sink for EnforceSink<'_> {
                 };
                 let Some(real) = i32::try_from(fd).ok().and_then(|fd| view.fd_path_bytes(fd))
                 else {
-                    return Ok(Verdict::Allow);
+                    if !stop.still_stopped() {
+                        return Err(Error::TraceeDied { tid: stop.tid });
+                    }
+                    // The fd is already gone: another thread closed it (perhaps after a dup
+                    // sbx cannot follow). What was opened cannot be verified: fail closed.
+                    let v = self.violation(
+                        stop,
+                        &sys_name(&ev),
+                        Verb::Read,
+                        format!("fd {fd}"),
+                        "the opened file could not be verified: its fd was closed by another thread before sbx looked".into(),
+                    );
+                    self.report(v, *ev);
+                    return Ok(refuse);
                 };
                 // Anonymous objects (pipe:[..], anon_inode:..) and unlinked files have no
                 // name to check; the open-time check already covered them.

@@ -165,20 +165,31 @@ impl Guard {
         Ok(s)
     }
 
-    fn write(&mut self, pid: i32, addr: u64, bytes: &[u8]) -> Result<(), Error> {
-        let f = match self.mem.get(&pid) {
-            Some(f) => f,
-            None => {
-                let f = std::fs::OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .open(format!("/proc/{pid}/mem"))
-                    .map_err(|_| Error::TraceeDied { tid: pid })?;
-                self.mem.entry(pid).or_insert(f)
-            }
+    /// Write `bytes` at `addr` in `pid`'s guard region, on behalf of the stopped thread `tid`.
+    ///
+    /// A failed write is either a process being torn down (another thread called exit_group or
+    /// was SIGKILLed: a killed tracee leaves its ptrace stop at once and drops its memory, so
+    /// the write finds nothing) or a real failure. `tid` tells them apart: if it no longer
+    /// answers ptrace requests it died and will never run the syscall ([`Error::TraceeDied`]);
+    /// if it is still stopped the guard cannot be set up, so the run aborts (fail closed).
+    fn write(&mut self, pid: i32, tid: i32, addr: u64, bytes: &[u8]) -> Result<(), Error> {
+        let res = match self.mem.get(&pid) {
+            Some(f) => f.write_all_at(bytes, addr),
+            None => std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(format!("/proc/{pid}/mem"))
+                .and_then(|f| self.mem.entry(pid).or_insert(f).write_all_at(bytes, addr)),
         };
-        f.write_all_at(bytes, addr)
-            .map_err(|e| Error::Sink(format!("cannot write the guard region of {pid}: {e}")))
+        match res {
+            Ok(()) => Ok(()),
+            Err(e) => match ptrace::syscall_info(tid) {
+                Err(Error::TraceeDied { .. }) => Err(Error::TraceeDied { tid }),
+                _ => Err(Error::Sink(format!(
+                    "cannot write the guard region of {pid}: {e}"
+                ))),
+            },
+        }
     }
 
     /// Copy the decided arguments of `decoded` into `tid`'s slot and re-point the registers.
@@ -255,7 +266,7 @@ impl Guard {
                 "checked arguments larger than a guard slot".into(),
             ));
         }
-        self.write(pid, base, &image)?;
+        self.write(pid, tid, base, &image)?;
         regs::set_args(tid, &set)
     }
 
@@ -287,7 +298,7 @@ impl Guard {
         if image.len() as u64 > SLOT_SIZE {
             return Err(Error::Sink("path larger than a guard slot".into()));
         }
-        self.write(pid, base, &image)?;
+        self.write(pid, tid, base, &image)?;
         regs::set_syscall(
             tid,
             openat2_nr,

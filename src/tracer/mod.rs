@@ -81,6 +81,19 @@ pub struct SyscallStop<'a> {
     pub proc: &'a ProcInfo,
 }
 
+impl SyscallStop<'_> {
+    /// Whether the thread is still in its ptrace stop. A thread killed meanwhile (exit_group
+    /// from a sibling, a SIGKILL) leaves the stop at once and never runs the syscall; what
+    /// sbx then reads of it (`/proc/PID/cwd`, fds, memory) is gone, which must not be taken
+    /// for a violation. Costs one ptrace request: ask only when about to report one.
+    pub fn still_stopped(&self) -> bool {
+        !matches!(
+            ptrace::syscall_info(self.tid),
+            Err(Error::TraceeDied { .. })
+        )
+    }
+}
+
 /// The seam between the tracer and record/enforce.
 pub trait Sink {
     /// A seccomp stop: decide.
