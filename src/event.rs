@@ -54,6 +54,28 @@ pub enum EventKind {
     Exec(Exec),
     /// A thread or process left the tree.
     Exit(Exit),
+    /// A host name resolved to addresses: a DNS answer the workload received, or a name of
+    /// `/etc/hosts` when the workload opened it. Later connects to these addresses are linked
+    /// to the name (learn writes the name, enforce admits by name).
+    Resolved(Resolved),
+}
+
+/// Where a [`Resolved`] came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ResolveSource {
+    /// A DNS answer received from this server (`addr:53`).
+    Dns(SockAddr),
+    /// `/etc/hosts`.
+    Hosts,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resolved {
+    /// The name asked for, normalized.
+    pub name: String,
+    /// The addresses it resolved to (A/AAAA on the CNAME chain), possibly none.
+    pub addrs: Vec<std::net::IpAddr>,
+    pub source: ResolveSource,
 }
 
 /// How a child was created.
@@ -128,6 +150,9 @@ pub enum Object {
     Fd { fd: i32, path: Option<Vec<u8>> },
     /// An anonymous object (memfd, pipe) that has no path.
     Anon(Vec<u8>),
+    /// A host name asked of DNS (normalized: lower case, no trailing dot), or
+    /// [`crate::dns::MALFORMED`] for a payload to port 53 that is not a DNS query.
+    DnsName(String),
 }
 
 /// A path argument: as written, as resolved by sbx, and where symlinks lead.
@@ -232,10 +257,12 @@ pub enum Access {
     Send = 15,
     /// A directory was made the working directory (chdir).
     Chdir = 16,
+    /// A DNS query for a name (the object is [`Object::DnsName`]).
+    Resolve = 17,
 }
 
 impl Access {
-    pub const ALL: [Access; 17] = [
+    pub const ALL: [Access; 18] = [
         Access::Read,
         Access::Write,
         Access::Create,
@@ -253,6 +280,7 @@ impl Access {
         Access::Listen,
         Access::Send,
         Access::Chdir,
+        Access::Resolve,
     ];
 
     pub fn name(self) -> &'static str {
@@ -274,6 +302,7 @@ impl Access {
             Access::Listen => "listen",
             Access::Send => "send",
             Access::Chdir => "chdir",
+            Access::Resolve => "resolve",
         }
     }
 }

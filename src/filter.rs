@@ -83,6 +83,9 @@ pub struct FilterSpec {
     pub metadata: bool,
     /// The guard window of the race defence (design.md section 5), if one is used.
     pub guard: Option<GuardWindow>,
+    /// Stop the receives that can carry DNS answers ([`Class::Answer`]): record, and enforce
+    /// of a profile that names hosts.
+    pub dns: bool,
 }
 
 /// Record traces everything interesting; enforce refuses what it can in-kernel.
@@ -370,6 +373,14 @@ impl Builder<'_> {
                         rules.insert(nr, memory_rules(d.name, g.base));
                     }
                 }
+                // glibc, c-ares and Python read DNS answers with recvfrom and a source address
+                // (or recvmsg/recvmmsg); a recvfrom without one (stream reads) runs freely.
+                Class::Answer if self.spec.dns && d.name == "recvfrom" => {
+                    rules.insert(nr, vec![rule(vec![cond(4, SeccompCmpOp::Ne, 0)])]);
+                }
+                Class::Answer if self.spec.dns => {
+                    rules.insert(nr, vec![]);
+                }
                 Class::Spawn if record && d.name == "clone" => {
                     // Logged as the gated pseudo-syscall "clone(namespace)".
                     rules.insert(nr, any_bit(0, CLONE_NAMESPACES));
@@ -447,6 +458,7 @@ mod tests {
             mode,
             metadata,
             guard: guard.then_some(GuardWindow { base: WINDOW }),
+            dns: true,
         }
     }
 

@@ -17,6 +17,7 @@ pub mod arch;
 pub mod cli;
 pub mod decode;
 pub mod diff;
+pub mod dns;
 pub mod event;
 pub mod filter;
 pub mod learn;

@@ -23,7 +23,7 @@ use std::net::IpAddr;
 use globset::{Candidate, GlobSet, GlobSetBuilder};
 
 use crate::event::{Access, AccessSet, Event, EventKind, Object, Outcome, PathObj, SockAddr};
-use crate::profile::parse::{ParseErrorKind, glob_builder, parse_inet_addr};
+use crate::profile::parse::{HostPat, ParseErrorKind, glob_builder, parse_inet_addr};
 use crate::profile::parse::{ParseErrors, parse_str};
 use crate::profile::render::{quote_if_needed, render_rule};
 use crate::profile::snippets::{Origin, ResolveError, Resolved, resolve};
@@ -129,6 +129,9 @@ pub fn verbs_of(access: AccessSet) -> Vec<Verb> {
             Access::Send => {
                 verbs.insert(Verb::Send);
             }
+            Access::Resolve => {
+                verbs.insert(Verb::Resolve);
+            }
         }
     }
     verbs.into_iter().collect()
@@ -205,9 +208,27 @@ struct NetRule {
     effect: Effect,
     verb: Verb,
     proto: Proto,
-    host: Option<IpAddr>,
+    host: HostRule,
     port: Option<u16>,
     rule: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum HostRule {
+    Any,
+    Ip(IpAddr),
+    /// A name glob: matches an address that a matching name resolved to in this run.
+    Name(String),
+}
+
+impl HostRule {
+    fn matches(&self, ip: IpAddr, names: &[String]) -> bool {
+        match self {
+            HostRule::Any => true,
+            HostRule::Ip(h) => *h == ip,
+            HostRule::Name(p) => names.iter().any(|n| crate::dns::name_matches(p, n)),
+        }
+    }
 }
 
 /// One check of one verb on one object.
@@ -234,6 +255,8 @@ pub struct CompiledPolicy {
     rules: Vec<RuleRef>,
     sets: BTreeMap<(Space, Effect, Verb), PathSet>,
     net: Vec<NetRule>,
+    /// `resolve NAME` rules: (effect, name glob, rule index).
+    resolve: Vec<(Effect, String, usize)>,
     syscalls_allow: BTreeSet<String>,
     syscalls_deny: BTreeSet<String>,
 }
@@ -244,6 +267,7 @@ impl CompiledPolicy {
         let mut rules = Vec::new();
         let mut builders: BTreeMap<(Space, Effect, Verb), SetBuilder> = BTreeMap::new();
         let mut net = Vec::new();
+        let mut resolve_rules = Vec::new();
         let mut syscalls_allow = BTreeSet::new();
         let mut syscalls_deny = BTreeSet::new();
         for (rule, origin) in &resolved.rules {
@@ -300,22 +324,38 @@ impl CompiledPolicy {
                         effect: rule.effect,
                         verb: rule.verb,
                         proto: Proto::Netlink,
-                        host: None,
+                        host: HostRule::Any,
                         port: protocol,
                         rule: idx,
                     });
                 }
                 Pattern::Net { proto, addr } => {
                     let a = parse_inet_addr(addr).map_err(|k| err(PolicyErrorKind::Net(k)))?;
-                    net.push(NetRule {
-                        effect: rule.effect,
-                        verb: rule.verb,
-                        proto: *proto,
-                        host: a.host.map(|h| h.to_canonical()),
-                        port: a.port,
-                        rule: idx,
-                    });
+                    let hosts = match a.host {
+                        None => vec![HostRule::Any],
+                        Some(HostPat::Ip(ip)) => vec![HostRule::Ip(ip.to_canonical())],
+                        Some(HostPat::Name(n)) => vec![HostRule::Name(n)],
+                        // No name server known: the rule admits nothing (fail closed).
+                        Some(HostPat::Nameservers) => env
+                            .get("NAMESERVERS")
+                            .unwrap_or("")
+                            .split_whitespace()
+                            .filter_map(|w| w.parse::<IpAddr>().ok())
+                            .map(|ip| HostRule::Ip(ip.to_canonical()))
+                            .collect(),
+                    };
+                    for host in hosts {
+                        net.push(NetRule {
+                            effect: rule.effect,
+                            verb: rule.verb,
+                            proto: *proto,
+                            host,
+                            port: a.port,
+                            rule: idx,
+                        });
+                    }
                 }
+                Pattern::Host(name) => resolve_rules.push((rule.effect, name.clone(), idx)),
                 Pattern::Syscall(name) => {
                     match rule.effect {
                         Effect::Allow => syscalls_allow.insert(name.clone()),
@@ -349,6 +389,7 @@ impl CompiledPolicy {
             rules,
             sets,
             net,
+            resolve: resolve_rules,
             syscalls_allow,
             syscalls_deny,
         })
@@ -374,12 +415,66 @@ impl CompiledPolicy {
 
     /// Decide a network verb (connect, bind, send) with a known protocol.
     pub fn decide_net(&self, verb: Verb, proto: Proto, addr: &SockAddr) -> Decision {
-        let check = self.check_net(verb, Some(proto), addr);
+        self.decide_net_named(verb, Some(proto), addr, &[])
+    }
+
+    /// [`Self::decide_net`] for a peer that `names` resolved to in this run (DNS answers or
+    /// /etc/hosts): a rule naming any of them matches it as well as a rule naming the
+    /// address. A deny rule matching the address or any name wins. `proto` `None`: either.
+    pub fn decide_net_named(
+        &self,
+        verb: Verb,
+        proto: Option<Proto>,
+        addr: &SockAddr,
+        names: &[String],
+    ) -> Decision {
+        let check = match addr {
+            SockAddr::Inet { addr: a, port } => {
+                self.inet_check(verb, proto, IpAddr::from(*a), *port, names)
+            }
+            SockAddr::Inet6 { addr: a, port, .. } => {
+                self.inet_check(verb, proto, IpAddr::from(*a).to_canonical(), *port, names)
+            }
+            _ => self.check_net(verb, proto, addr),
+        };
         self.fold(&[Finding {
             verb,
             object: sockaddr_text(addr),
             check,
         }])
+    }
+
+    /// Decide a DNS query for `name` (normalized): allowed by a `resolve` rule or by a
+    /// tcp/udp rule naming it (`connect tcp registry.npmjs.org:443` implies resolving it);
+    /// a `deny resolve` rule wins. Rules with `*` or an address as host do not count.
+    pub fn decide_resolve(&self, name: &str) -> Decision {
+        let check = self.resolve_check(name);
+        self.fold(&[Finding {
+            verb: Verb::Resolve,
+            object: name.to_string(),
+            check,
+        }])
+    }
+
+    fn resolve_check(&self, name: &str) -> Check {
+        let by_rule = |effect: Effect| {
+            self.resolve
+                .iter()
+                .find(|(e, p, _)| *e == effect && crate::dns::name_matches(p, name))
+                .map(|(_, _, i)| *i)
+        };
+        if let Some(i) = by_rule(Effect::Deny) {
+            return Check::DenyRule(i);
+        }
+        let named = self.net.iter().any(|r| {
+            r.effect == Effect::Allow
+                && matches!(&r.host, HostRule::Name(p) if crate::dns::name_matches(p, name))
+        });
+        if named || by_rule(Effect::Allow).is_some() {
+            Check::Allow
+        } else {
+            Check::NoRule
+        }
     }
 
     /// Decide a bind/send/connect on a netlink socket of `protocol` (NETLINK_ROUTE = 0...),
@@ -410,6 +505,12 @@ impl CompiledPolicy {
         } else {
             Check::NoRule
         }
+    }
+
+    /// Whether any rule names hosts (`resolve` rules, tcp/udp rules with a host name): then
+    /// DNS answers must be watched to link addresses to names.
+    pub fn names_hosts(&self) -> bool {
+        !self.resolve.is_empty() || self.net.iter().any(|r| matches!(r.host, HostRule::Name(_)))
     }
 
     /// Whether the gated syscall `name` is allowed (an allow rule and no deny rule).
@@ -474,7 +575,7 @@ impl CompiledPolicy {
                 });
                 self.check_target(AccessSet::of(Access::Exec), &obj, false, &mut findings);
             }
-            EventKind::Spawn(_) | EventKind::Exit(_) => {}
+            EventKind::Spawn(_) | EventKind::Exit(_) | EventKind::Resolved(_) => {}
         }
         findings
             .into_iter()
@@ -559,6 +660,18 @@ impl CompiledPolicy {
                 anon(out, &what);
             }
             Object::Anon(name) => anon(out, name),
+            Object::DnsName(name) => {
+                if verbs.contains(&Verb::Resolve) {
+                    let check = self.resolve_check(name);
+                    if check != Check::Allow {
+                        out.push(Finding {
+                            verb: Verb::Resolve,
+                            object: name.clone(),
+                            check,
+                        });
+                    }
+                }
+            }
             Object::Socket(addr) => {
                 for &verb in &verbs {
                     if !matches!(verb, Verb::Connect | Verb::Bind | Verb::Send) {
@@ -652,10 +765,10 @@ impl CompiledPolicy {
         let unix_ok = proto.is_none_or(|p| p == Proto::Unix);
         match addr {
             SockAddr::Inet { addr, port } => {
-                self.inet_check(verb, proto, IpAddr::from(*addr), *port)
+                self.inet_check(verb, proto, IpAddr::from(*addr), *port, &[])
             }
             SockAddr::Inet6 { addr, port, .. } => {
-                self.inet_check(verb, proto, IpAddr::from(*addr).to_canonical(), *port)
+                self.inet_check(verb, proto, IpAddr::from(*addr).to_canonical(), *port, &[])
             }
             SockAddr::Unix(path) if unix_ok => {
                 let text = path_to_text(path);
@@ -686,14 +799,21 @@ impl CompiledPolicy {
         }
     }
 
-    fn inet_check(&self, verb: Verb, proto: Option<Proto>, ip: IpAddr, port: u16) -> Check {
+    fn inet_check(
+        &self,
+        verb: Verb,
+        proto: Option<Proto>,
+        ip: IpAddr,
+        port: u16,
+        names: &[String],
+    ) -> Check {
         let matching = |effect: Effect| {
             self.net.iter().find(|r| {
                 r.effect == effect
                     && r.verb == verb
                     && !matches!(r.proto, Proto::Unix | Proto::Netlink)
                     && proto.is_none_or(|p| p == r.proto)
-                    && r.host.is_none_or(|h| h == ip)
+                    && r.host.matches(ip, names)
                     && r.port.is_none_or(|p| p == port)
             })
         };

@@ -22,8 +22,8 @@ use serde_json::{Value, json};
 use crate::arch::{Arch, Class, Follow, Sem, SockOp};
 use crate::decode::flags;
 use crate::event::{
-    Access, AccessSet, Event, EventKind, ExitStatus, Object, Outcome, PathObj, SockAddr, SpawnVia,
-    Syscall, Target, errno_name,
+    Access, AccessSet, Event, EventKind, ExitStatus, Object, Outcome, PathObj, ResolveSource,
+    Resolved, SockAddr, SpawnVia, Syscall, Target, errno_name,
 };
 use crate::trace::Header;
 
@@ -127,7 +127,26 @@ fn object(o: &Object) -> String {
         Object::Socket(a) => sockaddr(a),
         Object::Fd { fd, path } => fd_arg(*fd, path.as_deref()),
         Object::Anon(name) => format!("anon {}", quote(name)),
+        Object::DnsName(name) => format!("dns query {name}"),
     }
+}
+
+/// `registry.npmjs.org -> 104.16.1.34, 2606:4700::6810:122 (dns 10.0.0.53:53)`.
+fn resolved_text(r: &Resolved) -> String {
+    let addrs: Vec<String> = r.addrs.iter().map(ToString::to_string).collect();
+    let from = match &r.source {
+        ResolveSource::Dns(server) => format!("dns {}", sockaddr(server)),
+        ResolveSource::Hosts => "/etc/hosts".to_string(),
+    };
+    format!(
+        "resolved {} -> {} ({from})",
+        r.name,
+        if addrs.is_empty() {
+            "nothing".to_string()
+        } else {
+            addrs.join(", ")
+        }
+    )
 }
 
 /// `3</etc/passwd>` when the fd's path is known, else `3`.
@@ -240,6 +259,7 @@ fn format_event_with(ev: &Event, arch: Arch, sem_of: &dyn Fn(&str) -> Option<Sem
             }
             s.push_str(&signal_or_code(x.status));
         }
+        EventKind::Resolved(r) => s.push_str(&resolved_text(r)),
     }
     s
 }
@@ -305,6 +325,23 @@ impl<'a> Slots<'a> {
             })
             .unwrap_or_else(|| format!("{:#x}", self.word(i)));
         self.set(i, s);
+    }
+
+    /// The DNS query names a send carried (`{dns query a.example, b.example}`), else the
+    /// buffer address of slot `i`.
+    fn dns_or_hex(&mut self, i: u8) -> String {
+        let mut names = Vec::new();
+        while let Some(n) = self.take(|t| match &t.object {
+            Object::DnsName(n) => Some(n.clone()),
+            _ => None,
+        }) {
+            names.push(n);
+        }
+        if names.is_empty() {
+            format!("{:#x}", self.word(i))
+        } else {
+            format!("{{dns query {}}}", names.join(", "))
+        }
     }
 
     fn dirfd(&mut self, i: Option<u8>) {
@@ -492,7 +529,8 @@ fn format_syscall(sys: &Syscall, arch: Arch, sem: Option<Sem>) -> String {
             }
             SockOp::SendTo => {
                 a.fd(0);
-                a.set(1, format!("{:#x}", a.word(1)));
+                let buf = a.dns_or_hex(1);
+                a.set(1, buf);
                 a.set(2, raw_word(a.word(2)));
                 a.set(3, format!("{:#x}", a.word(3)));
                 a.sock(4);
@@ -506,16 +544,22 @@ fn format_syscall(sys: &Syscall, arch: Arch, sem: Option<Sem>) -> String {
                 });
                 let msg = match name {
                     Some(n) => format!("{{msg_name={n}}}"),
-                    None => format!("{:#x}", a.word(1)),
+                    None => a.dns_or_hex(1),
                 };
                 a.set(1, msg);
                 a.set(2, format!("{:#x}", a.word(2)));
             }
             SockOp::SendMmsg => {
                 a.fd(0);
-                a.set(1, format!("{:#x}", a.word(1)));
+                let v = a.dns_or_hex(1);
+                a.set(1, v);
                 a.set(2, raw_word(a.word(2)));
                 a.set(3, format!("{:#x}", a.word(3)));
+            }
+            SockOp::RecvFrom | SockOp::RecvMsg | SockOp::RecvMmsg => {
+                a.fd(0);
+                a.set(1, format!("{:#x}", a.word(1)));
+                a.set(2, raw_word(a.word(2)));
             }
             SockOp::Socket => {
                 let fam = u16::try_from(a.word(0)).map_or("AF_UNKNOWN", flags::socket_family);
@@ -604,6 +648,7 @@ fn target_json(t: &Target) -> Value {
             json!({"type": "fd", "fd": fd, "path": path.as_deref().map(bytes_json)})
         }
         Object::Anon(name) => json!({"type": "anon", "name": bytes_json(name)}),
+        Object::DnsName(name) => json!({"type": "dns_name", "name": name}),
     };
     v["access"] = json!(access);
     v
@@ -650,6 +695,15 @@ pub fn event_json(ev: &Event) -> Value {
                 "signal_name": flags::signal_name(sig),
             }),
         },
+        EventKind::Resolved(r) => json!({
+            "kind": "resolved",
+            "name": r.name,
+            "addrs": r.addrs.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "source": match &r.source {
+                ResolveSource::Dns(server) => sockaddr_json(server),
+                ResolveSource::Hosts => json!("/etc/hosts"),
+            },
+        }),
     };
     if let (Some(obj), Value::Object(more)) = (v.as_object_mut(), extra) {
         obj.extend(more);
@@ -696,7 +750,7 @@ impl Filter {
                     _ => false,
                 }),
                 EventKind::Exec(x) => hit(&x.path),
-                EventKind::Spawn(_) | EventKind::Exit(_) => false,
+                EventKind::Spawn(_) | EventKind::Exit(_) | EventKind::Resolved(_) => false,
             };
             if !any {
                 return false;
@@ -771,6 +825,7 @@ impl Stats {
             EventKind::Spawn(_) => "spawn",
             EventKind::Exec(_) => "exec",
             EventKind::Exit(_) => "exit",
+            EventKind::Resolved(_) => "resolved",
         };
         *self.kinds.entry(kind).or_default() += 1;
         let p = self.procs.entry(ev.pid).or_insert_with(|| ProcStat {
@@ -796,7 +851,7 @@ impl Stats {
                 p.exe.clone_from(&x.path);
             }
             EventKind::Exit(x) if x.process => p.exit = Some(x.status),
-            EventKind::Exit(_) => {}
+            EventKind::Exit(_) | EventKind::Resolved(_) => {}
             EventKind::Syscall(s) => self.add_syscall(s),
         }
     }
@@ -820,7 +875,7 @@ impl Stats {
                     }
                     None
                 }
-                Object::Fd { path: None, .. } | Object::Anon(_) => None,
+                Object::Fd { path: None, .. } | Object::Anon(_) | Object::DnsName(_) => None,
             };
             if let Some(path) = path {
                 let (dir, name) = split_dir(path);

@@ -20,3 +20,7 @@ mod enforce;
 
 /// The attack suite: real attacks with benign twins, bare vs enforce (`attacks: X/Y stopped`).
 mod attacks;
+
+/// Host-name rules in a private network with its own DNS server: egress by name, DNS queries
+/// checked, the attacker's server receives nothing.
+mod net;

@@ -378,12 +378,12 @@ pub static TABLE: &[SyscallDef] = &[
     d(204, "getsockname", Free, RAW),
     d(205, "getpeername", Free, RAW),
     d(206, "sendto", Checked, sock(SockOp::SendTo)),
-    d(207, "recvfrom", Free, RAW),
+    d(207, "recvfrom", Answer, sock(SockOp::RecvFrom)),
     d(208, "setsockopt", Free, RAW),
     d(209, "getsockopt", Free, RAW),
     d(210, "shutdown", Free, RAW),
     d(211, "sendmsg", Checked, sock(SockOp::SendMsg)),
-    d(212, "recvmsg", Free, RAW),
+    d(212, "recvmsg", Answer, sock(SockOp::RecvMsg)),
     d(213, "readahead", Free, RAW),
     d(214, "brk", Free, RAW), // never moves over an existing mapping
     d(215, "munmap", Memory, RAW),
@@ -428,7 +428,7 @@ pub static TABLE: &[SyscallDef] = &[
     d(240, "rt_tgsigqueueinfo", Free, RAW),
     d(241, "perf_event_open", Gated, RAW),
     d(242, "accept4", Free, RAW),
-    d(243, "recvmmsg", Free, RAW),
+    d(243, "recvmmsg", Answer, sock(SockOp::RecvMmsg)),
     // 244..=259: the generic table's "arch-specific" range; arm64 defines nothing there.
     d(260, "wait4", Free, RAW),
     d(261, "prlimit64", Free, RAW),

@@ -122,6 +122,11 @@ pub enum Class {
     /// Process creation: clone/fork/vfork are followed through ptrace events; clone3 answers
     /// ENOSYS in-kernel (glibc falls back to clone, whose flags the filter can see).
     Spawn,
+    /// Receives that can carry a DNS answer (recvfrom with a source address, recvmsg,
+    /// recvmmsg): stopped only when host names matter (record; enforce of a profile with
+    /// named hosts or `resolve` rules), and only for their exit, where the answer is read.
+    /// Never refused.
+    Answer,
 }
 
 /// How a symlink in the final path component is treated.
@@ -160,6 +165,12 @@ pub enum SockOp {
     SendMsg,
     /// sendmmsg(fd, mmsghdr[], vlen, flags).
     SendMmsg,
+    /// recvfrom(fd, buf, len, flags, addr, addrlen).
+    RecvFrom,
+    /// recvmsg(fd, msghdr, flags).
+    RecvMsg,
+    /// recvmmsg(fd, mmsghdr[], vlen, flags, timeout).
+    RecvMmsg,
     /// socket(domain, type, protocol): decoded for show; netlink/packet are decided by policy.
     Socket,
 }

@@ -82,6 +82,8 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
         mode,
         metadata: a.metadata,
         guard: None,
+        // DNS answers matter when the profile names hosts, or to record them (-o).
+        dns: policy.names_hosts() || a.output.is_some(),
     })
     .context("cannot build the seccomp filter")?;
     let sink_mode = match a.mode {

@@ -17,8 +17,11 @@ use crate::profile::vars::Env;
 use crate::profile::{Include, Profile, Span, Verb};
 
 /// Shipped snippets chosen by what the trace executed.
-fn detect_includes(exec_names: &BTreeSet<String>) -> Vec<String> {
+fn detect_includes(exec_names: &BTreeSet<String>, dns: bool) -> Vec<String> {
     let mut inc = vec!["base".to_string()];
+    if dns {
+        inc.push("dns".into());
+    }
     let has = |f: &dyn Fn(&str) -> bool| exec_names.iter().any(|n| f(n));
     if has(&|n| n == "sh" || n == "bash" || n == "dash") {
         inc.push("shell".into());
@@ -125,6 +128,8 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
     // First pass over headers and exec events: the variables and the includes to use.
     let mut first_header = None;
     let mut exec_names = BTreeSet::new();
+    // The workload talked to a DNS server (an answer was read): `include dns`.
+    let mut dns = false;
     if a.includes.is_empty() && !a.no_includes {
         for t in &a.traces {
             // See: tests/trace_cli.rs::learn_warns_once_about_a_truncated_trace
@@ -132,6 +137,9 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
                 if let EventKind::Exec(x) = &ev.kind {
                     let name = x.path.rsplit(|&b| b == b'/').next().unwrap_or(&x.path);
                     exec_names.insert(String::from_utf8_lossy(name).into_owned());
+                }
+                if let EventKind::Resolved(r) = &ev.kind {
+                    dns |= matches!(r.source, crate::event::ResolveSource::Dns(_));
                 }
                 Ok(())
             })?;
@@ -143,7 +151,7 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
     let includes = if a.no_includes {
         vec![]
     } else if a.includes.is_empty() {
-        detect_includes(&exec_names)
+        detect_includes(&exec_names, dns)
     } else {
         a.includes.clone()
     };
@@ -185,6 +193,9 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
             arch.by_name(name)
                 .is_none_or(|d| matches!(d.class, Class::Gated | Class::Spawn))
         })),
+        nameservers: crate::dns::nameservers(
+            &std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default(),
+        ),
     };
     let mut learner = Learner::new(opts);
     for t in &a.traces {

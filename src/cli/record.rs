@@ -20,6 +20,7 @@ pub fn run(a: RecordArgs) -> anyhow::Result<u8> {
         mode: FilterMode::Record,
         metadata: a.metadata,
         guard: None,
+        dns: true,
     })
     .context("cannot build the seccomp filter")?;
     let header = super::header(arch, &a.command, a.metadata);

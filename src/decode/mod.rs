@@ -506,7 +506,8 @@ impl Ctx<'_> {
         let fd = int_arg(self.arg(0));
         let mut dests = Vec::new();
         let access = match op {
-            SockOp::Socket => return,
+            // Answers are read at the exit (sink::dns), not decoded at entry.
+            SockOp::Socket | SockOp::RecvFrom | SockOp::RecvMsg | SockOp::RecvMmsg => return,
             SockOp::Listen => {
                 let path = self.view.fd_path(fd);
                 self.push(AccessSet::of(Access::Listen), Object::Fd { fd, path });

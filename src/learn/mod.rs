@@ -14,8 +14,9 @@ pub mod generalize;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use crate::dns::DnsBook;
 use crate::event::{Event, EventKind, Object, Outcome, PathObj, SockAddr, Syscall};
 use crate::profile::{Effect, Include, Pattern, Profile, Proto, Rule, Span, Verb};
 use crate::trace::Header;
@@ -126,6 +127,9 @@ pub struct LearnOptions {
     /// Is a syscall name gated (from the arch table)? When unset, a target-less syscall event
     /// is learned as `syscall NAME` unless its name is a known checked/metadata syscall.
     pub is_gated: Option<GatedFn>,
+    /// The name servers of this machine (/etc/resolv.conf): a peer on port 53 that is one of
+    /// them is learned as `${NAMESERVERS}:53`, which enforce expands on its own machine.
+    pub nameservers: Vec<IpAddr>,
 }
 
 impl Default for LearnOptions {
@@ -136,6 +140,7 @@ impl Default for LearnOptions {
             includes: Vec::new(),
             base: None,
             is_gated: None,
+            nameservers: Vec::new(),
         }
     }
 }
@@ -151,6 +156,7 @@ impl fmt::Debug for LearnOptions {
             .field("includes", &self.includes)
             .field("base", &self.base.as_ref().map(|b| b.rules.len()))
             .field("is_gated", &self.is_gated.as_ref().map(|_| "<fn>"))
+            .field("nameservers", &self.nameservers)
             .finish()
     }
 }
@@ -163,6 +169,8 @@ struct TraceCtx {
     home: Vec<u8>,
     metadata: bool,
     forbidden: Vec<String>,
+    /// Names that resolved to each address so far in this trace (its own run).
+    book: DnsBook,
 }
 
 /// The streaming learner. Feed it traces (`begin_trace` then `observe` per event), then
@@ -179,6 +187,8 @@ pub struct Learner {
     /// Probes/stats of secret places: exact, not collapsed, no warning.
     exact: BTreeSet<(Verb, String)>,
     net: BTreeSet<(Verb, Proto, String)>,
+    /// Names queried from DNS (`resolve NAME`), unless a named net rule already implies them.
+    resolve: BTreeSet<String>,
     syscalls: BTreeSet<String>,
     /// Places no generalization may cover, over all traces.
     forbidden: BTreeSet<String>,
@@ -219,6 +229,7 @@ impl Learner {
             secrets: BTreeSet::new(),
             exact: BTreeSet::new(),
             net: BTreeSet::new(),
+            resolve: BTreeSet::new(),
             syscalls: BTreeSet::new(),
             forbidden: generalize::forbidden_places(b"", &[]).into_iter().collect(),
             base_comments: BTreeMap::new(),
@@ -254,6 +265,10 @@ impl Learner {
                     self.syscalls.insert(name.clone());
                     (rule.verb, name.clone())
                 }
+                Pattern::Host(name) => {
+                    self.resolve.insert(name.clone());
+                    (rule.verb, name.clone())
+                }
             };
             // Every base allow rule is recorded (even without comments): it is kept as is.
             self.base_comments.insert(key, rule.comments);
@@ -277,6 +292,7 @@ impl Learner {
             home: header.home.clone(),
             metadata: header.metadata,
             forbidden,
+            book: DnsBook::default(),
         };
         let cmd: Vec<String> = header
             .argv
@@ -308,6 +324,7 @@ impl Learner {
                     self.paths.entry(Verb::Probe).or_default().insert(g);
                 }
             }
+            EventKind::Resolved(r) => self.ctx.book.learn(&r.name, &r.addrs),
             EventKind::Spawn(_) | EventKind::Exit(_) => {}
         }
     }
@@ -368,7 +385,13 @@ impl Learner {
                         self.add_sock(ev, verb, addr);
                     }
                 }
-                Object::Fd { .. } | Object::Anon(_) => {}
+                // A payload to port 53 that is no DNS query cannot become a rule.
+                Object::DnsName(name) if verbs.contains(&Verb::Resolve) => {
+                    if crate::dns::check_name_pattern(name).is_ok() {
+                        self.resolve.insert(name.clone());
+                    }
+                }
+                Object::DnsName(_) | Object::Fd { .. } | Object::Anon(_) => {}
             }
         }
     }
@@ -448,11 +471,25 @@ impl Learner {
             return;
         }
         let peer = verb != Verb::Bind;
-        let inet = |verb: Verb, port: u16, exact: String, loopback: bool| -> Vec<(Proto, String)> {
-            let host = if loopback || !peer {
+        // A peer is written by the name it was resolved from in this run (the latest), else
+        // exactly; name servers of this machine as `${NAMESERVERS}`; loopback stays exact.
+        let inet = |ip: IpAddr, port: u16| -> Vec<(Proto, String)> {
+            let ip = crate::dns::canonical(ip);
+            let exact = match ip {
+                IpAddr::V4(v4) => v4.to_string(),
+                IpAddr::V6(v6) => format!("[{v6}]"),
+            };
+            let names = self.ctx.book.names(ip);
+            let host = if !peer {
                 exact
+            } else if port == crate::dns::PORT && self.opts.nameservers.contains(&ip) {
+                crate::profile::parse::NAMESERVERS.to_string()
+            } else if crate::dns::is_loopback(ip) {
+                exact
+            } else if let Some(name) = names.first() {
+                name.clone()
             } else {
-                "*".to_string()
+                exact
             };
             let a = format!("{host}:{port}");
             match verb {
@@ -463,16 +500,8 @@ impl Learner {
             }
         };
         let entries: Vec<(Proto, String)> = match addr {
-            SockAddr::Inet { addr, port } => {
-                let ip = Ipv4Addr::from(*addr);
-                inet(verb, *port, ip.to_string(), ip.is_loopback())
-            }
-            SockAddr::Inet6 { addr, port, .. } => {
-                let ip = Ipv6Addr::from(*addr);
-                let loopback =
-                    ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback());
-                inet(verb, *port, format!("[{ip}]"), loopback)
-            }
+            SockAddr::Inet { addr, port } => inet(IpAddr::V4(Ipv4Addr::from(*addr)), *port),
+            SockAddr::Inet6 { addr, port, .. } => inet(IpAddr::V6(Ipv6Addr::from(*addr)), *port),
             SockAddr::Unix(path) => {
                 let g = generalize::generalize_path(
                     path,
@@ -522,9 +551,10 @@ impl Learner {
             .collect();
         let covering = include_globs(&include_names);
         let included = |verb: Verb, text: &str| -> bool {
-            covering
-                .get(&verb)
-                .is_some_and(|gs| gs.iter().any(|g| generalize::subsumes_with_vars(g, text)))
+            covering.get(&verb).is_some_and(|gs| {
+                gs.iter()
+                    .any(|g| g == text || generalize::subsumes_with_vars(g, text))
+            })
         };
         let allowed =
             |verb: Verb, text: &str| -> bool { allowed(verb, text) || included(verb, text) };
@@ -611,6 +641,24 @@ impl Learner {
                 );
             }
         }
+        // A name a net rule names is implied (`connect tcp NAME:443` admits resolving NAME).
+        let named: BTreeSet<&str> = self
+            .net
+            .iter()
+            .filter_map(|(_, _, a)| a.rsplit_once(':').map(|(h, _)| h))
+            .collect();
+        for name in &self.resolve {
+            let kept = self
+                .base_comments
+                .contains_key(&(Verb::Resolve, name.clone()));
+            if kept || (!named.contains(name.as_str()) && !allowed(Verb::Resolve, name)) {
+                push(
+                    Verb::Resolve,
+                    Pattern::Host(name.clone()),
+                    comments_of(Verb::Resolve, name),
+                );
+            }
+        }
         for name in &self.syscalls {
             if !allowed(Verb::Syscall, name) {
                 push(
@@ -690,10 +738,20 @@ fn include_globs(names: &[String]) -> BTreeMap<Verb, Vec<String>> {
         if rule.effect != Effect::Allow {
             continue;
         }
-        if let Pattern::Path(p) = &rule.pattern
-            && let Some(globs) = generalize::expand_braces(p)
-        {
-            out.entry(rule.verb).or_default().extend(globs);
+        match &rule.pattern {
+            Pattern::Path(p) => {
+                if let Some(globs) = generalize::expand_braces(p) {
+                    out.entry(rule.verb).or_default().extend(globs);
+                }
+            }
+            // Network rules are matched by their exact text (`udp ${NAMESERVERS}:53`).
+            Pattern::Net { proto, addr } => {
+                let texts = generalize::expand_braces(addr).unwrap_or_else(|| vec![addr.clone()]);
+                out.entry(rule.verb)
+                    .or_default()
+                    .extend(texts.iter().map(|a| net_text(*proto, a)));
+            }
+            Pattern::Syscall(_) | Pattern::Host(_) => {}
         }
     }
     out

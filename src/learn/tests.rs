@@ -94,6 +94,32 @@ fn sys(pid: i32, name: &str, targets: Vec<Target>, outcome: Outcome) -> Event {
     )
 }
 
+/// A DNS query for `name` and its answer `ip` (what record writes for getaddrinfo).
+fn resolve(pid: i32, name: &str, ip: [u8; 4]) -> [Event; 2] {
+    [
+        sys(
+            pid,
+            "sendmmsg",
+            vec![Target {
+                access: AccessSet::of(Access::Resolve),
+                object: Object::DnsName(name.into()),
+            }],
+            Outcome::Value(1),
+        ),
+        event(
+            pid,
+            EventKind::Resolved(crate::event::Resolved {
+                name: name.into(),
+                addrs: vec![std::net::IpAddr::from(ip)],
+                source: crate::event::ResolveSource::Dns(SockAddr::Inet {
+                    addr: [127, 0, 0, 53],
+                    port: 53,
+                }),
+            }),
+        ),
+    ]
+}
+
 fn open(pid: i32, access: &[Access], path: &str, outcome: Outcome) -> Event {
     sys(pid, "openat", vec![path_target(access, path)], outcome)
 }
@@ -342,10 +368,13 @@ fn npm_run(env: &Env, pid: i32, seed: u64) -> Run {
     events.push(exec(sh, "/bin/sh"));
     needs.push((Verb::Exec, "/bin/sh".into(), sh));
     needs.push((Verb::Exec, "/usr/bin/node".into(), pid));
+    // The registry through a CDN: another address on every run, the same name.
+    let cdn = [104, 16, (seed % 200) as u8, 35];
+    events.extend(resolve(pid, "registry.npmjs.org", cdn));
     events.push(connect(
         pid,
         SockAddr::Inet {
-            addr: [104, 16, (seed % 200) as u8, 35],
+            addr: cdn,
             port: 443,
         },
     ));
@@ -400,7 +429,7 @@ fn text(p: &Profile) -> String {
         let pat = match &r.pattern {
             Pattern::Path(p) => p.clone(),
             Pattern::Net { proto, addr } => net_text(*proto, addr),
-            Pattern::Syscall(n) => n.clone(),
+            Pattern::Syscall(n) | Pattern::Host(n) => n.clone(),
         };
         let eff = if r.effect == Effect::Deny {
             "deny "
@@ -472,7 +501,7 @@ fn learns_expected_npm_rules() {
         "probe ${CWD}/node_modules/**\n",
         "exec /usr/bin/node\n",
         "exec /bin/sh\n",
-        "connect tcp *:443\n",
+        "connect tcp registry.npmjs.org:443\n",
         "connect tcp 127.0.0.53:53\n",
         "connect udp 127.0.0.53:53\n",
         "connect unix /run/user/${UID}/bus\n",
@@ -975,6 +1004,84 @@ fn symlinked_paths_learn_both_names_and_link_needs_read_write() {
 }
 
 #[test]
+fn peers_are_learned_by_the_name_they_resolved_from() {
+    let inet = |addr: [u8; 4], port| SockAddr::Inet { addr, port };
+    let mut events: Vec<Event> = Vec::new();
+    // Name server traffic: a name server of this machine becomes ${NAMESERVERS}.
+    events.push(connect(5, inet([10, 0, 0, 53], 53)));
+    events.extend(resolve(5, "registry.npmjs.org", [104, 16, 1, 35]));
+    events.push(connect(5, inet([104, 16, 1, 35], 443)));
+    // Asked but never connected to: `resolve NAME`.
+    events.extend(resolve(5, "telemetry.example", [9, 9, 9, 9]));
+    // A name for a loopback address: loopback stays exact.
+    events.extend(resolve(5, "dev.local.test", [127, 0, 0, 1]));
+    events.push(connect(5, inet([127, 0, 0, 1], 8080)));
+    // A payload to port 53 that was no DNS query cannot become a rule.
+    events.push(sys(
+        5,
+        "sendto",
+        vec![Target {
+            access: AccessSet::of(Access::Resolve),
+            object: Object::DnsName(crate::dns::MALFORMED.into()),
+        }],
+        Outcome::Value(3),
+    ));
+    // Never resolved: exact.
+    events.push(connect(5, inet([140, 82, 121, 4], 443)));
+    let p = learn_runs(
+        &[&Run {
+            header: header(&ENV_A),
+            events,
+            needs: vec![],
+        }],
+        LearnOptions {
+            nameservers: vec!["10.0.0.53".parse().unwrap()],
+            ..LearnOptions::default()
+        },
+    );
+    let t = text(&p);
+    for want in [
+        "connect tcp ${NAMESERVERS}:53\n",
+        "connect udp ${NAMESERVERS}:53\n",
+        "connect tcp registry.npmjs.org:443\n",
+        "resolve telemetry.example\n",
+        "resolve dev.local.test\n",
+        "connect tcp 127.0.0.1:8080\n",
+        "connect tcp 140.82.121.4:443\n",
+    ] {
+        assert!(t.contains(want), "missing {want:?}:\n{t}");
+    }
+    // Implied by the named connect rule; no address of a named peer; nothing malformed.
+    assert!(!t.contains("resolve registry.npmjs.org"), "{t}");
+    assert!(!t.contains("104.16") && !t.contains("malformed"), "{t}");
+    // The profile parses, and the compiled policy admits the run's connect by name but not
+    // an address no allowed name resolved to.
+    let rendered = crate::profile::render::render(&p);
+    let mut env = crate::profile::vars::Env::default();
+    env.vars.insert("NAMESERVERS".into(), "10.0.0.53".into());
+    let pol = crate::policy::CompiledPolicy::load("t", &rendered, &env).unwrap();
+    let cdn = inet([104, 16, 200, 7], 443);
+    let names = ["registry.npmjs.org".to_string()];
+    let named = pol.decide_net_named(Verb::Connect, Some(Proto::Tcp), &cdn, &names);
+    assert_eq!(named, crate::policy::Decision::Allow);
+    let unnamed = pol.decide_net_named(Verb::Connect, Some(Proto::Tcp), &cdn, &[]);
+    assert!(matches!(unnamed, crate::policy::Decision::Deny { .. }));
+    assert_eq!(
+        pol.decide_resolve("registry.npmjs.org"),
+        crate::policy::Decision::Allow
+    );
+    assert!(matches!(
+        pol.decide_resolve("evil.example"),
+        crate::policy::Decision::Deny { .. }
+    ));
+    let ns = inet([10, 0, 0, 53], 53);
+    assert_eq!(
+        pol.decide_net(Verb::Connect, Proto::Udp, &ns),
+        crate::policy::Decision::Allow
+    );
+}
+
+#[test]
 fn network_rules() {
     let v6 = |s: &str| {
         s.parse::<Ipv6Addr>()
@@ -1056,19 +1163,20 @@ fn network_rules() {
         false,
     );
     let t = text(&p);
+    // Peers never resolved stay exact; loopback too.
     for want in [
         "connect tcp 127.0.0.1:8080\n",
-        "connect tcp *:443\n",
+        "connect tcp 140.82.121.4:443\n",
+        "connect tcp 151.101.1.1:443\n",
         "connect tcp [::1]:9229\n",
-        "connect tcp *:80\n",
+        "connect tcp [2606:4700::1]:80\n",
         "connect unix @/tmp/.X11-unix/X0\n",
-        "send udp *:53\n",
+        "send udp 8.8.8.8:53\n",
         "bind tcp 0.0.0.0:3000\n",
     ] {
         assert!(t.contains(want), "missing {want:?}:\n{t}");
     }
-    assert_eq!(t.matches("connect tcp *:443").count(), 1);
-    assert!(!t.contains("140.82") && !t.contains("2606"), "{t}");
+    assert!(!t.contains('*'), "no wildcard host without a name: {t}");
 }
 
 #[test]

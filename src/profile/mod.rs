@@ -60,10 +60,12 @@ pub enum Verb {
     Send,
     /// A gated syscall by name.
     Syscall,
+    /// A DNS query for a host name (a name glob; `connect tcp NAME:PORT` implies it).
+    Resolve,
 }
 
 impl Verb {
-    pub const ALL: [Verb; 10] = [
+    pub const ALL: [Verb; 11] = [
         Verb::Read,
         Verb::Write,
         Verb::Delete,
@@ -74,6 +76,7 @@ impl Verb {
         Verb::Bind,
         Verb::Send,
         Verb::Syscall,
+        Verb::Resolve,
     ];
 
     pub fn name(self) -> &'static str {
@@ -88,6 +91,7 @@ impl Verb {
             Verb::Bind => "bind",
             Verb::Send => "send",
             Verb::Syscall => "syscall",
+            Verb::Resolve => "resolve",
         }
     }
 
@@ -173,6 +177,8 @@ pub enum Pattern {
     Net { proto: Proto, addr: String },
     /// A syscall name (for `syscall`).
     Syscall(String),
+    /// A host name glob (for `resolve`): `registry.npmjs.org`, `*.npmjs.org`, `**.example`.
+    Host(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

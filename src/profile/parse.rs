@@ -100,6 +100,7 @@ impl fmt::Display for ParseErrorKind {
                     verb.name()
                 ),
                 Verb::Syscall => write!(f, "missing syscall name after \"syscall\""),
+                Verb::Resolve => write!(f, "missing host name after \"resolve\""),
                 _ => write!(f, "missing path after {:?}", verb.name()),
             },
             WrongObject { verb, found } => match verb {
@@ -191,14 +192,29 @@ impl ParseErrors {
     }
 }
 
+/// The host of a tcp/udp rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostPat {
+    Ip(IpAddr),
+    /// A host name glob (normalized, see [`crate::dns::check_name_pattern`]): admits the
+    /// addresses DNS or /etc/hosts gave for a matching name during the run.
+    Name(String),
+    /// `${NAMESERVERS}`: the `nameserver` addresses of /etc/resolv.conf at enforce time.
+    Nameservers,
+}
+
+/// The variable standing for the name servers of /etc/resolv.conf in a tcp/udp rule.
+pub const NAMESERVERS: &str = "${NAMESERVERS}";
+
 /// A network address `HOST:PORT` of a tcp/udp rule. `None` means `*`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InetAddr {
-    pub host: Option<IpAddr>,
+    pub host: Option<HostPat>,
     pub port: Option<u16>,
 }
 
-/// Parse `HOST:PORT` (`1.2.3.4:80`, `[::1]:*`, `*:53`). Host names are not supported yet.
+/// Parse `HOST:PORT` (`1.2.3.4:80`, `[::1]:*`, `*:53`, `registry.npmjs.org:443`,
+/// `*.npmjs.org:443`, `${NAMESERVERS}:53`).
 pub fn parse_inet_addr(text: &str) -> Result<InetAddr, ParseErrorKind> {
     let bad = |message: &str| ParseErrorKind::BadNetAddr {
         addr: text.to_string(),
@@ -223,19 +239,24 @@ pub fn parse_inet_addr(text: &str) -> Result<InetAddr, ParseErrorKind> {
     let host = if host == "*" {
         None
     } else if let Some(inner) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-        Some(IpAddr::V6(inner.parse::<Ipv6Addr>().map_err(|_| {
-            bad("expected an IPv6 address inside the brackets")
-        })?))
+        Some(HostPat::Ip(IpAddr::V6(inner.parse::<Ipv6Addr>().map_err(
+            |_| bad("expected an IPv6 address inside the brackets"),
+        )?)))
     } else if host.contains(':') {
         return Err(bad("IPv6 addresses must be written in brackets: [::1]:80"));
     } else if let Ok(v4) = host.parse::<Ipv4Addr>() {
-        Some(IpAddr::V4(v4))
+        Some(HostPat::Ip(IpAddr::V4(v4)))
     } else if host.is_empty() {
         return Err(bad("missing host (use * for any)"));
+    } else if host == NAMESERVERS {
+        Some(HostPat::Nameservers)
+    } else if host.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return Err(bad("not an IPv4 address"));
     } else {
-        return Err(bad(
-            "host names are not supported yet (use an IP address, [IPv6] or *)",
-        ));
+        Some(HostPat::Name(
+            crate::dns::check_name_pattern(host)
+                .map_err(|m| bad(&format!("bad host name: {m}")))?,
+        ))
     };
     Ok(InetAddr { host, port })
 }
@@ -600,6 +621,18 @@ fn parse_tokens(tokens: &[Token], line_no: u32) -> Result<Parsed, (Span, ParseEr
                 addr: addr.text.clone(),
             }
         }
+        Verb::Resolve => {
+            let name = crate::dns::check_name_pattern(&obj.text).map_err(|message| {
+                (
+                    span_of(obj),
+                    ParseErrorKind::BadNetAddr {
+                        addr: obj.text.clone(),
+                        message: format!("bad host name: {message}"),
+                    },
+                )
+            })?;
+            Pattern::Host(name)
+        }
         Verb::Syscall => {
             if !valid_syscall_name(&obj.text) {
                 return Err((
@@ -752,7 +785,10 @@ mod tests {
         relative_star: "read */x" => "relative path";
         bad_port: "connect tcp 1.2.3.4:99999" => "bad port \"99999\"";
         bad_port_word: "connect tcp 1.2.3.4:http" => "bad port \"http\"";
-        bad_host: "connect tcp example.com:80" => "host names are not supported yet";
+        bad_host: "connect tcp exa_mple/x:80" => "bad host name";
+        bad_host_label: "connect tcp a..b:80" => "empty label";
+        bad_resolve: "resolve a.**.b" => "only allowed as the first label";
+        missing_resolve: "resolve" => "missing host name";
         bare_ipv6: "connect tcp ::1:80" => "must be written in brackets";
         bad_ipv6: "connect tcp [zz::1]:80" => "IPv6 address inside";
         no_port: "connect udp 1.2.3.4" => "bad network address";
@@ -805,7 +841,7 @@ mod tests {
         assert_eq!(
             errs[0].render_with_source(text),
             "npm.profile:2:3: unknown verb \"raed\" (expected one of read, write, delete, exec, \
-             probe, stat, connect, bind, send, syscall, or include, deny); did you mean \"read\"?\n  |\n2 |   raed /etc/passwd\n  |   ^^^^"
+             probe, stat, connect, bind, send, syscall, resolve, or include, deny); did you mean \"read\"?\n  |\n2 |   raed /etc/passwd\n  |   ^^^^"
         );
     }
 
@@ -871,7 +907,8 @@ mod tests {
 
     #[test]
     fn inet_addr_table() {
-        let v4 = |a, b, c, d| Some(IpAddr::V4(Ipv4Addr::new(a, b, c, d)));
+        let v4 = |a, b, c, d| Some(HostPat::Ip(IpAddr::V4(Ipv4Addr::new(a, b, c, d))));
+        let name = |n: &str| Some(HostPat::Name(n.into()));
         let cases: &[(&str, Option<InetAddr>)] = &[
             (
                 "127.0.0.1:8080",
@@ -890,7 +927,7 @@ mod tests {
             (
                 "[::1]:*",
                 Some(InetAddr {
-                    host: Some(IpAddr::V6(Ipv6Addr::LOCALHOST)),
+                    host: Some(HostPat::Ip(IpAddr::V6(Ipv6Addr::LOCALHOST))),
                     port: None,
                 }),
             ),
@@ -901,9 +938,33 @@ mod tests {
                     port: None,
                 }),
             ),
+            (
+                "Registry.npmjs.org:443",
+                Some(InetAddr {
+                    host: name("registry.npmjs.org"),
+                    port: Some(443),
+                }),
+            ),
+            (
+                "*.npmjs.org:*",
+                Some(InetAddr {
+                    host: name("*.npmjs.org"),
+                    port: None,
+                }),
+            ),
+            (
+                "${NAMESERVERS}:53",
+                Some(InetAddr {
+                    host: Some(HostPat::Nameservers),
+                    port: Some(53),
+                }),
+            ),
             ("1.2.3:80", None),
             ("1.2.3.4:", None),
             (":80", None),
+            ("a..b:80", None),
+            ("a/b:80", None),
+            ("a.**.b:80", None),
         ];
         for (text, want) in cases {
             assert_eq!(parse_inet_addr(text).ok(), *want, "{text}");

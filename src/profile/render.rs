@@ -98,7 +98,7 @@ pub fn render_rule(r: &Rule) -> String {
             });
             out.push_str(&quote_if_needed(addr));
         }
-        Pattern::Syscall(name) => out.push_str(&quote_if_needed(name)),
+        Pattern::Syscall(name) | Pattern::Host(name) => out.push_str(&quote_if_needed(name)),
     }
     out
 }
@@ -297,7 +297,16 @@ mod tests {
     fn pattern_for(verb: Verb) -> BoxedStrategy<Pattern> {
         match verb {
             Verb::Connect | Verb::Bind | Verb::Send => prop_oneof![
-                prop::sample::select(vec!["1.2.3.4:80", "*:53", "[::1]:*", "*:*"]).prop_map(|a| {
+                prop::sample::select(vec![
+                    "1.2.3.4:80",
+                    "*:53",
+                    "[::1]:*",
+                    "*:*",
+                    "registry.npmjs.org:443",
+                    "*.example.org:*",
+                    "${NAMESERVERS}:53"
+                ])
+                .prop_map(|a| {
                     Pattern::Net {
                         proto: Proto::Tcp,
                         addr: a.to_string(),
@@ -318,6 +327,12 @@ mod tests {
             ]
             .boxed(),
             Verb::Syscall => "[a-z_][a-z0-9_]{0,10}".prop_map(Pattern::Syscall).boxed(),
+            Verb::Resolve => "(\\*\\*\\.)?([a-z0-9*-]{1,8}\\.){0,3}[a-z]{1,6}"
+                .prop_filter("valid name", |n| {
+                    crate::dns::check_name_pattern(n).is_ok_and(|c| &c == n)
+                })
+                .prop_map(Pattern::Host)
+                .boxed(),
             _ => path().prop_map(Pattern::Path).boxed(),
         }
     }

@@ -5,12 +5,13 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufWriter;
+use std::net::IpAddr;
 use std::os::unix::ffi::OsStrExt;
 
 use crate::arch::{Arch, Class, SyscallDef};
 use crate::event::{
-    Access, AccessSet, Event, EventKind, ExitStatus, Object, Outcome, PathObj, SockAddr, SpawnVia,
-    Syscall, Target,
+    Access, AccessSet, Event, EventKind, ExitStatus, Object, Outcome, PathObj, Resolved, SockAddr,
+    SpawnVia, Syscall, Target,
 };
 use crate::policy::{CompiledPolicy, Decision, DenyReason};
 use crate::profile::{Proto, Verb};
@@ -20,6 +21,7 @@ use crate::tracer::guard::{self, Guard, Prepared};
 use crate::tracer::procfs;
 use crate::tracer::{Error, Sink, SyscallStop, TaskRef, Verdict};
 
+use super::dns::DnsTracker;
 use super::record::RecordSink;
 
 /// What to do about a violation.
@@ -94,6 +96,10 @@ pub struct EnforceSink<'p> {
     allowed_now: std::collections::HashSet<(String, String)>,
     /// `--unused`: every distinct (access, object) that was allowed.
     allowed_seen: Option<std::collections::HashSet<(AccessSet, Object)>>,
+    /// Host names the run resolved (DNS answers, /etc/hosts), to decide connects by name.
+    dns: DnsTracker,
+    /// The names resolved, as events (for the diff: learn links connects to them).
+    resolved_events: Vec<Event>,
 }
 
 impl<'p> EnforceSink<'p> {
@@ -124,6 +130,8 @@ impl<'p> EnforceSink<'p> {
             asker: None,
             allowed_now: std::collections::HashSet::new(),
             allowed_seen: None,
+            dns: DnsTracker::default(),
+            resolved_events: Vec::new(),
         }
     }
 
@@ -177,7 +185,12 @@ impl<'p> EnforceSink<'p> {
             w.finish()
                 .map_err(|e| Error::Sink(format!("cannot write the trace: {e}")))?;
         }
-        Ok((self.violations, self.violation_events))
+        let mut events = self.violation_events;
+        if !events.is_empty() {
+            // Names first: learning links the violating connects to them.
+            events.splice(0..0, self.resolved_events);
+        }
+        Ok((self.violations, events))
     }
 
     fn action(&self) -> Action {
@@ -228,6 +241,7 @@ fn object_text(o: &Object) -> String {
             None => format!("fd {fd}"),
         },
         Object::Anon(n) => escape(n),
+        Object::DnsName(n) => n.clone(),
     }
 }
 
@@ -346,12 +360,25 @@ impl EnforceSink<'_> {
                     // either wins and an allow of either allows (policy::decide semantics).
                     _ => return Ok(self.plain(access, &t.object)),
                 };
-                return match self.policy.decide_net(net_verb(access), proto, addr) {
+                let names = match addr {
+                    SockAddr::Inet { addr: a, .. } => self.dns.book().names(IpAddr::from(*a)),
+                    SockAddr::Inet6 { addr: a, .. } => self.dns.book().names(IpAddr::from(*a)),
+                    _ => &[],
+                };
+                return match self.policy.decide_net_named(
+                    net_verb(access),
+                    Some(proto),
+                    addr,
+                    names,
+                ) {
                     Decision::Allow | Decision::AllowIfAbsent => Ok(None),
                     Decision::Deny { verb, reason } => Ok(Some((
                         verb,
                         reason_text(verb, &reason),
-                        net_text(Some(proto), addr),
+                        match names.first() {
+                            Some(n) => format!("{} ({n})", net_text(Some(proto), addr)),
+                            None => net_text(Some(proto), addr),
+                        },
                     ))),
                 };
             }
@@ -555,6 +582,16 @@ impl EnforceSink<'_> {
         }
     }
 
+    fn resolved_event(stop: &SyscallStop<'_>, r: Resolved) -> Event {
+        Event {
+            time_ns: stop.time_ns,
+            pid: stop.pid,
+            tid: stop.tid,
+            proc: stop.proc.clone(),
+            kind: EventKind::Resolved(r),
+        }
+    }
+
     fn event(stop: &SyscallStop<'_>, syscall: Syscall) -> Event {
         Event {
             time_ns: stop.time_ns,
@@ -580,9 +617,31 @@ impl Sink for EnforceSink<'_> {
             // The region was injected; the same syscall stops again right away.
             return Ok(Verdict::Allow);
         }
+        if class == Some(Class::Answer) {
+            // Only its exit matters (a DNS answer); never refused.
+            if let Some(def) = self.arch.by_nr(stop.nr) {
+                self.dns.recv_entry(stop, def);
+            }
+            if let Some(rec) = self.recorder.as_mut() {
+                rec.on_syscall(stop)?;
+            }
+            return Ok(Verdict::AllowWatchExit);
+        }
         // Exec arguments only when the run is also recorded.
-        let d = super::decode_stop_with(self.arch, stop, None, self.recorder.is_some());
+        let mut d = super::decode_stop_with(self.arch, stop, None, self.recorder.is_some());
         let def: Option<&SyscallDef> = d.def;
+        if let Some(def) = def {
+            // A send to port 53: its query names are checked too.
+            let q = super::dns::query_targets(stop, def, &d.syscall.targets);
+            if let Some(bytes) = q.sendto_payload {
+                d.decoded.blobs.push(crate::decode::Blob {
+                    arg: 1,
+                    bytes,
+                    kind: crate::decode::BlobKind::Plain { size_arg: Some(2) },
+                });
+            }
+            d.syscall.targets.extend(q.targets);
+        }
         let mut bad: Vec<(Verb, String, String, i32)> = Vec::new();
         let mut must_fail = false;
         match def.map(|d| d.class) {
@@ -636,7 +695,7 @@ impl Sink for EnforceSink<'_> {
                     ));
                 }
             }
-            Some(Class::Creds | Class::Free) => {}
+            Some(Class::Creds | Class::Free | Class::Answer) => {}
             Some(Class::Checked | Class::Metadata) => {
                 if d.decoded.unreadable {
                     bad.push((
@@ -696,6 +755,11 @@ impl Sink for EnforceSink<'_> {
                     }
                 }
                 bad = still;
+            }
+        }
+        if bad.is_empty() {
+            for r in self.dns.hosts_opened(stop.pid, &d.syscall.targets) {
+                self.resolved_events.push(Self::resolved_event(stop, r));
             }
         }
         if (!bad.is_empty() || must_fail) && !stop.still_stopped() {
@@ -776,6 +840,12 @@ impl Sink for EnforceSink<'_> {
     fn on_syscall_exit(&mut self, stop: &SyscallStop<'_>, rval: i64) -> Result<Verdict, Error> {
         if let Some(rec) = self.recorder.as_mut() {
             rec.on_syscall_exit(stop, rval)?;
+        }
+        if self.dns.waits_for(stop.tid) {
+            for r in self.dns.recv_exit(stop, rval) {
+                self.resolved_events.push(Self::resolved_event(stop, r));
+            }
+            return Ok(Verdict::Allow);
         }
         let refuse = if self.mode == Mode::Audit {
             Verdict::Allow
@@ -901,6 +971,7 @@ impl Sink for EnforceSink<'_> {
         process: bool,
     ) -> Verdict {
         self.watch.remove(&task.tid);
+        self.dns.forget(task.tid);
         if let Some(rec) = self.recorder.as_mut() {
             rec.on_exit(time_ns, task, status, process);
         }

@@ -4,10 +4,10 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use crate::arch::Arch;
+use crate::arch::{Arch, Class};
 use crate::decode::ExecArgs;
 use crate::event::{
-    Event, EventKind, Exec, Exit, ExitStatus, Outcome, ProcInfo, Spawn, SpawnVia, Syscall,
+    Event, EventKind, Exec, Exit, ExitStatus, Outcome, ProcInfo, Resolved, Spawn, SpawnVia, Syscall,
 };
 use crate::trace::TraceWriter;
 use crate::tracer::{Error, Sink, SyscallStop, TaskRef, Verdict};
@@ -29,6 +29,8 @@ pub struct RecordSink<W: Write> {
     /// Syscalls waiting for their exit stop, by tid.
     pending: HashMap<i32, Pending>,
     links: super::LinkCache,
+    /// DNS answers and /etc/hosts names, written as `Resolved` events.
+    dns: super::dns::DnsTracker,
 }
 
 impl<W: Write> RecordSink<W> {
@@ -38,6 +40,7 @@ impl<W: Write> RecordSink<W> {
             writer,
             pending: HashMap::new(),
             links: super::LinkCache::default(),
+            dns: super::dns::DnsTracker::default(),
         }
     }
 
@@ -68,6 +71,16 @@ impl<W: Write> RecordSink<W> {
             .map_err(|e| Error::Sink(format!("cannot write the trace: {e}")))
     }
 
+    fn write_resolved(&mut self, stop: &SyscallStop<'_>, r: Resolved) -> Result<(), Error> {
+        self.write(&Event {
+            time_ns: stop.time_ns,
+            pid: stop.pid,
+            tid: stop.tid,
+            proc: stop.proc.clone(),
+            kind: EventKind::Resolved(r),
+        })
+    }
+
     fn write_syscall(&mut self, tid: i32, p: Pending, outcome: Outcome) -> Result<(), Error> {
         let mut syscall = p.syscall;
         syscall.outcome = outcome;
@@ -83,7 +96,22 @@ impl<W: Write> RecordSink<W> {
 
 impl<W: Write> Sink for RecordSink<W> {
     fn on_syscall(&mut self, stop: &SyscallStop<'_>) -> Result<Verdict, Error> {
-        let d = super::decode_stop_with(self.arch, stop, Some(&self.links), true);
+        let def = (stop.audit_arch == self.arch.audit_arch())
+            .then(|| self.arch.by_nr(stop.nr))
+            .flatten();
+        if let Some(def) = def.filter(|d| d.class == Class::Answer) {
+            // A receive that may carry a DNS answer: written only as `Resolved` events.
+            self.dns.recv_entry(stop, def);
+            return Ok(Verdict::AllowWatchExit);
+        }
+        let mut d = super::decode_stop_with(self.arch, stop, Some(&self.links), true);
+        if let Some(def) = def {
+            let q = super::dns::query_targets(stop, def, &d.syscall.targets);
+            d.syscall.targets.extend(q.targets);
+        }
+        for r in self.dns.hosts_opened(stop.pid, &d.syscall.targets) {
+            self.write_resolved(stop, r)?;
+        }
         let exec = d.decoded.exec;
         let p = Pending {
             time_ns: stop.time_ns,
@@ -101,6 +129,12 @@ impl<W: Write> Sink for RecordSink<W> {
     }
 
     fn on_syscall_exit(&mut self, stop: &SyscallStop<'_>, rval: i64) -> Result<Verdict, Error> {
+        if self.dns.waits_for(stop.tid) {
+            for r in self.dns.recv_exit(stop, rval) {
+                self.write_resolved(stop, r)?;
+            }
+            return Ok(Verdict::Allow);
+        }
         // What the call changed is visible only now: forget again.
         if stop.audit_arch == self.arch.audit_arch() {
             self.links.invalidate_for(self.arch.by_nr(stop.nr));
@@ -166,6 +200,7 @@ impl<W: Write> Sink for RecordSink<W> {
         status: ExitStatus,
         process: bool,
     ) -> Verdict {
+        self.dns.forget(task.tid);
         if let Some(p) = self.pending.remove(&task.tid) {
             let _ = self.write_syscall(task.tid, p, Outcome::Unknown);
         }

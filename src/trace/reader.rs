@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufReader, Read};
+use std::net::IpAddr;
 
 use super::wire::{
     MAX_FRAME, MAX_HEADER, MAX_VARINT, Record, WireEvent, WireExit, WireKind, WireObject,
@@ -17,7 +18,7 @@ use super::wire::{
 use super::{FORMAT_VERSION, Header, MAGIC};
 use crate::event::{
     AccessSet, Creds, Event, EventKind, Exec, Exit, ExitStatus, Object, Outcome, PathObj, ProcInfo,
-    SockAddr, Spawn, SpawnVia, Syscall, Target,
+    ResolveSource, Resolved, SockAddr, Spawn, SpawnVia, Syscall, Target,
 };
 
 /// An error reading a trace, at a byte offset of the file.
@@ -417,6 +418,38 @@ impl<R: Read> TraceReader<R> {
                 },
                 process,
             }),
+            WireKind::Resolved {
+                name,
+                addrs,
+                server,
+            } => EventKind::Resolved(Resolved {
+                name: self.text(name)?,
+                addrs: addrs
+                    .into_iter()
+                    .map(|b| match b.len() {
+                        4 => Ok(IpAddr::from(
+                            <[u8; 4]>::try_from(b.as_slice()).unwrap_or_default(),
+                        )),
+                        16 => Ok(IpAddr::from(
+                            <[u8; 16]>::try_from(b.as_slice()).unwrap_or_default(),
+                        )),
+                        n => Err(ReadErrorKind::Corrupt(format!("a {n}-byte IP address"))),
+                    })
+                    .collect::<Result<_, _>>()?,
+                source: match server {
+                    None => ResolveSource::Hosts,
+                    Some(o) => match self.object(o)? {
+                        Object::Socket(a @ (SockAddr::Inet { .. } | SockAddr::Inet6 { .. })) => {
+                            ResolveSource::Dns(a)
+                        }
+                        _ => {
+                            return Err(ReadErrorKind::Corrupt(
+                                "a DNS server that is no inet address".into(),
+                            ));
+                        }
+                    },
+                },
+            }),
         };
         let time_ns = self.prev_time.wrapping_add(w.dt.cast_unsigned());
         self.prev_time = time_ns;
@@ -475,7 +508,14 @@ impl<R: Read> TraceReader<R> {
                 path: self.s_opt(path)?,
             },
             WireObject::Anon(a) => Object::Anon(self.s(a)?),
+            WireObject::DnsName(n) => Object::DnsName(self.text(n)?),
         })
+    }
+
+    /// An interned string that must be UTF-8 (host names).
+    fn text(&self, id: u32) -> Result<String, ReadErrorKind> {
+        String::from_utf8(self.s(id)?)
+            .map_err(|_| ReadErrorKind::Corrupt("a host name that is not UTF-8".into()))
     }
 }
 
@@ -646,6 +686,40 @@ mod tests {
                     ],
                     Outcome::Killed,
                 ),
+                7 if i % 2 == 1 => sys(
+                    "sendto",
+                    44,
+                    vec![
+                        Target {
+                            access: AccessSet::of(Access::Send),
+                            object: Object::Socket(SockAddr::Inet {
+                                addr: [10, 0, 0, 53],
+                                port: 53,
+                            }),
+                        },
+                        Target {
+                            access: AccessSet::of(Access::Resolve),
+                            object: Object::DnsName("registry.npmjs.org".into()),
+                        },
+                    ],
+                    Outcome::Value(40),
+                ),
+                8 => EventKind::Resolved(Resolved {
+                    name: "registry.npmjs.org".into(),
+                    addrs: vec![
+                        IpAddr::from([104, 16, 1, 35]),
+                        IpAddr::from([0x2606, 0x4700, 0, 0, 0, 0, 0, 0x6810]),
+                    ],
+                    source: if i % 2 == 0 {
+                        ResolveSource::Dns(SockAddr::Inet6 {
+                            addr: [0xfd; 16],
+                            port: 53,
+                            scope_id: 0,
+                        })
+                    } else {
+                        ResolveSource::Hosts
+                    },
+                }),
                 7 => sys(
                     "memfd_create",
                     319,
@@ -909,7 +983,7 @@ mod tests {
             (Vec::new(), "byte 0: not an sbx trace (empty file)"),
             (
                 [&MAGIC[..], &7u32.to_le_bytes(), &good[12..]].concat(),
-                "byte 8: format version 7 is newer than this sbx supports (1)",
+                "byte 8: format version 7 is newer than this sbx supports (2)",
             ),
             (
                 [&MAGIC[..], &0u32.to_le_bytes()].concat(),

@@ -66,6 +66,14 @@ pub(crate) enum WireKind {
         status: WireExit,
         process: bool,
     },
+    /// Version 2.
+    Resolved {
+        name: u32,
+        /// 4 or 16 bytes each.
+        addrs: Vec<Vec<u8>>,
+        /// The DNS server (an `Inet`/`Inet6` object); `None` for /etc/hosts.
+        server: Option<WireObject>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -136,6 +144,8 @@ pub(crate) enum WireObject {
         port_id: u32,
         groups: u32,
     },
+    /// Version 2: a DNS query name.
+    DnsName(u32),
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]

@@ -20,7 +20,9 @@ use super::wire::{
     WireSyscall, WireTarget, WireVia,
 };
 use super::{FORMAT_VERSION, Header, MAGIC};
-use crate::event::{Event, EventKind, ExitStatus, Object, Outcome, ProcInfo, SockAddr, SpawnVia};
+use crate::event::{
+    Event, EventKind, ExitStatus, Object, Outcome, ProcInfo, ResolveSource, SockAddr, SpawnVia,
+};
 
 /// The buffer is written out once it holds more than this many bytes.
 pub const FLUSH_AT: usize = 64 * 1024;
@@ -282,6 +284,23 @@ impl<W: Write> TraceWriter<W> {
                 },
                 process: x.process,
             },
+            EventKind::Resolved(r) => WireKind::Resolved {
+                name: self.intern(r.name.as_bytes())?,
+                addrs: r
+                    .addrs
+                    .iter()
+                    .map(|ip| match ip {
+                        std::net::IpAddr::V4(v4) => v4.octets().to_vec(),
+                        std::net::IpAddr::V6(v6) => v6.octets().to_vec(),
+                    })
+                    .collect(),
+                server: match &r.source {
+                    ResolveSource::Dns(server) => {
+                        Some(self.wire_object(&Object::Socket(server.clone()))?)
+                    }
+                    ResolveSource::Hosts => None,
+                },
+            },
         })
     }
 
@@ -329,6 +348,7 @@ impl<W: Write> TraceWriter<W> {
                 path: self.intern_opt(path.as_deref())?,
             },
             Object::Anon(a) => WireObject::Anon(self.intern(a)?),
+            Object::DnsName(n) => WireObject::DnsName(self.intern(n.as_bytes())?),
         })
     }
 }

@@ -118,8 +118,9 @@ pub fn socket_protocol(pid: i32, fd: i32) -> Option<i32> {
     socket_opt(pid, fd, libc::SO_PROTOCOL)
 }
 
-/// An integer `SOL_SOCKET` option of the tracee's socket `fd`.
-fn socket_opt(pid: i32, fd: i32, opt: libc::c_int) -> Option<i32> {
+/// A duplicate of the tracee's fd `fd` in sbx, by `pidfd_getfd` (Linux 5.6+; needs ptrace
+/// access, which the tracer has).
+fn tracee_fd(pid: i32, fd: i32) -> Option<std::os::fd::OwnedFd> {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     // SAFETY: pidfd_open takes a pid and flags, no pointers.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
@@ -130,7 +131,13 @@ fn socket_opt(pid: i32, fd: i32, opt: libc::c_int) -> Option<i32> {
     let sock = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
     let sock = i32::try_from(sock).ok().filter(|&f| f >= 0)?;
     // SAFETY: `sock` is a fresh fd (a duplicate of the tracee's) that nothing else owns.
-    let sock = unsafe { OwnedFd::from_raw_fd(sock) };
+    Some(unsafe { OwnedFd::from_raw_fd(sock) })
+}
+
+/// An integer `SOL_SOCKET` option of the tracee's socket `fd`.
+fn socket_opt(pid: i32, fd: i32, opt: libc::c_int) -> Option<i32> {
+    use std::os::fd::AsRawFd;
+    let sock = tracee_fd(pid, fd)?;
     let mut ty: libc::c_int = 0;
     let mut len = libc::socklen_t::try_from(std::mem::size_of::<libc::c_int>()).ok()?;
     // SAFETY: `ty` and `len` are live locals; the kernel writes at most `len` (4) bytes to `ty`
@@ -145,6 +152,19 @@ fn socket_opt(pid: i32, fd: i32, opt: libc::c_int) -> Option<i32> {
         )
     };
     (r == 0).then_some(ty)
+}
+
+/// The raw peer address (`getpeername`) of the tracee's connected socket `fd`.
+pub fn socket_peer(pid: i32, fd: i32) -> Option<Vec<u8>> {
+    use std::os::fd::AsRawFd;
+    let sock = tracee_fd(pid, fd)?;
+    let mut buf = [0u8; 128];
+    let mut len = libc::socklen_t::try_from(buf.len()).ok()?;
+    // SAFETY: `buf` and `len` are live locals; the kernel writes at most `len` (128) bytes to
+    // `buf` and sets `len` to the address's full length.
+    let r = unsafe { libc::getpeername(sock.as_raw_fd(), buf.as_mut_ptr().cast(), &raw mut len) };
+    let len = usize::try_from(len).ok()?.min(buf.len());
+    (r == 0).then(|| buf[..len].to_vec())
 }
 
 #[cfg(test)]

@@ -1,0 +1,322 @@
+//! Watching the workload's own DNS traffic (shared by record and enforce).
+//!
+//! - at the entry of a send (sendto/sendmsg/sendmmsg) to port 53, explicit or the connected
+//!   peer, the query names become [`Access::Resolve`] targets ([`query_targets`]);
+//! - receives that can carry answers ([`crate::arch::Class::Answer`]) are remembered at entry
+//!   and read at exit: an answer from port 53 becomes a [`Resolved`] event and teaches the
+//!   run's [`DnsBook`] which names the addresses belong to;
+//! - an open of `/etc/hosts` reads the file as the workload sees it (`/proc/PID/root`) and
+//!   teaches the book its names.
+//!
+//! Not seen: queries and answers moved with write/read/writev (Go's resolver, glibc over TCP),
+//! DNS over TLS/HTTPS. Connects to addresses learned that way have no name, so only an
+//! address rule admits them (fail closed). See docs/security.md.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::net::IpAddr;
+
+use crate::arch::{Sem, SockOp, SyscallDef};
+use crate::decode::Memory;
+use crate::dns::{self, DnsBook};
+use crate::event::{Access, AccessSet, Object, ResolveSource, Resolved, SockAddr, Target};
+use crate::tracer::SyscallStop;
+use crate::tracer::memory::TraceeMemory;
+use crate::tracer::procfs;
+
+/// At most this many bytes of one DNS message are read (UDP answers with EDNS fit).
+const MAX_MESSAGE: usize = 4096;
+/// At most this many messages of one sendmmsg/recvmmsg, and iovecs of one message.
+const MAX_VEC: u64 = 16;
+/// `struct msghdr` and `struct mmsghdr` on LP64 (x86_64 and aarch64 alike).
+const MSGHDR: u64 = 56;
+const MMSGHDR: u64 = 64;
+
+/// A receive waiting for its exit.
+#[derive(Debug, Clone, Copy)]
+struct Recv {
+    pid: i32,
+    op: SockOp,
+    args: [u64; 6],
+}
+
+/// What the run learned about host names.
+#[derive(Debug, Default)]
+pub struct DnsTracker {
+    book: DnsBook,
+    pending: HashMap<i32, Recv>,
+    hosts_seen: HashSet<(String, IpAddr)>,
+}
+
+impl DnsTracker {
+    pub fn book(&self) -> &DnsBook {
+        &self.book
+    }
+
+    /// The entry of a receive: read it at its exit. Returns false if `def` is no receive.
+    pub fn recv_entry(&mut self, stop: &SyscallStop<'_>, def: &SyscallDef) -> bool {
+        let Sem::Sock { op } = def.sem else {
+            return false;
+        };
+        if !matches!(op, SockOp::RecvFrom | SockOp::RecvMsg | SockOp::RecvMmsg) {
+            return false;
+        }
+        self.pending.insert(
+            stop.tid,
+            Recv {
+                pid: stop.pid,
+                op,
+                args: stop.args,
+            },
+        );
+        true
+    }
+
+    /// Whether `tid` is in a receive this tracker waits for.
+    pub fn waits_for(&self, tid: i32) -> bool {
+        self.pending.contains_key(&tid)
+    }
+
+    /// The thread left (exit, exec): forget its receive.
+    pub fn forget(&mut self, tid: i32) {
+        self.pending.remove(&tid);
+    }
+
+    /// The exit of a receive: the DNS answers it carried, learned into the book.
+    pub fn recv_exit(&mut self, stop: &SyscallStop<'_>, rval: i64) -> Vec<Resolved> {
+        let Some(r) = self.pending.remove(&stop.tid) else {
+            return Vec::new();
+        };
+        if rval <= 0 {
+            return Vec::new();
+        }
+        let mem = TraceeMemory { tid: stop.tid };
+        let fd = i32::try_from(r.args[0]).unwrap_or(-1);
+        // (source address if the call reports one, payload)
+        let mut messages: Vec<(Option<SockAddr>, Vec<u8>)> = Vec::new();
+        let len = usize::try_from(rval).unwrap_or(0).min(MAX_MESSAGE);
+        match r.op {
+            SockOp::RecvFrom => {
+                let from = read_u32(&mem, r.args[5])
+                    .and_then(|n| read_sockaddr(&mem, r.args[4], u64::from(n)));
+                messages.push((from, read_vec(&mem, r.args[1], len)));
+            }
+            SockOp::RecvMsg => {
+                let (from, data) = read_msghdr(&mem, r.args[1], len);
+                messages.push((from, data));
+            }
+            SockOp::RecvMmsg => {
+                let n = u64::try_from(rval).unwrap_or(0).min(MAX_VEC);
+                for i in 0..n {
+                    let hdr = r.args[1] + i * MMSGHDR;
+                    let got = read_u32(&mem, hdr + MSGHDR).unwrap_or(0) as usize;
+                    messages.push(read_msghdr(&mem, hdr, got.min(MAX_MESSAGE)));
+                }
+            }
+            _ => {}
+        }
+        let mut peer: Option<Option<SockAddr>> = None;
+        let mut out = Vec::new();
+        for (from, data) in messages {
+            let from = match from {
+                Some(a) => Some(a),
+                None => peer
+                    .get_or_insert_with(|| {
+                        procfs::socket_peer(r.pid, fd).map(|b| crate::decode::sockaddr::parse(&b))
+                    })
+                    .clone(),
+            };
+            let Some(server) = from.filter(|a| port_of(a) == Some(dns::PORT)) else {
+                continue;
+            };
+            let Some(answer) = dns::parse_answer(&data)
+                .or_else(|| dns::tcp_message(&data).and_then(dns::parse_answer))
+            else {
+                continue;
+            };
+            self.book.learn(&answer.name, &answer.addrs);
+            out.push(Resolved {
+                name: answer.name,
+                addrs: answer.addrs,
+                source: ResolveSource::Dns(server),
+            });
+        }
+        out
+    }
+
+    /// If `targets` (of an allowed or recorded syscall) open `/etc/hosts`, read it as the
+    /// process sees it and learn its names. Returns what was new, one event per name.
+    pub fn hosts_opened(&mut self, pid: i32, targets: &[Target]) -> Vec<Resolved> {
+        let opens_hosts = targets.iter().any(|t| {
+            t.access.contains(Access::Read)
+                && matches!(&t.object, Object::Path(p) if p.effective() == b"/etc/hosts")
+        });
+        if !opens_hosts {
+            return Vec::new();
+        }
+        let text =
+            std::fs::read_to_string(format!("/proc/{pid}/root/etc/hosts")).unwrap_or_default();
+        let mut new: BTreeMap<String, Vec<IpAddr>> = BTreeMap::new();
+        for (name, ip) in dns::parse_hosts(&text) {
+            if self.hosts_seen.insert((name.clone(), ip)) {
+                new.entry(name).or_default().push(ip);
+            }
+        }
+        new.into_iter()
+            .map(|(name, addrs)| {
+                self.book.learn(&name, &addrs);
+                Resolved {
+                    name,
+                    addrs,
+                    source: ResolveSource::Hosts,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The DNS queries of one send.
+#[derive(Debug, Default)]
+pub struct Queries {
+    /// One Resolve target per distinct name.
+    pub targets: Vec<Target>,
+    /// For sendto: the exact payload bytes that were checked, to hand to the kernel from the
+    /// guard region (another thread cannot change them after the check).
+    pub sendto_payload: Option<Vec<u8>>,
+}
+
+/// The query names a send to port 53 carries, as Resolve targets (none for other sends).
+/// `targets` are the call's decoded targets (explicit destination addresses); without one the
+/// connected peer is asked. A payload to port 53 that is no DNS query (or is longer than
+/// sbx reads) is named [`dns::MALFORMED`].
+pub fn query_targets(stop: &SyscallStop<'_>, def: &SyscallDef, targets: &[Target]) -> Queries {
+    let Sem::Sock { op } = def.sem else {
+        return Queries::default();
+    };
+    if !matches!(op, SockOp::SendTo | SockOp::SendMsg | SockOp::SendMmsg) {
+        return Queries::default();
+    }
+    let explicit: Vec<&SockAddr> = targets
+        .iter()
+        .filter_map(|t| match &t.object {
+            Object::Socket(a) => Some(a),
+            _ => None,
+        })
+        .collect();
+    let fd = i32::try_from(stop.args[0]).unwrap_or(-1);
+    let to_dns = if explicit.is_empty() {
+        procfs::socket_peer(stop.pid, fd)
+            .map(|b| crate::decode::sockaddr::parse(&b))
+            .is_some_and(|a| port_of(&a) == Some(dns::PORT))
+    } else {
+        explicit.iter().any(|a| port_of(a) == Some(dns::PORT))
+    };
+    if !to_dns {
+        return Queries::default();
+    }
+    let mem = TraceeMemory { tid: stop.tid };
+    let mut payloads = Vec::new();
+    let mut sendto_payload = None;
+    match op {
+        SockOp::SendTo => {
+            let len = usize::try_from(stop.args[2]).unwrap_or(usize::MAX);
+            let p = if len > MAX_MESSAGE {
+                Vec::new() // not a query sbx can check: malformed
+            } else {
+                read_vec(&mem, stop.args[1], len)
+            };
+            if p.len() == len {
+                sendto_payload = Some(p.clone());
+            }
+            payloads.push(p);
+        }
+        SockOp::SendMsg => payloads.push(read_msghdr(&mem, stop.args[1], MAX_MESSAGE).1),
+        _ => {
+            for i in 0..stop.args[2].min(MAX_VEC) {
+                let hdr = stop.args[1] + i * MMSGHDR;
+                payloads.push(read_msghdr(&mem, hdr, MAX_MESSAGE).1);
+            }
+        }
+    }
+    let mut names: Vec<String> = Vec::new();
+    for p in payloads {
+        let got = dns::query_names(&p)
+            .or_else(|| dns::tcp_message(&p).and_then(dns::query_names))
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| vec![dns::MALFORMED.to_string()]);
+        for n in got {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    Queries {
+        targets: names
+            .into_iter()
+            .map(|n| Target {
+                access: AccessSet::of(Access::Resolve),
+                object: Object::DnsName(n),
+            })
+            .collect(),
+        sendto_payload,
+    }
+}
+
+fn port_of(a: &SockAddr) -> Option<u16> {
+    match a {
+        SockAddr::Inet { port, .. } | SockAddr::Inet6 { port, .. } => Some(*port),
+        _ => None,
+    }
+}
+
+fn read_vec(mem: &dyn Memory, addr: u64, len: usize) -> Vec<u8> {
+    if addr == 0 || len == 0 {
+        return Vec::new();
+    }
+    let mut buf = vec![0u8; len];
+    let n = mem.read(addr, &mut buf);
+    buf.truncate(n);
+    buf
+}
+
+fn read_u64(mem: &dyn Memory, addr: u64) -> Option<u64> {
+    let b = read_vec(mem, addr, 8);
+    Some(u64::from_le_bytes(b.try_into().ok()?))
+}
+
+fn read_u32(mem: &dyn Memory, addr: u64) -> Option<u32> {
+    let b = read_vec(mem, addr, 4);
+    Some(u32::from_le_bytes(b.try_into().ok()?))
+}
+
+fn read_sockaddr(mem: &dyn Memory, addr: u64, len: u64) -> Option<SockAddr> {
+    if addr == 0 || len == 0 {
+        return None;
+    }
+    let b = read_vec(mem, addr, usize::try_from(len.min(128)).ok()?);
+    Some(crate::decode::sockaddr::parse(&b))
+}
+
+/// A `struct msghdr` at `hdr`: its address (`msg_name`, if any) and up to `len` bytes of its
+/// iovecs, in order.
+fn read_msghdr(mem: &dyn Memory, hdr: u64, len: usize) -> (Option<SockAddr>, Vec<u8>) {
+    let name = read_u64(mem, hdr).unwrap_or(0);
+    let namelen = read_u32(mem, hdr + 8).unwrap_or(0);
+    let from = read_sockaddr(mem, name, u64::from(namelen));
+    let iov = read_u64(mem, hdr + 16).unwrap_or(0);
+    let iovlen = read_u64(mem, hdr + 24).unwrap_or(0).min(MAX_VEC);
+    let mut data = Vec::new();
+    for i in 0..iovlen {
+        if data.len() >= len {
+            break;
+        }
+        let (Some(base), Some(n)) = (read_u64(mem, iov + 16 * i), read_u64(mem, iov + 16 * i + 8))
+        else {
+            break;
+        };
+        let want = usize::try_from(n)
+            .unwrap_or(usize::MAX)
+            .min(len - data.len());
+        data.extend(read_vec(mem, base, want));
+    }
+    (from, data)
+}
