@@ -215,6 +215,42 @@ pub fn format_event(ev: &Event, arch: Arch) -> String {
     format_event_with(ev, arch, &|name| arch.by_name(name).map(|d| d.sem))
 }
 
+/// Links inet peers to the host names that resolved to them earlier in the trace (the same
+/// rule enforce uses): feed every event in order, ask for the names of an event's peers.
+#[derive(Debug, Default)]
+pub struct NameLinks {
+    book: crate::dns::DnsBook,
+}
+
+impl NameLinks {
+    /// Learn from `ev` (a `Resolved` event), then return the names of its inet targets'
+    /// addresses, latest first, without duplicates.
+    pub fn observe(&mut self, ev: &Event) -> Vec<String> {
+        let sc = match &ev.kind {
+            EventKind::Resolved(r) => {
+                self.book.learn(&r.name, &r.addrs);
+                return Vec::new();
+            }
+            EventKind::Syscall(sc) => sc,
+            _ => return Vec::new(),
+        };
+        let mut out: Vec<String> = Vec::new();
+        for t in &sc.targets {
+            let ip = match &t.object {
+                Object::Socket(SockAddr::Inet { addr, .. }) => std::net::IpAddr::from(*addr),
+                Object::Socket(SockAddr::Inet6 { addr, .. }) => std::net::IpAddr::from(*addr),
+                _ => continue,
+            };
+            for n in self.book.names(ip) {
+                if !out.contains(n) {
+                    out.push(n.clone());
+                }
+            }
+        }
+        out
+    }
+}
+
 /// [`format_event`] with the syscall semantics supplied by `sem_of` (tests use hand-made
 /// [`Sem`]s so they do not depend on the table's contents).
 fn format_event_with(ev: &Event, arch: Arch, sem_of: &dyn Fn(&str) -> Option<Sem>) -> String {

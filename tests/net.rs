@@ -125,6 +125,21 @@ fn egress_by_host_name() {
         "{resolved:?}"
     );
 
+    // `sbx show` links each connect to the name that produced its address.
+    let out = crate::util::Sbx::new(["show", trace]).run();
+    let linked = out
+        .stdout
+        .lines()
+        .find(|l| l.contains("connect(") && l.contains("10.77.0.2:8080"))
+        .unwrap_or_else(|| panic!("no connect to the registry:\n{}", out.stdout));
+    assert!(linked.ends_with("[registry.test]"), "{linked}");
+    let (_, json) = crate::util::show_json(Path::new(trace), &[]);
+    assert!(
+        json.iter()
+            .any(|v| v["peer_names"] == serde_json::json!(["hosts-registry.test"])),
+        "no connect linked to the /etc/hosts name"
+    );
+
     // Learn (on the same machine: its name server is ${NAMESERVERS}).
     let (out, _) = step(&d, "learn", ZONE, &[sbx, "learn", trace, "-o", profile]);
     assert_eq!(out.code, Some(0), "learn: {}", out.stderr);

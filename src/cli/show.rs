@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::{ShowArgs, StatsArgs};
-use crate::show::{Filter, Stats, event_json, format_event};
+use crate::show::{Filter, NameLinks, Stats, event_json, format_event};
 use crate::trace::TraceReader;
 
 /// Open a trace, with the file name in every error.
@@ -66,17 +66,27 @@ pub fn run_show(a: ShowArgs) -> anyhow::Result<u8> {
     };
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
+    // Every event (filtered or not) teaches the links: a connect is shown with the names that
+    // resolved to its address earlier in the run.
+    let mut links = NameLinks::default();
     for_each_event(&a.trace, |h, ev| {
+        let names = links.observe(ev);
         if !filter.matches(ev) {
             return Ok(());
         }
         if a.json {
+            let mut v = event_json(ev);
+            if !names.is_empty() {
+                v["peer_names"] = serde_json::json!(names);
+            }
             // See: tests/trace_cli.rs show_into_a_closed_pipe_is_quiet. A serde_json error
             // hides the io::Error from main's BrokenPipe check; surface it as io::Error.
-            serde_json::to_writer(&mut out, &event_json(ev)).map_err(std::io::Error::from)?;
+            serde_json::to_writer(&mut out, &v).map_err(std::io::Error::from)?;
             out.write_all(b"\n")?;
-        } else {
+        } else if names.is_empty() {
             writeln!(out, "{}", format_event(ev, h.arch))?;
+        } else {
+            writeln!(out, "{} [{}]", format_event(ev, h.arch), names.join(", "))?;
         }
         Ok(())
     })?;
