@@ -132,9 +132,7 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
         let mut learner = Learner::new(LearnOptions {
             includes: profile.includes.iter().map(|i| i.name.clone()).collect(),
             base: Some(profile.clone()),
-            nameservers: crate::dns::nameservers(
-                &std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default(),
-            ),
+            nameservers: super::profile::nameservers(),
             ..LearnOptions::default()
         });
         learner.begin_trace(&header);

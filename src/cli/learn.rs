@@ -193,9 +193,7 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
             arch.by_name(name)
                 .is_none_or(|d| matches!(d.class, Class::Gated | Class::Spawn))
         })),
-        nameservers: crate::dns::nameservers(
-            &std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default(),
-        ),
+        nameservers: super::profile::nameservers(),
     };
     let mut learner = Learner::new(opts);
     for t in &a.traces {

@@ -32,13 +32,14 @@ pub fn current_env() -> Env {
         .unwrap_or_else(|| "/tmp".into());
     // `${NAMESERVERS}` (tcp/udp rules only) is always the resolv.conf of this machine, never
     // an environment variable of that name: the workload's environment must not widen it.
-    let conf = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
-    let servers: Vec<String> = crate::dns::nameservers(&conf)
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let servers: Vec<String> = nameservers().iter().map(ToString::to_string).collect();
     env.vars.insert("NAMESERVERS".into(), servers.join(" "));
     env
+}
+
+/// The `nameserver` addresses of this machine's /etc/resolv.conf (none if unreadable).
+pub fn nameservers() -> Vec<std::net::IpAddr> {
+    crate::dns::nameservers(&std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default())
 }
 
 /// Read a profile file.
