@@ -320,3 +320,58 @@ fn read_msghdr(mem: &dyn Memory, hdr: u64, len: usize) -> (Option<SockAddr>, Vec
     }
     (from, data)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::memory::FakeMemory;
+
+    /// A msghdr at 0x1000 naming 10.0.0.53:53, with two iovecs holding "abc" and "defg".
+    fn image() -> FakeMemory {
+        let base = 0x1000u64;
+        let mut m = vec![0u8; 0x200];
+        let put = |m: &mut Vec<u8>, at: u64, b: &[u8]| {
+            let at = usize::try_from(at - base).unwrap();
+            m[at..at + b.len()].copy_from_slice(b);
+        };
+        // sockaddr_in at 0x1100
+        put(
+            &mut m,
+            0x1100,
+            &[2, 0, 0, 53, 10, 0, 0, 53, 0, 0, 0, 0, 0, 0, 0, 0],
+        );
+        // payloads at 0x1140, 0x1150
+        put(&mut m, 0x1140, b"abc");
+        put(&mut m, 0x1150, b"defg");
+        // iovecs at 0x1180
+        put(&mut m, 0x1180, &0x1140u64.to_le_bytes());
+        put(&mut m, 0x1188, &3u64.to_le_bytes());
+        put(&mut m, 0x1190, &0x1150u64.to_le_bytes());
+        put(&mut m, 0x1198, &4u64.to_le_bytes());
+        // msghdr at 0x1000
+        put(&mut m, 0x1000, &0x1100u64.to_le_bytes());
+        put(&mut m, 0x1008, &16u32.to_le_bytes());
+        put(&mut m, 0x1010, &0x1180u64.to_le_bytes());
+        put(&mut m, 0x1018, &2u64.to_le_bytes());
+        FakeMemory { base, bytes: m }
+    }
+
+    #[test]
+    fn msghdr_name_and_iovecs() {
+        let mem = image();
+        let (from, data) = read_msghdr(&mem, 0x1000, MAX_MESSAGE);
+        assert_eq!(
+            from,
+            Some(SockAddr::Inet {
+                addr: [10, 0, 0, 53],
+                port: 53
+            })
+        );
+        assert_eq!(data, b"abcdefg");
+        // Only as many bytes as were received.
+        assert_eq!(read_msghdr(&mem, 0x1000, 5).1, b"abcde");
+        // Unreadable memory: nothing, no panic.
+        assert_eq!(read_msghdr(&mem, 0x9000, MAX_MESSAGE), (None, Vec::new()));
+        assert_eq!(port_of(&from.unwrap()), Some(53));
+    }
+}
