@@ -636,7 +636,19 @@ impl Sink for EnforceSink<'_> {
             return Ok(Verdict::Allow);
         }
         // Exec arguments only when the run is also recorded.
-        let d = super::decode_stop_with(self.arch, stop, None, self.recorder.is_some());
+        let mut d = super::decode_stop_with(self.arch, stop, None, self.recorder.is_some());
+        if let Some(g) = self.guard.as_ref() {
+            // A call restarted after a signal names the fd sbx opened for it: decide on the
+            // checked path that fd stands for (the guard region cannot be written by the
+            // workload, so only sbx's own rewrite or a deliberate copy of it gets here).
+            for t in &mut d.syscall.targets {
+                if let Object::Path(p) = &mut t.object
+                    && let Some(real) = g.held_path(stop.tid, &p.abs)
+                {
+                    p.abs = real;
+                }
+            }
+        }
         let def: Option<&SyscallDef> = d.def;
         let mut bad: Vec<(Verb, String, String, i32)> = Vec::new();
         let mut must_fail = false;

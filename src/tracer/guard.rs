@@ -90,7 +90,7 @@ pub struct Guard {
     /// them up (`/proc/SBX/fd/N`) until the thread's syscall is over, so they are closed only
     /// when that thread stops for its next guarded call or is gone: a number is never reused
     /// while a lookup through it can still happen.
-    held: HashMap<i32, Vec<OwnedFd>>,
+    held: HashMap<i32, Vec<Held>>,
     /// sbx's own pid, as the workload sees it (same pid namespace: see [`Self::can_hold_for`]).
     me: u32,
     /// sbx's uid and gid when each of its real, effective and saved ids are the same, and it
@@ -98,6 +98,26 @@ pub struct Guard {
     own_ids: Option<(u32, u32)>,
     /// RLIMIT_NOFILE's soft limit was raised after an EMFILE.
     raised_nofile: bool,
+}
+
+/// An fd sbx opened for a [`Via::Held`] rewrite, and the checked path it was opened on.
+#[derive(Debug)]
+struct Held {
+    fd: OwnedFd,
+    path: Vec<u8>,
+}
+
+/// `/proc/ME/fd/N` or `/proc/ME/fd/N/rest` → (N, `""` or `/rest`).
+fn split_fd_path(abs: &[u8], me: u32) -> Option<(i32, &[u8])> {
+    let prefix = format!("/proc/{me}/fd/");
+    let after = abs.strip_prefix(prefix.as_bytes())?;
+    let digits = after.iter().take_while(|b| b.is_ascii_digit()).count();
+    let rest = &after[digits..];
+    if digits == 0 || !(rest.is_empty() || rest.starts_with(b"/")) {
+        return None;
+    }
+    let fd = std::str::from_utf8(&after[..digits]).ok()?.parse().ok()?;
+    Some((fd, rest))
 }
 
 /// How a checked path argument is handed to the kernel by [`Guard::protect_with`].
@@ -371,10 +391,12 @@ impl Guard {
         rewrites: &[Rewrite],
     ) -> Result<Protected, Error> {
         const AT_FDCWD: i64 = -100;
-        self.release(tid);
         if decoded.strings.is_empty() && decoded.blobs.is_empty() {
+            self.release(tid);
             return Ok(Protected::Done);
         }
+        // The fds of the thread's previous call are closed only once the new ones are open and
+        // written: a call restarted after a signal may name them (see `held_path`).
         let mut held = Vec::new();
         let mut paths: Vec<(u8, Option<u8>, Vec<u8>)> = Vec::with_capacity(rewrites.len());
         for r in rewrites {
@@ -388,16 +410,19 @@ impl Guard {
                     Ok(fd) => {
                         let mut p = format!("/proc/{}/fd/{}", self.me, fd.as_raw_fd()).into_bytes();
                         p.extend_from_slice(tail);
-                        held.push(fd);
+                        held.push(Held {
+                            fd,
+                            path: open.clone(),
+                        });
                         p
                     }
-                    Err(e) => return Ok(Protected::Refuse(e as i32)),
+                    Err(e) => {
+                        self.release(tid);
+                        return Ok(Protected::Refuse(e as i32));
+                    }
                 },
             };
             paths.push((r.arg, r.dirfd, bytes));
-        }
-        if !held.is_empty() {
-            self.held.insert(tid, held);
         }
         let base = WINDOW_BASE + self.slot(tid)? * SLOT_SIZE;
         let mut image: Vec<u8> = Vec::with_capacity(256);
@@ -455,7 +480,34 @@ impl Guard {
         }
         self.write(pid, tid, base, &image)?;
         regs::set_args(tid, &set)?;
+        if held.is_empty() {
+            self.release(tid);
+        } else {
+            self.held.insert(tid, held);
+        }
         Ok(Protected::Done)
+    }
+
+    /// A path the workload passed that names one of the fds sbx holds for this thread
+    /// (`/proc/SBX/fd/N/rest`): the checked path that fd was opened on, followed by `rest`.
+    /// A call restarted after a signal (it passes through seccomp again, with the arguments
+    /// sbx wrote) is then decided and rewritten on the real path, not on a `/proc` path no
+    /// profile allows. `None` for any other path.
+    pub fn held_path(&self, tid: i32, abs: &[u8]) -> Option<Vec<u8>> {
+        let (fd, rest) = split_fd_path(abs, self.me)?;
+        let h = self
+            .held
+            .get(&tid)?
+            .iter()
+            .find(|h| h.fd.as_raw_fd() == fd)?;
+        let mut p = h.path.clone();
+        if !rest.is_empty() {
+            if p.ends_with(b"/") {
+                p.pop();
+            }
+            p.extend_from_slice(rest);
+        }
+        Some(p)
     }
 
     /// Replace an allowed `open`/`openat`/`creat` by
@@ -593,6 +645,52 @@ mod tests {
             let got = Via::plan(eff.as_bytes(), *slash, *follow);
             assert_eq!(&got, want, "{eff} slash={slash} follow={follow}");
         }
+    }
+
+    #[test]
+    fn fd_paths_of_sbx() {
+        assert_eq!(
+            split_fd_path(b"/proc/77/fd/12/secret.txt", 77),
+            Some((12, b"/secret.txt" as &[u8]))
+        );
+        assert_eq!(
+            split_fd_path(b"/proc/77/fd/12", 77),
+            Some((12, b"" as &[u8]))
+        );
+        assert_eq!(
+            split_fd_path(b"/proc/77/fd/12/", 77),
+            Some((12, b"/" as &[u8]))
+        );
+        assert_eq!(split_fd_path(b"/proc/77/fd/12x", 77), None);
+        assert_eq!(split_fd_path(b"/proc/77/fd/", 77), None);
+        assert_eq!(split_fd_path(b"/proc/771/fd/12", 77), None);
+        assert_eq!(split_fd_path(b"/proc/78/fd/12", 77), None);
+        assert_eq!(split_fd_path(b"/w/proc/77/fd/12", 77), None);
+    }
+
+    #[test]
+    fn held_paths_are_per_thread() {
+        let mut g = Guard::new();
+        let fd = g.open_held(b"/", true).unwrap();
+        let n = fd.as_raw_fd();
+        g.held.insert(
+            5,
+            vec![Held {
+                fd,
+                path: b"/w/real".to_vec(),
+            }],
+        );
+        let me = g.me;
+        let p = format!("/proc/{me}/fd/{n}/secret.txt");
+        assert_eq!(
+            g.held_path(5, p.as_bytes()),
+            Some(b"/w/real/secret.txt".to_vec())
+        );
+        let whole = format!("/proc/{me}/fd/{n}");
+        assert_eq!(g.held_path(5, whole.as_bytes()), Some(b"/w/real".to_vec()));
+        assert_eq!(g.held_path(6, p.as_bytes()), None);
+        g.thread_gone(5);
+        assert_eq!(g.held_path(5, p.as_bytes()), None);
     }
 
     #[test]
