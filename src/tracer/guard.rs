@@ -494,6 +494,9 @@ impl Guard {
     /// sbx wrote) is then decided and rewritten on the real path, not on a `/proc` path no
     /// profile allows. `None` for any other path.
     pub fn held_path(&self, tid: i32, abs: &[u8]) -> Option<Vec<u8>> {
+        if !abs.starts_with(b"/proc/") || !self.held.contains_key(&tid) {
+            return None;
+        }
         let (fd, rest) = split_fd_path(abs, self.me)?;
         let h = self
             .held
