@@ -685,15 +685,11 @@ fn attacks() -> Vec<Attack> {
 }
 
 /// Attacks known not to be stopped yet: they stay in the suite and are reported, not hidden.
-/// Opens are race-free (they become openat2(RESOLVE_NO_SYMLINKS) of the checked path), and the
-/// other path syscalls get the checked, symlink-resolved absolute path with AT_FDCWD (so a
-/// swapped symlink or dirfd no longer matters). What remains: a *real directory* on the
-/// checked path replaced by a symlink between the check and the kernel's lookup; unlink,
-/// rename, mkdir... have no RESOLVE_NO_SYMLINKS form. Closing it needs an injected
-/// openat2(O_PATH, parent, RESOLVE_NO_SYMLINKS) and the *at call on that fd, with the process's
-/// other threads stopped so none can dup2 over the fd (docs/security.md).
-const KNOWN_FAILING: &[&str] =
-    &["real directory replaced by a symlink under unlink(real/secret.txt) (20000 unlinks)"];
+/// None at the moment: opens are race-free (openat2(RESOLVE_NO_SYMLINKS) of the checked path)
+/// and the other path syscalls reach the checked directory through an fd sbx opened the same
+/// way (`/proc/SBX/fd/N/name`, docs/security.md), so a directory swapped for a symlink after
+/// the check no longer redirects them.
+const KNOWN_FAILING: &[&str] = &[];
 
 /// A resource-abuse case: any defined outcome, never a crash, hang or silent allow.
 struct Abuse {

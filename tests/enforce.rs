@@ -1845,3 +1845,43 @@ fn unused_rules_are_listed() {
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(r["unused"].as_array().map(Vec::len), Some(2), "{r}");
 }
+
+/// Path syscalls reach the checked directory through an fd sbx holds (`/proc/SBX/fd/N/name`,
+/// docs/security.md "Directory swaps"): what they do and how they fail must not change. The
+/// same script runs bare and under enforce, in fresh directories, and prints the same lines.
+#[test]
+fn path_syscalls_through_held_fds_behave_as_without_sbx() {
+    let script = r#"
+r() { if "$@" 2>/dev/null; then echo "ok $*"; else echo "fail $*"; fi; }
+r mkdir d; r mkdir d/; r mkdir e/; r rmdir e/; r mkdir -p a/b/c; r rmdir a/b/c/
+r touch f; r chmod 600 f; r chmod 640 f/; r chmod 700 d/; r ln -s f l; r ln f h
+r mv f g; r mv g/ x; r mv a/b a/z; r mv a/z/ a/y/; r rm l; r rm missing; r rm h/
+r truncate -s 3 g; r truncate -s 1 d/g; r touch -h l2; r ln -s d dl; r touch dl/in
+r rm dl/in; r rm dl/; r rmdir nowhere/x; r mkdir g/x; r ln -s g d/back; r chmod 604 d/back
+r rmdir d; r rm -r d; r mv x y
+for f in *; do stat -c '%A %s %F %n' "$f"; done
+"#;
+    let d = Dir::new();
+    let bare_dir = d.join("bare");
+    std::fs::create_dir_all(&bare_dir).unwrap();
+    let b = bare("sh", ["-c", script], &bare_dir);
+    assert_eq!(b.code, Some(0), "{b:?}");
+    assert!(b.stdout.contains("ok rm dl/in"), "{b:?}");
+    let work = d.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let prof = d.write(
+        "held.profile",
+        "include base\ninclude shell\nexec /{usr/,}bin/*\nread /{usr/,}bin/*\nread /proc/filesystems\n\
+         read ${CWD}\nread ${CWD}/**\nwrite ${CWD}/**\ndelete ${CWD}/**\n",
+    );
+    for mode in ["kill", "deny"] {
+        if mode == "deny" {
+            std::fs::remove_dir_all(&work).unwrap();
+            std::fs::create_dir_all(&work).unwrap();
+        }
+        let out = enforce_in(&work, &prof, mode, &[], &["sh", "-c", script]).run();
+        assert_eq!(out.code, Some(0), "{mode}: {out:?}");
+        assert!(violations(&out).is_empty(), "{mode}: {}", out.stderr);
+        assert_eq!(out.stdout, b.stdout, "{mode}: stderr {}", out.stderr);
+    }
+}

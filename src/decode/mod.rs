@@ -197,7 +197,8 @@ fn read_u32(mem: &dyn Memory, addr: u64) -> Option<u32> {
     Some(u32::from_le_bytes(b.try_into().ok()?))
 }
 
-fn follow_of(follow: Follow, args: &[u64; 6]) -> bool {
+/// Whether a call with these arguments follows a symlink in the last component of its path.
+pub fn follow_of(follow: Follow, args: &[u64; 6]) -> bool {
     match follow {
         Follow::Yes => true,
         Follow::No => false,

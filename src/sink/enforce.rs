@@ -17,7 +17,7 @@ use crate::policy::{CompiledPolicy, Decision, DenyReason};
 use crate::profile::{Proto, Verb};
 use crate::report::{Action, Violation};
 use crate::show::{escape, sockaddr};
-use crate::tracer::guard::{self, Guard, Prepared};
+use crate::tracer::guard::{self, Guard, Prepared, Protected, Rewrite, Via};
 use crate::tracer::procfs;
 use crate::tracer::{Error, Sink, SyscallStop, TaskRef, Verdict};
 
@@ -89,6 +89,10 @@ pub struct EnforceSink<'p> {
     /// The profile lets the workload change its root: resolved paths are sbx's view, so opens
     /// are verified at exit instead of rewritten.
     chroot_allowed: bool,
+    /// The profile lets the workload change its mount or pid namespace: `/proc/SBX/fd/N` may
+    /// mean something else to it, so path syscalls get [`Via::Absolute`] instead of
+    /// [`Via::Held`] (docs/security.md).
+    held_ok: bool,
     /// Allowed execs waiting for their exec event, by tid.
     execs: HashMap<i32, Vec<u8>>,
     /// Ask mode: who to ask, and the (verb, object) pairs allowed for the rest of the run.
@@ -122,6 +126,9 @@ impl<'p> EnforceSink<'p> {
                 .unwrap_or(u64::MAX),
             chroot_allowed: policy.syscall_allowed("chroot")
                 || policy.syscall_allowed("pivot_root"),
+            held_ok: !NAMESPACE_SYSCALLS
+                .iter()
+                .any(|name| policy.syscall_allowed(name)),
             mmap_nr: arch
                 .by_name("mmap")
                 .map(|d| u64::from(d.nr))
@@ -276,6 +283,30 @@ fn reason_text(verb: Verb, r: &DenyReason) -> String {
         DenyReason::NoRule => format!("no rule allows {} here", verb.name()),
         r @ DenyReason::DenyRule { .. } => format!("{r}"),
     }
+}
+
+/// Gated syscalls that can give the workload another view of `/proc` (a mount namespace, a
+/// pid namespace, a mount over it): while the profile allows none, `/proc/SBX/fd/N` is sbx's
+/// fd N for every workload process.
+const NAMESPACE_SYSCALLS: &[&str] = &[
+    "unshare",
+    "setns",
+    "mount",
+    "umount2",
+    "move_mount",
+    "fsmount",
+    "open_tree",
+    "pivot_root",
+    "chroot",
+];
+
+/// Does the kernel follow a symlink in the last component of this path? Calls that create or
+/// delete a name (unlink, rmdir, rename, mkdir, mknod, symlink, link's new name) never do,
+/// trailing slash or not; lookups do when the call follows (`follow`: chmod, truncate, stat,
+/// no AT_SYMLINK_NOFOLLOW...) or the path ends with `/`.
+fn follows_final(access: AccessSet, follow: bool, trailing_slash: bool) -> bool {
+    let names = access.contains(Access::Create) || access.contains(Access::Delete);
+    !names && (follow || trailing_slash)
 }
 
 /// Does a memory-class call (`name(args)`) touch the guard region?
@@ -460,45 +491,59 @@ impl EnforceSink<'_> {
     }
 
     /// Path arguments of an allowed non-open path syscall (unlink, rename, mkdir, chmod,
-    /// link, symlink...) to hand to the kernel as the absolute, symlink-resolved path sbx
-    /// checked, dirfd AT_FDCWD: (path argument, dirfd argument, bytes). Not for exec (a
+    /// link, symlink...) to hand to the kernel in a race-free form of the absolute,
+    /// symlink-resolved path sbx checked, dirfd AT_FDCWD ([`guard::Via`]). Not for exec (a
     /// script's interpreter sees the path), /proc paths (magic links), AT_EMPTY_PATH calls, or
     /// when the profile allows chroot. A trailing `/` of the literal is kept (it changes what
     /// unlink and rename accept).
     fn path_rewrites(
         &self,
+        stop: &SyscallStop<'_>,
         def: Option<&SyscallDef>,
         sc: &Syscall,
-    ) -> Vec<(u8, Option<u8>, Vec<u8>)> {
+    ) -> Vec<Rewrite> {
         use crate::arch::Sem;
-        if self.guard.is_none() || self.chroot_allowed {
+        let Some(g) = self.guard.as_ref() else {
+            return Vec::new();
+        };
+        if self.chroot_allowed {
             return Vec::new();
         }
-        let paths: Vec<&PathObj> = sc
+        let paths: Vec<(AccessSet, &PathObj)> = sc
             .targets
             .iter()
             .filter_map(|t| match &t.object {
-                Object::Path(p) => Some(p),
+                Object::Path(p) => Some((t.access, p)),
                 _ => None,
             })
             .collect();
-        let slots: Vec<(u8, Option<u8>)> = match def.map(|d| d.sem) {
-            Some(Sem::Path { dirfd, path, .. }) => vec![(path, dirfd)],
+        let follows = |f| crate::decode::follow_of(f, &stop.args);
+        // (path argument, its dirfd argument, does the call follow a final symlink).
+        let slots: Vec<(u8, Option<u8>, bool)> = match def.map(|d| d.sem) {
+            Some(Sem::Path {
+                dirfd,
+                path,
+                follow,
+                ..
+            }) => vec![(path, dirfd, follows(follow))],
             Some(Sem::TwoPath {
                 olddirfd,
                 old,
                 newdirfd,
                 new,
+                follow,
                 ..
-            }) => vec![(old, olddirfd), (new, newdirfd)],
-            Some(Sem::Symlink { newdirfd, new, .. }) => vec![(new, newdirfd)],
+            }) => vec![(old, olddirfd, follows(follow)), (new, newdirfd, false)],
+            Some(Sem::Symlink { newdirfd, new, .. }) => vec![(new, newdirfd, false)],
             _ => return Vec::new(),
         };
         if slots.len() != paths.len() {
             return Vec::new();
         }
+        // `/proc/SBX/fd/N` must mean sbx's fd to the kernel walking it for this process.
+        let held = self.held_ok && g.can_hold_for(stop.proc.creds.euid, stop.proc.creds.egid);
         let mut out = Vec::new();
-        for ((arg, dirfd), p) in slots.into_iter().zip(paths) {
+        for ((arg, dirfd, follow), (access, p)) in slots.into_iter().zip(paths) {
             let eff = p.effective();
             if p.literal.is_empty()
                 || !eff.starts_with(b"/")
@@ -507,11 +552,21 @@ impl EnforceSink<'_> {
             {
                 continue;
             }
-            let mut bytes = eff.to_vec();
-            if p.literal.ends_with(b"/") && !bytes.ends_with(b"/") {
-                bytes.push(b'/');
-            }
-            out.push((arg, dirfd, bytes));
+            let trailing_slash = p.literal.ends_with(b"/");
+            let via = if held {
+                Via::plan(
+                    eff,
+                    trailing_slash,
+                    follows_final(access, follow, trailing_slash),
+                )
+            } else {
+                let mut bytes = eff.to_vec();
+                if trailing_slash && !bytes.ends_with(b"/") {
+                    bytes.push(b'/');
+                }
+                Via::Absolute(bytes)
+            };
+            out.push(Rewrite { arg, dirfd, via });
         }
         out
     }
@@ -629,6 +684,18 @@ impl Sink for EnforceSink<'_> {
         }
         // Exec arguments only when the run is also recorded.
         let mut d = super::decode_stop_with(self.arch, stop, None, self.recorder.is_some());
+        if let Some(g) = self.guard.as_ref() {
+            // A call restarted after a signal names the fd sbx opened for it: decide on the
+            // checked path that fd stands for (the guard region cannot be written by the
+            // workload, so only sbx's own rewrite or a deliberate copy of it gets here).
+            for t in &mut d.syscall.targets {
+                if let Object::Path(p) = &mut t.object
+                    && let Some(real) = g.held_path(stop.tid, &p.abs)
+                {
+                    p.abs = real;
+                }
+            }
+        }
         let def: Option<&SyscallDef> = d.def;
         if let Some(def) = def {
             // A send to port 53: its query names are checked too.
@@ -814,10 +881,17 @@ impl Sink for EnforceSink<'_> {
         } else {
             Verdict::Allow
         };
+        let mut verdict = verdict;
         if !rewritten && matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit) {
-            let rewrites = self.path_rewrites(def, &d.syscall);
-            if let Some(g) = self.guard.as_mut() {
-                g.protect_with(stop.pid, stop.tid, &d.decoded, &rewrites)?;
+            let rewrites = self.path_rewrites(stop, def, &d.syscall);
+            if let Some(g) = self.guard.as_mut()
+                && let Protected::Refuse(errno) =
+                    g.protect_with(stop.pid, stop.tid, &d.decoded, &rewrites)?
+            {
+                // The checked path changed since the check (ELOOP: a directory became a
+                // symlink) or does not lead anywhere: the kernel's own answer, not a violation.
+                self.watch.remove(&stop.tid);
+                verdict = Verdict::Deny(errno);
             }
         }
         if let Some(rec) = self.recorder.as_mut() {
@@ -1066,6 +1140,35 @@ mod tests {
         ];
         for (proto, addr, want) in cases {
             assert_eq!(net_text(*proto, addr), *want);
+        }
+    }
+
+    #[test]
+    fn which_calls_follow_the_last_component() {
+        let delete = AccessSet::of(Access::Delete);
+        let create = AccessSet::of(Access::Create);
+        let rename_from = AccessSet::of(Access::Read).with(Access::Delete);
+        let link_from = AccessSet::of(Access::Read).with(Access::Write);
+        let chmod = AccessSet::of(Access::Chmod);
+        // (access, the call follows, trailing slash, the kernel follows the last component)
+        let cases = [
+            (delete, false, false, false),                       // unlink, rmdir
+            (delete, false, true, false),                        // rmdir("d/")
+            (create, false, true, false),                        // mkdir("d/"), symlink's new name
+            (rename_from, false, true, false),                   // rename("d/", ...)
+            (link_from, false, false, false),                    // link(old, ...)
+            (link_from, true, false, true),                      // linkat(AT_SYMLINK_FOLLOW)
+            (chmod, true, false, true),                          // chmod
+            (AccessSet::of(Access::Chown), false, false, false), // lchown
+            (AccessSet::of(Access::Chown), false, true, true),   // lchown("d/")
+            (AccessSet::of(Access::Truncate), true, false, true),
+        ];
+        for (access, follow, slash, want) in cases {
+            assert_eq!(
+                follows_final(access, follow, slash),
+                want,
+                "{access:?} follow={follow} slash={slash}"
+            );
         }
     }
 

@@ -13,10 +13,22 @@
 //!   falls in the window (or whose length is >= 4 GiB); the enforce sink kills a process whose
 //!   call overlaps the region. Writes through `/proc/*/mem`, process_vm_writev, ptrace and
 //!   io_uring are refused by the policy (gated or not allowed).
+//!
+//! Path syscalls other than opens (unlink, rename, mkdir, chmod...) get one more defence
+//! ([`Via::Held`]): sbx itself opens the checked directory (or file) with
+//! `openat2(O_PATH, RESOLVE_NO_SYMLINKS)`, keeps the fd, and hands the kernel
+//! `/proc/SBX/fd/N/name`. The kernel's walk reaches exactly what sbx opened through the magic
+//! link, so a directory on the path swapped for a symlink after the check no longer redirects
+//! the call, and no workload task can `dup2` over the fd: it lives in sbx's own fd table.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
+
+use nix::errno::Errno;
+use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
 
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
@@ -74,6 +86,119 @@ pub struct Guard {
     slots: HashMap<i32, u64>,
     free: Vec<u64>,
     next: u64,
+    /// The fds sbx opened for each thread's last [`Via::Held`] rewrite. The kernel may look
+    /// them up (`/proc/SBX/fd/N`) until the thread's syscall is over, so they are closed only
+    /// when that thread stops for its next guarded call or is gone: a number is never reused
+    /// while a lookup through it can still happen.
+    held: HashMap<i32, Vec<Held>>,
+    /// sbx's own pid, as the workload sees it (same pid namespace: see [`Self::can_hold_for`]).
+    me: u32,
+    /// sbx's uid and gid when each of its real, effective and saved ids are the same, and it
+    /// is dumpable: then a workload task with that euid/egid may follow `/proc/SBX/fd/N`.
+    own_ids: Option<(u32, u32)>,
+    /// RLIMIT_NOFILE's soft limit was raised after an EMFILE.
+    raised_nofile: bool,
+}
+
+/// An fd sbx opened for a [`Via::Held`] rewrite, and the checked path it was opened on.
+#[derive(Debug)]
+struct Held {
+    fd: OwnedFd,
+    path: Vec<u8>,
+}
+
+/// `/proc/ME/fd/N` or `/proc/ME/fd/N/rest` → (N, `""` or `/rest`).
+fn split_fd_path(abs: &[u8], me: u32) -> Option<(i32, &[u8])> {
+    let prefix = format!("/proc/{me}/fd/");
+    let after = abs.strip_prefix(prefix.as_bytes())?;
+    let digits = after.iter().take_while(|b| b.is_ascii_digit()).count();
+    let rest = &after[digits..];
+    if digits == 0 || !(rest.is_empty() || rest.starts_with(b"/")) {
+        return None;
+    }
+    let fd = std::str::from_utf8(&after[..digits]).ok()?.parse().ok()?;
+    Some((fd, rest))
+}
+
+/// How a checked path argument is handed to the kernel by [`Guard::protect_with`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Via {
+    /// This absolute path (symlink-free when sbx checked it), dirfd AT_FDCWD. The kernel walks
+    /// it again: a directory on it replaced by a symlink since the check would be followed.
+    Absolute(Vec<u8>),
+    /// `/proc/SBX/fd/N` followed by `tail`, where N is sbx's own
+    /// `openat2(AT_FDCWD, open, {O_PATH|O_CLOEXEC[|O_DIRECTORY]}, RESOLVE_NO_SYMLINKS)`: the
+    /// kernel starts from exactly the object sbx opened and looks up `tail` only (empty, `/`,
+    /// `/name` or `/name/`). If the open fails (ELOOP: a symlink was swapped in), the call is
+    /// refused with that errno.
+    Held {
+        open: Vec<u8>,
+        directory: bool,
+        tail: Vec<u8>,
+    },
+}
+
+impl Via {
+    /// The race-free form of a checked, absolute, symlink-resolved path `effective`.
+    ///
+    /// `follow_final`: whether the kernel follows a symlink in the last component for this
+    /// call (chmod, truncate, stat... or any lookup with a trailing slash). Then sbx opens the
+    /// whole path and the kernel acts on that object through the magic link, so a symlink
+    /// swapped in as the last component is refused too (ELOOP). Otherwise (unlink, rmdir,
+    /// rename, mkdir, mknod, symlink, link's new name, lchown...) the call acts on the last
+    /// component itself: sbx opens its parent directory and the kernel looks up the name
+    /// there. `trailing_slash`: the literal path ended with `/`, which changes what unlink,
+    /// rmdir, rename and mkdir accept, so it is kept. `/` has no component to swap: it stays
+    /// [`Via::Absolute`].
+    pub fn plan(effective: &[u8], trailing_slash: bool, follow_final: bool) -> Via {
+        let mut eff = effective;
+        while eff.len() > 1 && eff.ends_with(b"/") {
+            eff = &eff[..eff.len() - 1];
+        }
+        if eff == b"/" || !eff.starts_with(b"/") {
+            let mut p = eff.to_vec();
+            if trailing_slash && !p.ends_with(b"/") {
+                p.push(b'/');
+            }
+            return Via::Absolute(p);
+        }
+        let slash: &[u8] = if trailing_slash { b"/" } else { b"" };
+        if follow_final {
+            return Via::Held {
+                open: eff.to_vec(),
+                directory: trailing_slash,
+                tail: slash.to_vec(),
+            };
+        }
+        let cut = eff.iter().rposition(|&b| b == b'/').unwrap_or(0);
+        let parent = if cut == 0 { b"/" as &[u8] } else { &eff[..cut] };
+        let mut tail = eff[cut..].to_vec();
+        tail.extend_from_slice(slash);
+        Via::Held {
+            open: parent.to_vec(),
+            directory: true,
+            tail,
+        }
+    }
+}
+
+/// One path argument to re-point: the argument, its dirfd argument (set to AT_FDCWD), and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewrite {
+    pub arg: u8,
+    pub dirfd: Option<u8>,
+    pub via: Via,
+}
+
+/// What [`Guard::protect_with`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protected {
+    /// The arguments point into the guard region; let the call run.
+    Done,
+    /// A [`Via::Held`] open failed with this errno (ELOOP: a symlink on the checked path since
+    /// the check; ENOENT, ENOTDIR, EACCES: what the kernel would have answered): refuse the
+    /// call with it, never run it unguarded.
+    Refuse(i32),
 }
 
 /// What [`Guard::prepare`] did.
@@ -88,7 +213,63 @@ pub enum Prepared {
 
 impl Guard {
     pub fn new() -> Guard {
-        Guard::default()
+        let uid = nix::unistd::getresuid().ok();
+        let gid = nix::unistd::getresgid().ok();
+        // SAFETY: PR_GET_DUMPABLE takes no pointer arguments; it returns the flag.
+        let dumpable = unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) } == 1;
+        let own_ids = match (uid, gid) {
+            (Some(u), Some(g))
+                if dumpable
+                    && u.real == u.effective
+                    && u.real == u.saved
+                    && g.real == g.effective
+                    && g.real == g.saved =>
+            {
+                Some((u.real.as_raw(), g.real.as_raw()))
+            }
+            _ => None,
+        };
+        Guard {
+            me: std::process::id(),
+            own_ids,
+            ..Guard::default()
+        }
+    }
+
+    /// Can a workload task with these effective ids follow `/proc/SBX/fd/N`? The kernel lets
+    /// it (ptrace read access, `PTRACE_MODE_READ_FSCREDS`) when its fsuid/fsgid (= euid/egid)
+    /// are sbx's real, effective and saved ids and sbx is dumpable. Otherwise (sbx run as
+    /// root, a workload that switched to another user) [`Via::Held`] would fail with EACCES.
+    pub fn can_hold_for(&self, euid: u32, egid: u32) -> bool {
+        self.own_ids == Some((euid, egid))
+    }
+
+    /// Close the fds held for `tid`'s previous call (it is stopped again: that call is over).
+    pub fn release(&mut self, tid: i32) {
+        if !self.held.is_empty() {
+            self.held.remove(&tid);
+        }
+    }
+
+    /// sbx's `openat2(AT_FDCWD, path, {O_PATH|O_CLOEXEC[|O_DIRECTORY]}, RESOLVE_NO_SYMLINKS)`.
+    fn open_held(&mut self, path: &[u8], directory: bool) -> Result<OwnedFd, Errno> {
+        let mut flags = OFlag::O_PATH | OFlag::O_CLOEXEC;
+        if directory {
+            flags |= OFlag::O_DIRECTORY;
+        }
+        let how = OpenHow::new()
+            .flags(flags)
+            .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS);
+        let path = std::ffi::OsStr::from_bytes(path);
+        match nix::fcntl::openat2(nix::fcntl::AT_FDCWD, path, how) {
+            // Every thread of the tree may hold up to two fds: make room once.
+            Err(Errno::EMFILE) if !self.raised_nofile => {
+                self.raised_nofile = true;
+                raise_nofile();
+                nix::fcntl::openat2(nix::fcntl::AT_FDCWD, path, how)
+            }
+            r => r,
+        }
     }
 
     /// Make sure process `pid` has the region; injects it from thread `tid` (stopped at a
@@ -194,23 +375,54 @@ impl Guard {
 
     /// Copy the decided arguments of `decoded` into `tid`'s slot and re-point the registers.
     pub fn protect(&mut self, pid: i32, tid: i32, decoded: &Decoded) -> Result<(), Error> {
-        self.protect_with(pid, tid, decoded, &[])
+        // No rewrite, so nothing to open and nothing to refuse.
+        self.protect_with(pid, tid, decoded, &[]).map(drop)
     }
 
-    /// [`Self::protect`], except that the path arguments in `rewrites` (argument, its dirfd
-    /// argument, new bytes) are replaced by the absolute, symlink-resolved path sbx checked,
-    /// with the dirfd set to AT_FDCWD: the kernel then no longer depends on the dirfd (which
-    /// another thread could dup2 over) nor on symlinks sbx already resolved.
+    /// [`Self::protect`], except that the path arguments in `rewrites` are replaced as their
+    /// [`Via`] says, with the dirfd set to AT_FDCWD: the kernel then no longer depends on the
+    /// dirfd (which another thread could dup2 over), on symlinks sbx already resolved, nor
+    /// (with [`Via::Held`]) on the directories of the path staying what they were.
     pub fn protect_with(
         &mut self,
         pid: i32,
         tid: i32,
         decoded: &Decoded,
-        rewrites: &[(u8, Option<u8>, Vec<u8>)],
-    ) -> Result<(), Error> {
+        rewrites: &[Rewrite],
+    ) -> Result<Protected, Error> {
         const AT_FDCWD: i64 = -100;
         if decoded.strings.is_empty() && decoded.blobs.is_empty() {
-            return Ok(());
+            self.release(tid);
+            return Ok(Protected::Done);
+        }
+        // The fds of the thread's previous call are closed only once the new ones are open and
+        // written: a call restarted after a signal may name them (see `held_path`).
+        let mut held = Vec::new();
+        let mut paths: Vec<(u8, Option<u8>, Vec<u8>)> = Vec::with_capacity(rewrites.len());
+        for r in rewrites {
+            let bytes = match &r.via {
+                Via::Absolute(p) => p.clone(),
+                Via::Held {
+                    open,
+                    directory,
+                    tail,
+                } => match self.open_held(open, *directory) {
+                    Ok(fd) => {
+                        let mut p = format!("/proc/{}/fd/{}", self.me, fd.as_raw_fd()).into_bytes();
+                        p.extend_from_slice(tail);
+                        held.push(Held {
+                            fd,
+                            path: open.clone(),
+                        });
+                        p
+                    }
+                    Err(e) => {
+                        self.release(tid);
+                        return Ok(Protected::Refuse(e as i32));
+                    }
+                },
+            };
+            paths.push((r.arg, r.dirfd, bytes));
         }
         let base = WINDOW_BASE + self.slot(tid)? * SLOT_SIZE;
         let mut image: Vec<u8> = Vec::with_capacity(256);
@@ -227,7 +439,7 @@ impl Guard {
             at
         };
         for (arg, s) in &decoded.strings {
-            let bytes = match rewrites.iter().find(|(a, ..)| a == arg) {
+            let bytes = match paths.iter().find(|(a, ..)| a == arg) {
                 Some((_, dirfd, new)) => {
                     if let Some(d) = dirfd {
                         set.push((*d, AT_FDCWD.cast_unsigned()));
@@ -267,7 +479,38 @@ impl Guard {
             ));
         }
         self.write(pid, tid, base, &image)?;
-        regs::set_args(tid, &set)
+        regs::set_args(tid, &set)?;
+        if held.is_empty() {
+            self.release(tid);
+        } else {
+            self.held.insert(tid, held);
+        }
+        Ok(Protected::Done)
+    }
+
+    /// A path the workload passed that names one of the fds sbx holds for this thread
+    /// (`/proc/SBX/fd/N/rest`): the checked path that fd was opened on, followed by `rest`.
+    /// A call restarted after a signal (it passes through seccomp again, with the arguments
+    /// sbx wrote) is then decided and rewritten on the real path, not on a `/proc` path no
+    /// profile allows. `None` for any other path.
+    pub fn held_path(&self, tid: i32, abs: &[u8]) -> Option<Vec<u8>> {
+        if !abs.starts_with(b"/proc/") || !self.held.contains_key(&tid) {
+            return None;
+        }
+        let (fd, rest) = split_fd_path(abs, self.me)?;
+        let h = self
+            .held
+            .get(&tid)?
+            .iter()
+            .find(|h| h.fd.as_raw_fd() == fd)?;
+        let mut p = h.path.clone();
+        if !rest.is_empty() {
+            if p.ends_with(b"/") {
+                p.pop();
+            }
+            p.extend_from_slice(rest);
+        }
+        Some(p)
     }
 
     /// Replace an allowed `open`/`openat`/`creat` by
@@ -284,6 +527,7 @@ impl Guard {
         mode: u64,
     ) -> Result<(), Error> {
         const AT_FDCWD: i64 = -100;
+        self.release(tid);
         let base = WINDOW_BASE + self.slot(tid)? * SLOT_SIZE;
         let mut image = Vec::with_capacity(path.len() + 40);
         image.extend_from_slice(path);
@@ -313,6 +557,7 @@ impl Guard {
 
     /// A thread is gone: its slot is free again.
     pub fn thread_gone(&mut self, tid: i32) {
+        self.release(tid);
         if let Some(s) = self.slots.remove(&tid) {
             self.free.push(s);
         }
@@ -342,6 +587,15 @@ impl Guard {
     }
 }
 
+/// Raise RLIMIT_NOFILE's soft limit to the hard limit (sbx only: the workload was spawned
+/// with its own copy).
+fn raise_nofile() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    if let Ok((_, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,6 +608,101 @@ mod tests {
         assert!(!overlaps(WINDOW_BASE + REGION_LEN, 4096));
         assert!(!overlaps(WINDOW_BASE - 4096, 4096));
         assert!(overlaps(0, u64::MAX));
+    }
+
+    fn held(open: &str, directory: bool, tail: &str) -> Via {
+        Via::Held {
+            open: open.as_bytes().to_vec(),
+            directory,
+            tail: tail.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn plan_per_call_kind_and_trailing_slash() {
+        // (resolved path, literal ends with `/`, the kernel follows the last component, plan)
+        let cases: &[(&str, bool, bool, Via)] = &[
+            // unlink, rename, mkdir...: the parent is opened, the name looked up in it.
+            (
+                "/w/real/secret.txt",
+                false,
+                false,
+                held("/w/real", true, "/secret.txt"),
+            ),
+            // unlink("dir/") fails with EISDIR/ENOTDIR, rmdir("dir/") works: keep the slash.
+            ("/w/real/sub", true, false, held("/w/real", true, "/sub/")),
+            ("/top", false, false, held("/", true, "/top")),
+            ("/top", true, false, held("/", true, "/top/")),
+            // A stray trailing slash in the resolved path is not part of the name.
+            ("/w/sub/", false, false, held("/w", true, "/sub")),
+            // chmod, truncate, stat...: the whole path is opened, the kernel acts on it.
+            ("/w/file", false, true, held("/w/file", false, "")),
+            // chmod("dir/"): a directory, named with its slash.
+            ("/w/dir", true, true, held("/w/dir", true, "/")),
+            // Nothing to swap above `/`.
+            ("/", false, false, Via::Absolute(b"/".to_vec())),
+            ("/", true, false, Via::Absolute(b"/".to_vec())),
+            ("/", false, true, Via::Absolute(b"/".to_vec())),
+        ];
+        for (eff, slash, follow, want) in cases {
+            let got = Via::plan(eff.as_bytes(), *slash, *follow);
+            assert_eq!(&got, want, "{eff} slash={slash} follow={follow}");
+        }
+    }
+
+    #[test]
+    fn fd_paths_of_sbx() {
+        assert_eq!(
+            split_fd_path(b"/proc/77/fd/12/secret.txt", 77),
+            Some((12, b"/secret.txt" as &[u8]))
+        );
+        assert_eq!(
+            split_fd_path(b"/proc/77/fd/12", 77),
+            Some((12, b"" as &[u8]))
+        );
+        assert_eq!(
+            split_fd_path(b"/proc/77/fd/12/", 77),
+            Some((12, b"/" as &[u8]))
+        );
+        assert_eq!(split_fd_path(b"/proc/77/fd/12x", 77), None);
+        assert_eq!(split_fd_path(b"/proc/77/fd/", 77), None);
+        assert_eq!(split_fd_path(b"/proc/771/fd/12", 77), None);
+        assert_eq!(split_fd_path(b"/proc/78/fd/12", 77), None);
+        assert_eq!(split_fd_path(b"/w/proc/77/fd/12", 77), None);
+    }
+
+    #[test]
+    fn held_paths_are_per_thread() {
+        let mut g = Guard::new();
+        let fd = g.open_held(b"/", true).unwrap();
+        let n = fd.as_raw_fd();
+        g.held.insert(
+            5,
+            vec![Held {
+                fd,
+                path: b"/w/real".to_vec(),
+            }],
+        );
+        let me = g.me;
+        let p = format!("/proc/{me}/fd/{n}/secret.txt");
+        assert_eq!(
+            g.held_path(5, p.as_bytes()),
+            Some(b"/w/real/secret.txt".to_vec())
+        );
+        let whole = format!("/proc/{me}/fd/{n}");
+        assert_eq!(g.held_path(5, whole.as_bytes()), Some(b"/w/real".to_vec()));
+        assert_eq!(g.held_path(6, p.as_bytes()), None);
+        g.thread_gone(5);
+        assert_eq!(g.held_path(5, p.as_bytes()), None);
+    }
+
+    #[test]
+    fn plan_leaves_relative_paths_alone() {
+        // Never produced by the sink (it rewrites absolute paths only); kept as they are.
+        assert_eq!(
+            Via::plan(b"a/b", true, false),
+            Via::Absolute(b"a/b/".to_vec())
+        );
     }
 
     #[test]
