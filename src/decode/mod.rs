@@ -129,8 +129,13 @@ pub struct Blob {
 pub enum BlobKind {
     /// Plain bytes (a sockaddr; an open_how, whose size argument is `size_arg`).
     Plain { size_arg: Option<u8> },
-    /// A `struct msghdr` (56 bytes) whose `msg_name` (offset 0, length at offset 8) is `name`.
-    MsgHdr { name: Vec<u8> },
+    /// A `struct msghdr` (56 bytes) whose `msg_name` (offset 0, length at offset 8) is `name`
+    /// (empty: no address, msg_name NULL), and, when `payload` is set, whose data (the
+    /// iovecs) is these bytes as one iovec.
+    MsgHdr {
+        name: Vec<u8>,
+        payload: Option<Vec<u8>>,
+    },
 }
 
 /// The argument vector and environment variable names of an exec.
@@ -545,7 +550,10 @@ impl Ctx<'_> {
                             self.out.blobs.push(Blob {
                                 arg: 1,
                                 bytes: hdr,
-                                kind: BlobKind::MsgHdr { name },
+                                kind: BlobKind::MsgHdr {
+                                    name,
+                                    payload: None,
+                                },
                             });
                         }
                         _ => self.out.unreadable = true,

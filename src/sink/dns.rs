@@ -182,6 +182,8 @@ pub struct Queries {
     /// For sendto: the exact payload bytes that were checked, to hand to the kernel from the
     /// guard region (another thread cannot change them after the check).
     pub sendto_payload: Option<Vec<u8>>,
+    /// For sendmsg: the 56-byte msghdr and the checked payload (all its iovecs), likewise.
+    pub sendmsg_copy: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 /// The query names a send to port 53 carries, as Resolve targets (none for other sends).
@@ -216,6 +218,7 @@ pub fn query_targets(stop: &SyscallStop<'_>, def: &SyscallDef, targets: &[Target
     let mem = TraceeMemory { tid: stop.tid };
     let mut payloads = Vec::new();
     let mut sendto_payload = None;
+    let mut sendmsg_copy = None;
     match op {
         SockOp::SendTo => {
             let len = usize::try_from(stop.args[2]).unwrap_or(usize::MAX);
@@ -229,7 +232,14 @@ pub fn query_targets(stop: &SyscallStop<'_>, def: &SyscallDef, targets: &[Target
             }
             payloads.push(p);
         }
-        SockOp::SendMsg => payloads.push(read_msghdr(&mem, stop.args[1], MAX_MESSAGE).1),
+        SockOp::SendMsg => match read_msghdr_exact(&mem, stop.args[1]) {
+            Some((hdr, data)) => {
+                payloads.push(data.clone());
+                sendmsg_copy = Some((hdr, data));
+            }
+            // Unreadable, or larger than sbx reads: malformed.
+            None => payloads.push(Vec::new()),
+        },
         _ => {
             for i in 0..stop.args[2].min(MAX_VEC) {
                 let hdr = stop.args[1] + i * MMSGHDR;
@@ -258,6 +268,7 @@ pub fn query_targets(stop: &SyscallStop<'_>, def: &SyscallDef, targets: &[Target
             })
             .collect(),
         sendto_payload,
+        sendmsg_copy,
     }
 }
 
@@ -294,6 +305,34 @@ fn read_sockaddr(mem: &dyn Memory, addr: u64, len: u64) -> Option<SockAddr> {
     }
     let b = read_vec(mem, addr, usize::try_from(len.min(128)).ok()?);
     Some(crate::decode::sockaddr::parse(&b))
+}
+
+/// A `struct msghdr` at `hdr` and ALL its data (every iovec, in order), or `None` when any of
+/// it is unreadable or the data is longer than [`MAX_MESSAGE`] (it could not be copied whole).
+fn read_msghdr_exact(mem: &dyn Memory, hdr: u64) -> Option<(Vec<u8>, Vec<u8>)> {
+    let h = read_vec(mem, hdr, usize::try_from(MSGHDR).ok()?);
+    if h.len() != 56 {
+        return None;
+    }
+    let word = |at: usize| u64::from_le_bytes(h[at..at + 8].try_into().unwrap_or([0; 8]));
+    let (iov, iovlen) = (word(16), word(24));
+    if iovlen > MAX_VEC {
+        return None;
+    }
+    let mut data = Vec::new();
+    for i in 0..iovlen {
+        let base = read_u64(mem, iov + 16 * i)?;
+        let n = usize::try_from(read_u64(mem, iov + 16 * i + 8)?).ok()?;
+        if data.len() + n > MAX_MESSAGE {
+            return None;
+        }
+        let part = read_vec(mem, base, n);
+        if part.len() != n {
+            return None;
+        }
+        data.extend(part);
+    }
+    Some((h, data))
 }
 
 /// A `struct msghdr` at `hdr`: its address (`msg_name`, if any) and up to `len` bytes of its
@@ -372,6 +411,10 @@ mod tests {
         assert_eq!(read_msghdr(&mem, 0x1000, 5).1, b"abcde");
         // Unreadable memory: nothing, no panic.
         assert_eq!(read_msghdr(&mem, 0x9000, MAX_MESSAGE), (None, Vec::new()));
+        // The exact copy: the header and all the data, or nothing.
+        let (hdr, data) = read_msghdr_exact(&mem, 0x1000).unwrap();
+        assert_eq!((hdr.len(), data.as_slice()), (56, &b"abcdefg"[..]));
+        assert_eq!(read_msghdr_exact(&mem, 0x9000), None);
         assert_eq!(port_of(&from.unwrap()), Some(53));
     }
 }

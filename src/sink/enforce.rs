@@ -707,6 +707,25 @@ impl Sink for EnforceSink<'_> {
                     kind: crate::decode::BlobKind::Plain { size_arg: Some(2) },
                 });
             }
+            if let Some((hdr, data)) = q.sendmsg_copy {
+                use crate::decode::BlobKind;
+                // The decoder's copy of the header (with the checked address) gets the data;
+                // without one (a connected socket), this header goes without any address.
+                match d.decoded.blobs.iter_mut().find(|b| b.arg == 1) {
+                    Some(crate::decode::Blob {
+                        kind: BlobKind::MsgHdr { payload, .. },
+                        ..
+                    }) => *payload = Some(data),
+                    _ => d.decoded.blobs.push(crate::decode::Blob {
+                        arg: 1,
+                        bytes: hdr,
+                        kind: BlobKind::MsgHdr {
+                            name: Vec::new(),
+                            payload: Some(data),
+                        },
+                    }),
+                }
+            }
             d.syscall.targets.extend(q.targets);
         }
         let mut bad: Vec<(Verb, String, String, i32)> = Vec::new();

@@ -460,13 +460,28 @@ impl Guard {
                         set.push((*sz, b.bytes.len() as u64));
                     }
                 }
-                BlobKind::MsgHdr { name } => {
-                    let name_at = push(&mut image, name, false);
+                BlobKind::MsgHdr { name, payload } => {
                     let mut hdr = b.bytes.clone();
-                    if hdr.len() >= 12 {
-                        hdr[0..8].copy_from_slice(&name_at.to_le_bytes());
-                        hdr[8..12]
-                            .copy_from_slice(&u32::try_from(name.len()).unwrap_or(0).to_le_bytes());
+                    if hdr.len() >= 32 {
+                        if name.is_empty() {
+                            // No address was checked: none may reach the kernel.
+                            hdr[0..12].fill(0);
+                        } else {
+                            let name_at = push(&mut image, name, false);
+                            hdr[0..8].copy_from_slice(&name_at.to_le_bytes());
+                            hdr[8..12].copy_from_slice(
+                                &u32::try_from(name.len()).unwrap_or(0).to_le_bytes(),
+                            );
+                        }
+                        if let Some(data) = payload {
+                            // The checked bytes as one iovec (a DNS query).
+                            let data_at = push(&mut image, data, false);
+                            let mut iov = data_at.to_le_bytes().to_vec();
+                            iov.extend_from_slice(&(data.len() as u64).to_le_bytes());
+                            let iov_at = push(&mut image, &iov, false);
+                            hdr[16..24].copy_from_slice(&iov_at.to_le_bytes());
+                            hdr[24..32].copy_from_slice(&1u64.to_le_bytes());
+                        }
                     }
                     let at = push(&mut image, &hdr, false);
                     set.push((b.arg, at));
