@@ -87,6 +87,9 @@ pub struct EnforceSink<'p> {
     /// The profile lets the workload change its root: resolved paths are sbx's view, so opens
     /// are verified at exit instead of rewritten.
     chroot_allowed: bool,
+    /// No call that can change a root ever runs (kill/deny mode, none allowed): path
+    /// resolution may use the tracer's cached root (`procfs::RootCache`).
+    stable_root: bool,
     /// Allowed execs waiting for their exec event, by tid.
     execs: HashMap<i32, Vec<u8>>,
     /// Ask mode: who to ask, and the (verb, object) pairs allowed for the rest of the run.
@@ -116,6 +119,10 @@ impl<'p> EnforceSink<'p> {
                 .unwrap_or(u64::MAX),
             chroot_allowed: policy.syscall_allowed("chroot")
                 || policy.syscall_allowed("pivot_root"),
+            stable_root: matches!(mode, Mode::Kill | Mode::Deny)
+                && !["chroot", "pivot_root", "setns", "unshare"]
+                    .iter()
+                    .any(|s| policy.syscall_allowed(s)),
             mmap_nr: arch
                 .by_name("mmap")
                 .map(|d| u64::from(d.nr))
@@ -581,7 +588,15 @@ impl Sink for EnforceSink<'_> {
             return Ok(Verdict::Allow);
         }
         // Exec arguments only when the run is also recorded.
-        let d = super::decode_stop_with(self.arch, stop, None, self.recorder.is_some());
+        let d = super::decode_stop_opts(
+            self.arch,
+            stop,
+            super::DecodeOpts {
+                links: None,
+                cached_root: self.stable_root,
+                exec_args: self.recorder.is_some(),
+            },
+        );
         let def: Option<&SyscallDef> = d.def;
         let mut bad: Vec<(Verb, String, String, i32)> = Vec::new();
         let mut must_fail = false;
