@@ -482,7 +482,14 @@ impl Tracer {
             self.drop_thread(old, false);
         }
         let child_pid = if thread { ppid } else { child };
-        let newly = self.tasks.insert(child, Task::new(child_pid)).is_none();
+        // The child starts in its creator's root. Taking the creator's cached root is as
+        // safe as the creator using it: the child's task is in the table from now on, so the
+        // next invalidation (a root-changing call's entry or exit) empties it too.
+        let mut task = Task::new(child_pid);
+        if let Some(creator) = self.tasks.get(&parent_tid) {
+            task.root = procfs::RootCache::inherit(&creator.root);
+        }
+        let newly = self.tasks.insert(child, task).is_none();
         if thread {
             if newly && let Some(p) = self.procs.get_mut(&ppid) {
                 p.threads += 1;

@@ -75,6 +75,16 @@ impl RootCache {
         Some(self.0.get_or_init(|| r).clone())
     }
 
+    /// A cache holding what `parent` holds: a new task starts with the root of the thread
+    /// that created it.
+    pub fn inherit(parent: &RootCache) -> RootCache {
+        let c = RootCache::default();
+        if let Some(r) = parent.0.get() {
+            let _ = c.0.set(r.clone());
+        }
+        c
+    }
+
     /// Forget the root (it may have changed).
     pub fn clear(&mut self) {
         self.0.take();
