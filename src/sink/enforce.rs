@@ -93,6 +93,9 @@ pub struct EnforceSink<'p> {
     /// mean something else to it, so path syscalls get [`Via::Absolute`] instead of
     /// [`Via::Held`] (docs/security.md).
     held_ok: bool,
+    /// No call that can change a root ever runs (kill/deny mode, none allowed): path
+    /// resolution may use the tracer's cached root (`procfs::RootCache`).
+    stable_root: bool,
     /// Allowed execs waiting for their exec event, by tid.
     execs: HashMap<i32, Vec<u8>>,
     /// Ask mode: who to ask, and the (verb, object) pairs allowed for the rest of the run.
@@ -129,6 +132,10 @@ impl<'p> EnforceSink<'p> {
             held_ok: !NAMESPACE_SYSCALLS
                 .iter()
                 .any(|name| policy.syscall_allowed(name)),
+            stable_root: matches!(mode, Mode::Kill | Mode::Deny)
+                && !["chroot", "pivot_root", "setns", "unshare"]
+                    .iter()
+                    .any(|s| policy.syscall_allowed(s)),
             mmap_nr: arch
                 .by_name("mmap")
                 .map(|d| u64::from(d.nr))
@@ -683,7 +690,15 @@ impl Sink for EnforceSink<'_> {
             return Ok(Verdict::AllowWatchExit);
         }
         // Exec arguments only when the run is also recorded.
-        let mut d = super::decode_stop_with(self.arch, stop, None, self.recorder.is_some());
+        let mut d = super::decode_stop_opts(
+            self.arch,
+            stop,
+            super::DecodeOpts {
+                links: None,
+                cached_root: self.stable_root,
+                exec_args: self.recorder.is_some(),
+            },
+        );
         if let Some(g) = self.guard.as_ref() {
             // A call restarted after a signal names the fd sbx opened for it: decide on the
             // checked path that fd stands for (the guard region cannot be written by the

@@ -48,14 +48,16 @@ impl LinkCache {
     }
 }
 
-/// A [`ProcView`](decode::ProcView) that answers repeated `readlink`s of ordinary paths from a
-/// [`LinkCache`].
-struct CachedView<'a> {
+/// The [`ProcView`](decode::ProcView) of a stop: `/proc` of the tracee, with repeated
+/// `readlink`s of ordinary paths answered from a [`LinkCache`] and the root from the tracer's
+/// [`RootCache`](procfs::RootCache) when the caller allows.
+struct StopView<'a> {
     inner: TraceeProc,
-    cache: &'a LinkCache,
+    links: Option<&'a LinkCache>,
+    root: Option<&'a procfs::RootCache>,
 }
 
-impl decode::ProcView for CachedView<'_> {
+impl decode::ProcView for StopView<'_> {
     fn pid(&self) -> i32 {
         self.inner.pid
     }
@@ -66,21 +68,27 @@ impl decode::ProcView for CachedView<'_> {
         self.inner.cwd()
     }
     fn root(&self) -> Option<Vec<u8>> {
-        self.inner.root()
+        match self.root {
+            Some(cache) => cache.get_or_read(&self.inner),
+            None => self.inner.root(),
+        }
     }
     fn fd_path(&self, fd: i32) -> Option<Vec<u8>> {
         self.inner.fd_path(fd)
     }
     fn readlink(&self, path: &[u8]) -> Option<Vec<u8>> {
         // /proc and /dev/fd links change with every process and fd: never cached.
+        let Some(cache) = self.links else {
+            return self.inner.readlink(path);
+        };
         if path.starts_with(b"/proc/") || path.starts_with(b"/dev/") {
             return self.inner.readlink(path);
         }
-        if let Some(hit) = self.cache.map.borrow().get(path) {
+        if let Some(hit) = cache.map.borrow().get(path) {
             return hit.clone();
         }
         let v = self.inner.readlink(path);
-        let mut m = self.cache.map.borrow_mut();
+        let mut m = cache.map.borrow_mut();
         if m.len() >= LinkCache::MAX {
             m.clear();
         }
@@ -95,14 +103,44 @@ pub fn decode_stop(arch: Arch, stop: &SyscallStop<'_>) -> DecodedStop {
     decode_stop_with(arch, stop, None, true)
 }
 
-/// [`decode_stop`], with symlink lookups answered from `cache` when given (record), and exec
-/// arguments read only when `exec_args`.
+/// [`decode_stop`], with symlink lookups answered from `cache` when given (record: the
+/// tracer's root cache is then used too), and exec arguments read only when `exec_args`.
 pub fn decode_stop_with(
     arch: Arch,
     stop: &SyscallStop<'_>,
     cache: Option<&LinkCache>,
     exec_args: bool,
 ) -> DecodedStop {
+    decode_stop_opts(
+        arch,
+        stop,
+        DecodeOpts {
+            links: cache,
+            cached_root: cache.is_some(),
+            exec_args,
+        },
+    )
+}
+
+/// How [`decode_stop_opts`] reads the tracee.
+#[derive(Debug, Clone, Copy)]
+pub struct DecodeOpts<'a> {
+    /// Answer symlink lookups from this cache (record only).
+    pub links: Option<&'a LinkCache>,
+    /// Take the root from the tracer's cache ([`SyscallStop::root`]): only when every syscall
+    /// that can change a root stops (see [`procfs::RootCache`]).
+    pub cached_root: bool,
+    /// Read exec argv and environment names.
+    pub exec_args: bool,
+}
+
+/// Decode a stop with the real tracee memory and `/proc` view, as `opts` says.
+pub fn decode_stop_opts(arch: Arch, stop: &SyscallStop<'_>, opts: DecodeOpts<'_>) -> DecodedStop {
+    let DecodeOpts {
+        links: cache,
+        cached_root,
+        exec_args,
+    } = opts;
     let raw = RawSyscall {
         arch,
         nr: stop.nr,
@@ -114,17 +152,16 @@ pub fn decode_stop_with(
         pid: stop.pid,
         tid: stop.tid,
     };
-    let cached;
-    let view: &dyn decode::ProcView = match cache {
-        Some(cache) => {
-            cache.invalidate_for(def);
-            cached = CachedView { inner: view, cache };
-            &cached
-        }
-        None => &view,
+    if let Some(cache) = cache {
+        cache.invalidate_for(def);
+    }
+    let view = StopView {
+        inner: view,
+        links: cache,
+        root: cached_root.then_some(stop.root),
     };
     let decoded = match def {
-        Some(d) => decode::decode_with(d, &raw, &TraceeMemory { tid: stop.tid }, view, exec_args),
+        Some(d) => decode::decode_with(d, &raw, &TraceeMemory { tid: stop.tid }, &view, exec_args),
         None => Decoded::default(),
     };
     let name = match def {

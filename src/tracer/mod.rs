@@ -79,6 +79,9 @@ pub struct SyscallStop<'a> {
     pub nr: u64,
     pub args: [u64; 6],
     pub proc: &'a ProcInfo,
+    /// The thread's root directory as last read, kept across stops (see
+    /// [`procfs::RootCache`] for when a sink may use it).
+    pub root: &'a procfs::RootCache,
 }
 
 impl SyscallStop<'_> {
@@ -162,6 +165,34 @@ struct Task {
     pid: i32,
     /// Stopped at seccomp and resumed with PTRACE_SYSCALL: the next syscall stop is the exit.
     awaiting_exit: Option<(u32, u64, [u64; 6])>,
+    root: procfs::RootCache,
+}
+
+impl Task {
+    fn new(pid: i32) -> Task {
+        Task {
+            pid,
+            awaiting_exit: None,
+            root: procfs::RootCache::default(),
+        }
+    }
+}
+
+/// Whether a stopped call may change a root directory (chroot, pivot_root, setns, unshare,
+/// namespace clones are gated or spawn; unknown numbers and foreign ABIs are not known not to).
+fn may_change_root(audit_arch: u32, nr: u64) -> bool {
+    let arch = Arch::native();
+    audit_arch != arch.audit_arch()
+        || arch.by_nr(nr).is_none_or(|d| {
+            !matches!(
+                d.class,
+                crate::arch::Class::Free
+                    | crate::arch::Class::Checked
+                    | crate::arch::Class::Metadata
+                    | crate::arch::Class::Creds
+                    | crate::arch::Class::Memory
+            )
+        })
 }
 
 #[derive(Debug)]
@@ -245,13 +276,7 @@ impl Tracer {
         };
         let mut t = Tracer {
             start,
-            tasks: HashMap::from([(
-                root,
-                Task {
-                    pid: root,
-                    awaiting_exit: None,
-                },
-            )]),
+            tasks: HashMap::from([(root, Task::new(root))]),
             procs: HashMap::from([(
                 root,
                 Process {
@@ -341,11 +366,8 @@ impl Tracer {
         // that has not exec'd yet is its parent's copy: take comm, exe and creds from there.
         // See: tests/record.rs::deep_process_tree_with_parent_links
         if let std::collections::hash_map::Entry::Vacant(slot) = self.tasks.entry(tid) {
-            let (tgid, ppid) = status_ids(tid).unwrap_or((tid, 0));
-            slot.insert(Task {
-                pid: tgid,
-                awaiting_exit: None,
-            });
+            let (tgid, ppid) = procfs::status_ids(tid).unwrap_or((tid, 0));
+            slot.insert(Task::new(tgid));
             let inherited = self.procs.get(&ppid).map(|p| p.info.clone());
             let p = self.procs.entry(tgid).or_insert_with(|| Process {
                 info: match inherited {
@@ -412,7 +434,15 @@ impl Tracer {
                 ptrace::cont(tid, None)
             }
             libc::PTRACE_EVENT_EXEC => {
-                let former = i32::try_from(ptrace::event_msg(tid)?).unwrap_or(tid);
+                // The event message is the tid that called execve; only a process with other
+                // threads can have exec'd from one of them. Every thread that can run was seen
+                // (each starts in a stop sbx handles), so one known thread is the caller.
+                let pid = self.tasks.get(&tid).map_or(tid, |t| t.pid);
+                let former = if self.procs.get(&pid).is_some_and(|p| p.threads == 1) {
+                    tid
+                } else {
+                    i32::try_from(ptrace::event_msg(tid)?).unwrap_or(tid)
+                };
                 self.exec(tid, former, sink);
                 ptrace::cont(tid, None)
             }
@@ -434,8 +464,7 @@ impl Tracer {
         };
         // Fork and vfork events are processes by definition (the kernel reports
         // PTRACE_EVENT_CLONE for everything else, threads included): only then ask /proc.
-        let thread =
-            event == libc::PTRACE_EVENT_CLONE && tgid_of(child).is_some_and(|tg| tg == ppid);
+        let thread = event == libc::PTRACE_EVENT_CLONE && procfs::in_thread_group(ppid, child);
         let via = match event {
             libc::PTRACE_EVENT_FORK => SpawnVia::Fork,
             libc::PTRACE_EVENT_VFORK => SpawnVia::Vfork,
@@ -453,16 +482,14 @@ impl Tracer {
             self.drop_thread(old, false);
         }
         let child_pid = if thread { ppid } else { child };
-        let newly = self
-            .tasks
-            .insert(
-                child,
-                Task {
-                    pid: child_pid,
-                    awaiting_exit: None,
-                },
-            )
-            .is_none();
+        // The child starts in its creator's root. Taking the creator's cached root is as
+        // safe as the creator using it: the child's task is in the table from now on, so the
+        // next invalidation (a root-changing call's entry or exit) empties it too.
+        let mut task = Task::new(child_pid);
+        if let Some(creator) = self.tasks.get(&parent_tid) {
+            task.root = procfs::RootCache::inherit(&creator.root);
+        }
+        let newly = self.tasks.insert(child, task).is_none();
         if thread {
             if newly && let Some(p) = self.procs.get_mut(&ppid) {
                 p.threads += 1;
@@ -557,6 +584,12 @@ impl Tracer {
             let _ = signal::kill(Pid::from_raw(tid), Signal::SIGKILL);
             return Ok(());
         }
+        if may_change_root(audit_arch, nr) {
+            self.forget_roots();
+        }
+        let (Some(p), Some(task)) = (self.procs.get(&pid), self.tasks.get(&tid)) else {
+            return ptrace::cont(tid, None);
+        };
         let stop = SyscallStop {
             time_ns: self.now(),
             pid,
@@ -565,6 +598,7 @@ impl Tracer {
             nr,
             args,
             proc: &p.info,
+            root: &task.root,
         };
         let verdict = sink.on_syscall(&stop)?;
         self.apply(tid, verdict, (audit_arch, nr, args))
@@ -620,7 +654,13 @@ impl Tracer {
         {
             p.info.creds = c;
         }
-        let p = &self.procs[&pid];
+        // The call ran: a root it changed is visible only now.
+        if may_change_root(audit_arch, nr) {
+            self.forget_roots();
+        }
+        let (Some(p), Some(task)) = (self.procs.get(&pid), self.tasks.get(&tid)) else {
+            return ptrace::cont(tid, None);
+        };
         let stop = SyscallStop {
             time_ns: self.now(),
             pid,
@@ -629,6 +669,7 @@ impl Tracer {
             nr,
             args,
             proc: &p.info,
+            root: &task.root,
         };
         match sink.on_syscall_exit(&stop, rval)? {
             Verdict::Kill => {
@@ -669,6 +710,13 @@ impl Tracer {
         Ok(())
     }
 
+    /// Every thread's cached root may be stale (see [`procfs::RootCache`]).
+    fn forget_roots(&mut self) {
+        for t in self.tasks.values_mut() {
+            t.root.clear();
+        }
+    }
+
     fn drop_thread(&mut self, pid: i32, _exited: bool) {
         if let Some(p) = self.procs.get_mut(&pid) {
             p.threads = p.threads.saturating_sub(1);
@@ -677,22 +725,6 @@ impl Tracer {
             }
         }
     }
-}
-
-/// The thread-group id of `tid` from `/proc/TID/status`.
-fn tgid_of(tid: i32) -> Option<i32> {
-    status_ids(tid).map(|(tgid, _)| tgid)
-}
-
-/// `Tgid:` and `PPid:` of `/proc/TID/status`.
-fn status_ids(tid: i32) -> Option<(i32, i32)> {
-    let s = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    let field = |k: &str| {
-        s.lines()
-            .find_map(|l| l.strip_prefix(k))
-            .and_then(|v| v.trim().parse().ok())
-    };
-    Some((field("Tgid:")?, field("PPid:")?))
 }
 
 fn errno_text(errno: i32) -> &'static str {

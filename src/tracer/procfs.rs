@@ -54,6 +54,43 @@ impl ProcView for TraceeProc {
     }
 }
 
+/// A thread's root directory (`/proc/PID/task/TID/root`) remembered between stops: path
+/// resolution asks for it at every path argument, and reading a `/proc` root link is one of the
+/// dearest lookups sbx makes. A root changes only through chroot, pivot_root (which moves the
+/// root of every process in the namespace), setns and unshare/namespace clones: the tracer
+/// empties every thread's cache whenever a syscall of the gated or spawn class, an unknown
+/// number or a foreign ABI stops, at entry and again at exit (`tracer::Tracer::seccomp_stop`).
+/// A sink may use it only if every such call stops with an exit stop or never runs (record;
+/// enforce in kill/deny mode when the profile allows none of them).
+#[derive(Debug, Default)]
+pub struct RootCache(std::cell::OnceCell<Vec<u8>>);
+
+impl RootCache {
+    /// The cached root, or `view`'s root read now (and remembered if it could be read).
+    pub fn get_or_read(&self, view: &TraceeProc) -> Option<Vec<u8>> {
+        if let Some(r) = self.0.get() {
+            return Some(r.clone());
+        }
+        let r = view.root()?;
+        Some(self.0.get_or_init(|| r).clone())
+    }
+
+    /// A cache holding what `parent` holds: a new task starts with the root of the thread
+    /// that created it.
+    pub fn inherit(parent: &RootCache) -> RootCache {
+        let c = RootCache::default();
+        if let Some(r) = parent.0.get() {
+            let _ = c.0.set(r.clone());
+        }
+        c
+    }
+
+    /// Forget the root (it may have changed).
+    pub fn clear(&mut self) {
+        self.0.take();
+    }
+}
+
 impl TraceeProc {
     /// `/proc/PID/fd/N`'s target (what an fd really refers to).
     pub fn fd_path_bytes(&self, fd: i32) -> Option<Vec<u8>> {
@@ -68,13 +105,51 @@ pub fn is_setid(exe: &[u8]) -> bool {
     std::fs::metadata(OsStr::from_bytes(exe)).map_or(true, |m| m.permissions().mode() & 0o6000 != 0)
 }
 
+/// The start of a small `/proc` file: one `open`, one `read`, one `close` (`std::fs::read`
+/// would add a `statx` and a second `read` for end of file). The files read this way are
+/// `single_open` seq files, which hand out their whole text (up to `N` bytes) in the first read.
+fn read_head<const N: usize>(path: &str) -> Option<([u8; N], usize)> {
+    use std::io::Read;
+    let mut buf = [0u8; N];
+    let n = std::fs::File::open(path).ok()?.read(&mut buf).ok()?;
+    Some((buf, n))
+}
+
 /// `/proc/PID/comm` without the newline.
 pub fn comm(pid: i32) -> Vec<u8> {
-    let mut c = std::fs::read(format!("/proc/{pid}/comm")).unwrap_or_default();
+    // TASK_COMM_LEN is 16: 15 bytes and the newline fit in 32.
+    let Some((buf, n)) = read_head::<32>(&format!("/proc/{pid}/comm")) else {
+        return Vec::new();
+    };
+    let mut c = buf[..n].to_vec();
     if c.last() == Some(&b'\n') {
         c.pop();
     }
     c
+}
+
+/// The head of `/proc/TID/status` (Name .. Gid lines and more), as text.
+fn status_head(tid: i32) -> Option<String> {
+    // Uid: and Gid: are the 9th and 10th lines (< 400 bytes even with a 64-byte Name).
+    let (buf, n) = read_head::<1024>(&format!("/proc/{tid}/status"))?;
+    Some(String::from_utf8_lossy(&buf[..n]).into_owned())
+}
+
+/// `Tgid:` and `PPid:` of `/proc/TID/status`.
+pub fn status_ids(tid: i32) -> Option<(i32, i32)> {
+    let s = status_head(tid)?;
+    let field = |k: &str| {
+        s.lines()
+            .find_map(|l| l.strip_prefix(k))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    Some((field("Tgid:")?, field("PPid:")?))
+}
+
+/// Whether thread `tid` belongs to the thread group of `pid`: `/proc/PID/task/TID` exists only
+/// then (one `statx`, instead of reading `/proc/TID/status`).
+pub fn in_thread_group(pid: i32, tid: i32) -> bool {
+    std::fs::symlink_metadata(format!("/proc/{pid}/task/{tid}")).is_ok()
 }
 
 /// `/proc/PID/exe`.
@@ -84,8 +159,7 @@ pub fn exe(pid: i32) -> Vec<u8> {
 
 /// Real and effective ids from `/proc/PID/status` (`Uid:` and `Gid:` lines).
 pub fn creds(pid: i32) -> Option<Creds> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    parse_creds(&s)
+    parse_creds(&status_head(pid)?)
 }
 
 /// Parse the `Uid:`/`Gid:` lines of a `/proc/PID/status` text.
@@ -191,5 +265,11 @@ mod tests {
         let me = i32::try_from(std::process::id()).unwrap();
         assert!(!exe(me).is_empty());
         assert!(creds(me).is_some());
+        assert!(!comm(me).is_empty());
+        assert!(!comm(me).ends_with(b"\n"));
+        let ppid = i32::try_from(std::os::unix::process::parent_id()).unwrap();
+        assert_eq!(status_ids(me), Some((me, ppid)));
+        assert!(in_thread_group(me, me));
+        assert!(!in_thread_group(me, ppid));
     }
 }

@@ -2,11 +2,18 @@
 //!
 //! Used to refuse a syscall at a seccomp stop (set the number to -1 and the return value to
 //! `-errno`) and to re-point an argument register (the race defence).
+//!
+//! Changing the number or arguments of the pending call goes through
+//! `PTRACE_SET_SYSCALL_INFO` (Linux 6.16+, arch-neutral, one request) when the tracer holds the
+//! call as the kernel reported it ([`ptrace::current_call`]); otherwise, and on older kernels,
+//! through the registers (GETREGS/SETREGS on x86_64, three regset requests on aarch64). Every
+//! direct register write here forgets the held call, so it is never stale.
 
 use nix::sys::ptrace;
 use nix::unistd::Pid;
 
 use super::Error;
+use super::ptrace as request;
 
 fn err(tid: i32, operation: &'static str) -> impl FnOnce(nix::errno::Errno) -> Error {
     move |e| match e {
@@ -19,9 +26,31 @@ fn err(tid: i32, operation: &'static str) -> impl FnOnce(nix::errno::Errno) -> E
     }
 }
 
+/// Change the pending call with one `PTRACE_SET_SYSCALL_INFO`: its number when `nr` is given,
+/// and the arguments in `args`. `Ok(false)` when that cannot be done (no held call, an older
+/// kernel): the caller edits the registers.
+fn set_call_info(tid: i32, nr: Option<u64>, args: &[(u8, u64)]) -> Result<bool, Error> {
+    let Some(mut call) = request::current_call(tid) else {
+        return Ok(false);
+    };
+    if let Some(nr) = nr {
+        call.nr = nr;
+    }
+    for &(index, value) in args {
+        let Some(slot) = call.args.get_mut(usize::from(index)) else {
+            return Err(Error::Internal(format!(
+                "argument index {index} out of range"
+            )));
+        };
+        *slot = value;
+    }
+    request::set_seccomp_call(call)
+}
+
 /// Skip the syscall the tracee is stopped in (seccomp stop) and make it return `ret`.
 #[cfg(target_arch = "x86_64")]
 pub fn skip_syscall(tid: i32, ret: i64) -> Result<(), Error> {
+    request::forget_call(tid);
     let pid = Pid::from_raw(tid);
     let mut regs = ptrace::getregs(pid).map_err(err(tid, "PTRACE_GETREGS"))?;
     // orig_rax = -1: the kernel skips the syscall and returns rax as the result.
@@ -70,6 +99,7 @@ fn set_syscall_nr(tid: i32, nr: i32) -> Result<(), Error> {
 #[cfg(target_arch = "aarch64")]
 pub fn skip_syscall(tid: i32, ret: i64) -> Result<(), Error> {
     use nix::sys::ptrace::regset::NT_PRSTATUS;
+    request::forget_call(tid);
     let pid = Pid::from_raw(tid);
     set_syscall_nr(tid, -1)?;
     let mut regs = ptrace::getregset::<NT_PRSTATUS>(pid).map_err(err(tid, "PTRACE_GETREGSET"))?;
@@ -101,6 +131,10 @@ fn put_arg(regs: &mut libc::user_regs_struct, index: u8, value: u64) -> Result<(
 /// and its number too when `nr` is given.
 #[cfg(target_arch = "x86_64")]
 fn edit_call(tid: i32, nr: Option<u64>, args: &[(u8, u64)]) -> Result<(), Error> {
+    if set_call_info(tid, nr, args)? {
+        return Ok(());
+    }
+    request::forget_call(tid);
     let pid = Pid::from_raw(tid);
     let mut regs = ptrace::getregs(pid).map_err(err(tid, "PTRACE_GETREGS"))?;
     if let Some(nr) = nr {
@@ -127,6 +161,10 @@ pub fn set_args(tid: i32, args: &[(u8, u64)]) -> Result<(), Error> {
 #[cfg(target_arch = "aarch64")]
 pub fn set_args(tid: i32, args: &[(u8, u64)]) -> Result<(), Error> {
     use nix::sys::ptrace::regset::NT_PRSTATUS;
+    if set_call_info(tid, None, args)? {
+        return Ok(());
+    }
+    request::forget_call(tid);
     let pid = Pid::from_raw(tid);
     let mut regs = ptrace::getregset::<NT_PRSTATUS>(pid).map_err(err(tid, "PTRACE_GETREGSET"))?;
     for &(index, value) in args {
@@ -154,6 +192,7 @@ pub struct Saved(libc::user_regs_struct);
 /// PTRACE_SYSCALL; returns the registers to restore with [`restart_saved`].
 #[cfg(target_arch = "x86_64")]
 pub fn replace_syscall(tid: i32, nr: u64, args: [u64; 6]) -> Result<Saved, Error> {
+    request::forget_call(tid);
     let pid = Pid::from_raw(tid);
     let saved = ptrace::getregs(pid).map_err(err(tid, "PTRACE_GETREGS"))?;
     let mut r = saved;
@@ -173,6 +212,7 @@ pub fn replace_syscall(tid: i32, nr: u64, args: [u64; 6]) -> Result<Saved, Error
 /// 2-byte `syscall` instruction, so the original syscall runs again (and stops again).
 #[cfg(target_arch = "x86_64")]
 pub fn restart_saved(tid: i32, saved: Saved) -> Result<(), Error> {
+    request::forget_call(tid);
     let mut r = saved.0;
     r.rip = r.rip.wrapping_sub(2);
     r.rax = r.orig_rax;
@@ -183,6 +223,7 @@ pub fn restart_saved(tid: i32, saved: Saved) -> Result<(), Error> {
 #[cfg(target_arch = "aarch64")]
 pub fn replace_syscall(tid: i32, nr: u64, args: [u64; 6]) -> Result<Saved, Error> {
     use nix::sys::ptrace::regset::NT_PRSTATUS;
+    request::forget_call(tid);
     let pid = Pid::from_raw(tid);
     let saved = ptrace::getregset::<NT_PRSTATUS>(pid).map_err(err(tid, "PTRACE_GETREGSET"))?;
     let mut r = saved;
@@ -200,6 +241,7 @@ pub fn replace_syscall(tid: i32, nr: u64, args: [u64; 6]) -> Result<Saved, Error
 #[cfg(target_arch = "aarch64")]
 pub fn restart_saved(tid: i32, saved: Saved) -> Result<(), Error> {
     use nix::sys::ptrace::regset::NT_PRSTATUS;
+    request::forget_call(tid);
     let mut r = saved.0;
     r.pc = r.pc.wrapping_sub(4);
     ptrace::setregset::<NT_PRSTATUS>(Pid::from_raw(tid), r).map_err(err(tid, "PTRACE_SETREGSET"))
@@ -215,6 +257,9 @@ pub fn set_syscall(tid: i32, nr: u64, args: &[(u8, u64)]) -> Result<(), Error> {
 /// At a seccomp stop: change the pending syscall to `nr` with these argument registers.
 #[cfg(target_arch = "aarch64")]
 pub fn set_syscall(tid: i32, nr: u64, args: &[(u8, u64)]) -> Result<(), Error> {
+    if set_call_info(tid, Some(nr), args)? {
+        return Ok(());
+    }
     set_args(tid, args)?;
     let nr =
         i32::try_from(nr).map_err(|_| Error::Internal("syscall number out of range".into()))?;
