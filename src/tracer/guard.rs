@@ -689,7 +689,12 @@ mod tests {
     #[test]
     fn held_paths_are_per_thread() {
         let mut g = Guard::new();
-        let fd = g.open_held(b"/", true).unwrap();
+        let fd = match g.open_held(b"/", true) {
+            Ok(fd) => fd,
+            // qemu-user (the aarch64 unit-test run in CI) does not implement openat2.
+            Err(Errno::ENOSYS) => return,
+            Err(e) => panic!("openat2 of / failed: {e}"),
+        };
         let n = fd.as_raw_fd();
         g.held.insert(
             5,
