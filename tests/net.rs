@@ -39,6 +39,15 @@ fn step(d: &Dir, name: &str, zone: &str, cmd: &[&str]) -> (Output, PathBuf) {
         "the private network did not come up: {}",
         out.stderr
     );
+    // The step's servers died with it (they are named by the step's directory).
+    let needle = dir.to_string_lossy().into_owned();
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(&needle) && c.contains("_server.py"))
+        .collect();
+    assert!(left.is_empty(), "servers left running: {left:?}");
     (out, dir)
 }
 
