@@ -1029,6 +1029,9 @@ impl Sink for EnforceSink<'_> {
         thread: bool,
         via: SpawnVia,
     ) {
+        if !thread && let Some(g) = self.guard.as_mut() {
+            g.forked(parent.pid, child);
+        }
         if let Some(rec) = self.recorder.as_mut() {
             rec.on_spawn(time_ns, parent, child, thread, via);
         }

@@ -594,10 +594,18 @@ impl Guard {
         }
     }
 
-    /// A child process was forked: it inherits a copy of the region if its parent had one.
+    /// A child process was forked (fork, vfork, or clone without CLONE_THREAD): it inherits a
+    /// copy of the region (or shares it, with CLONE_VM) if its parent had one, so its first
+    /// guarded call needs no read of its `/proc/PID/maps`. The parent is stopped at its fork
+    /// event, so its own state cannot change before this runs; the child can: if its exec was
+    /// already reported (it is `fresh`), its new address space has no region. A wrong "mapped"
+    /// could only make the copy into the region fail, which aborts the run (fail closed).
     pub fn forked(&mut self, parent: i32, child: i32) {
-        if self.mapped.contains(&parent) {
+        if self.mapped.contains(&parent) && !self.fresh.contains(&child) {
             self.mapped.insert(child);
+        } else if !self.fresh.contains(&child) {
+            // Not known to have it: leave the decision to `prepare` (maps read or injection).
+            self.mapped.remove(&child);
         }
     }
 }
