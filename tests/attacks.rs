@@ -681,7 +681,57 @@ fn attacks() -> Vec<Attack> {
                 plain,
             ),
         ),
+        guard_remap("munmap"),
+        guard_remap("fixed"),
+        guard_remap("mprotect"),
+        guard_remap("mremap"),
     ]
+}
+
+/// Make sbx's read-only argument region writable (HOW: munmap + mmap, mmap(MAP_FIXED),
+/// mprotect, mremap(MREMAP_FIXED)), then overwrite its slots while opening an allowed file.
+/// Bare, the window ends up writable (PWNED line); under sbx the first call touching the region
+/// is refused. Before the enforce filter traced these calls, the mprotect variant leaked the
+/// secret. The benign twin does what a JIT does (mmap, mprotect RX, munmap of its own page).
+fn guard_remap(how: &'static str) -> Attack {
+    fn args(p: &Phase, f: &Fx, how: &str) -> Vec<String> {
+        v(&[
+            &f.attack,
+            "guard_remap",
+            how,
+            &p.w("ok.txt"),
+            &p.s("secret.txt"),
+            "20000",
+        ])
+    }
+    let name: &'static str = match how {
+        "munmap" => "guard region unmapped and mapped writable again, then raced",
+        "fixed" => "guard region replaced by mmap(MAP_FIXED) writable memory, then raced",
+        "mprotect" => "guard region re-protected writable, then raced",
+        _ => "writable mapping moved over the guard region by mremap, then raced",
+    };
+    let attack: Args = match how {
+        "munmap" => |p, f| args(p, f, "munmap"),
+        "fixed" => |p, f| args(p, f, "fixed"),
+        "mprotect" => |p, f| args(p, f, "mprotect"),
+        _ => |p, f| args(p, f, "mremap"),
+    };
+    Attack {
+        item: "1 argument races",
+        name,
+        attack,
+        benign: |p, f| v(&[&f.attack, "jit", &p.w("ok.txt")]),
+        wrap_bare: false,
+        bare_tries: 1,
+        runs: 1,
+        deny_run: true,
+        sbx_may_die: false,
+        settle_ms: 20,
+        extra: &[],
+        expect: "guard region",
+        deny_done: "",
+        control: false,
+    }
 }
 
 /// Attacks known not to be stopped yet: they stay in the suite and are reported, not hidden.

@@ -10,7 +10,7 @@ use anyhow::Context;
 use super::{EnforceArgs, Mode, exit};
 use crate::arch::Arch;
 use crate::event::ExitStatus;
-use crate::filter::{self, FilterMode, FilterSpec, Refuse};
+use crate::filter::{self, FilterMode, FilterSpec, GuardWindow, Refuse};
 use crate::learn::{LearnOptions, Learner};
 use crate::profile::parse::parse_str;
 use crate::profile::render::render;
@@ -19,6 +19,7 @@ use crate::sink::enforce::{self as sink, EnforceSink};
 use crate::sink::record::RecordSink;
 use crate::trace::TraceWriter;
 use crate::tracer::Tracer;
+use crate::tracer::guard::WINDOW_BASE;
 
 /// Linux 5.3 added PTRACE_GET_SYSCALL_INFO; pidfd_getfd (socket types) is 5.6.
 const MIN_KERNEL: (u32, u32) = (5, 6);
@@ -81,7 +82,12 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
         arch,
         mode,
         metadata: a.metadata,
-        guard: None,
+        // The race defence's region must stay mapped and read-only: every memory call that
+        // could unmap, remap or re-protect it stops (and is refused); the JIT's ordinary
+        // mprotect calls elsewhere run in-kernel. Audit mode and --unsafe-no-race-guard use
+        // no region.
+        guard: (a.mode != Mode::Audit && !a.unsafe_no_race_guard)
+            .then_some(GuardWindow { base: WINDOW_BASE }),
         // DNS answers matter when the profile names hosts, or to record them (-o).
         dns: policy.names_hosts() || a.output.is_some(),
     })
@@ -164,7 +170,8 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
         if diff.is_empty() {
             // Only in-kernel kills: sbx never saw the syscall, so there is no rule to suggest.
             // See: tests/enforce.rs::gated_syscall_is_killed_in_kernel_denied_or_allowed_by_rule
-            let hint = if a.mode == Mode::Kill {
+            let in_kernel = violations.iter().any(|v| v.object == "(refused in-kernel)");
+            let hint = if in_kernel {
                 "run with --mode audit to see which rules are missing"
             } else {
                 "no rule can allow them"

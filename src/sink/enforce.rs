@@ -217,7 +217,8 @@ impl<'p> EnforceSink<'p> {
         }
     }
 
-    fn report(&mut self, v: Violation, ev: Event) {
+    /// Report a violation; `ev`, when a rule could allow it, feeds the diff's learner.
+    fn report(&mut self, v: Violation, ev: Option<Event>) {
         if !self.quiet {
             eprintln!("sbx: violation: {}", v.line());
         }
@@ -225,7 +226,7 @@ impl<'p> EnforceSink<'p> {
             println!("{}", v.github_annotation());
         }
         self.violations.push(v);
-        self.violation_events.push(ev);
+        self.violation_events.extend(ev);
     }
 
     /// The verdict for a violation in this mode.
@@ -745,15 +746,21 @@ impl Sink for EnforceSink<'_> {
         }
         let mut bad: Vec<(Verb, String, String, i32)> = Vec::new();
         let mut must_fail = false;
+        // No profile rule can allow this (an unknown number, a touch of the guard region):
+        // never asked about in ask mode, never proposed as a rule in the diff.
+        let mut unallowable = false;
         match def.map(|d| d.class) {
             // The filter refuses unknown numbers and foreign ABIs in-kernel; reaching here means
             // the filter and the table disagree: refuse, whatever the mode.
-            None => bad.push((
-                Verb::Syscall,
-                d.syscall.name.clone(),
-                "unknown syscall".into(),
-                libc::ENOSYS,
-            )),
+            None => {
+                unallowable = true;
+                bad.push((
+                    Verb::Syscall,
+                    d.syscall.name.clone(),
+                    "unknown syscall".into(),
+                    libc::ENOSYS,
+                ));
+            }
             Some(Class::Spawn) => {
                 // clone reaches the tracer only with CLONE_UNTRACED or namespace flags.
                 let flags = stop.args[0];
@@ -788,6 +795,7 @@ impl Sink for EnforceSink<'_> {
             }
             Some(Class::Memory) => {
                 if touches_guard(def.map(|d| d.name).unwrap_or(""), &stop.args) {
+                    unallowable = true;
                     bad.push((
                         Verb::Syscall,
                         format!("{} over sbx's guard region", d.syscall.name),
@@ -827,7 +835,7 @@ impl Sink for EnforceSink<'_> {
         }
         // Ask mode: what the user already allowed for this run passes; the rest is put to them.
         let mut asked_kill = false;
-        if self.mode == Mode::Ask {
+        if self.mode == Mode::Ask && !unallowable {
             bad.retain(|(verb, object, ..)| {
                 !self
                     .allowed_now
@@ -873,7 +881,7 @@ impl Sink for EnforceSink<'_> {
             let ev = Self::event(stop, d.syscall.clone());
             for (verb, object, reason, _) in bad {
                 let v = self.violation(stop, &d.syscall.name, verb, object, reason);
-                self.report(v, ev.clone());
+                self.report(v, (!unallowable).then(|| ev.clone()));
             }
             if asked_kill {
                 Verdict::Kill
@@ -963,7 +971,7 @@ impl Sink for EnforceSink<'_> {
         match self.watch.remove(&stop.tid) {
             Some(Watch::MustFail(b)) if matches!(Outcome::from_raw(rval), Outcome::Value(_)) => {
                 let (v, ev) = *b;
-                self.report(v, ev);
+                self.report(v, Some(ev));
                 Ok(refuse)
             }
             Some(Watch::Opened(access, ev)) => {
@@ -988,7 +996,7 @@ impl Sink for EnforceSink<'_> {
                         format!("fd {fd}"),
                         "the opened file could not be verified: its fd was closed by another thread before sbx looked".into(),
                     );
-                    self.report(v, *ev);
+                    self.report(v, Some(*ev));
                     return Ok(refuse);
                 };
                 // Anonymous objects (pipe:[..], anon_inode:..) and unlinked files have no
@@ -1012,7 +1020,7 @@ impl Sink for EnforceSink<'_> {
                             reason_text(verb, &reason)
                         );
                         let v = self.violation(stop, &sys_name(&ev), verb, escape(&real), why);
-                        self.report(v, *ev);
+                        self.report(v, Some(*ev));
                         Ok(refuse)
                     }
                 }

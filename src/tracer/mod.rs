@@ -35,12 +35,17 @@ pub use spawn::Program;
 pub enum Error {
     #[error("tracee {tid} died")]
     TraceeDied { tid: i32 },
-    #[error("{operation} on {tid} failed: {source}")]
+    #[error("{operation} on {tid} failed: {errno}")]
     Tracee {
         tid: i32,
         operation: &'static str,
-        source: Errno,
+        errno: Errno,
     },
+    /// The workload could not be attached to: sbx itself is traced, or ptrace is restricted.
+    #[error(
+        "cannot trace the workload (PTRACE_SEIZE: {0}); is sbx itself running under a tracer (strace, gdb), or is ptrace restricted (kernel.yama.ptrace_scope = 3, a seccomp or LSM policy of the container)?"
+    )]
+    Attach(Errno),
     #[error("{cmd}: command not found")]
     CommandNotFound { cmd: String },
     #[error("{cmd}: cannot execute: {why}")]

@@ -34,10 +34,10 @@ pub enum SyscallInfo {
 fn ctx(tid: i32, operation: &'static str) -> impl FnOnce(Errno) -> Error {
     move |e| match e {
         Errno::ESRCH => Error::TraceeDied { tid },
-        source => Error::Tracee {
+        errno => Error::Tracee {
             tid,
             operation,
-            source,
+            errno,
         },
     }
 }
@@ -225,5 +225,8 @@ pub fn listen(tid: i32) -> Result<(), Error> {
 
 /// `PTRACE_SEIZE` with `options`.
 pub fn seize(pid: i32, options: ptrace::Options) -> Result<(), Error> {
-    ptrace::seize(Pid::from_raw(pid), options).map_err(ctx(pid, "PTRACE_SEIZE"))
+    ptrace::seize(Pid::from_raw(pid), options).map_err(|e| match e {
+        Errno::EPERM => Error::Attach(e),
+        e => ctx(pid, "PTRACE_SEIZE")(e),
+    })
 }

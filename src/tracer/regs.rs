@@ -18,10 +18,10 @@ use super::ptrace as request;
 fn err(tid: i32, operation: &'static str) -> impl FnOnce(nix::errno::Errno) -> Error {
     move |e| match e {
         nix::errno::Errno::ESRCH => Error::TraceeDied { tid },
-        source => Error::Tracee {
+        errno => Error::Tracee {
             tid,
             operation,
-            source,
+            errno,
         },
     }
 }
