@@ -78,7 +78,7 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
             on_gated: Refuse::Trace,
         },
     };
-    let programs = filter::build(&FilterSpec {
+    let spec = FilterSpec {
         arch,
         mode,
         metadata: a.metadata,
@@ -90,8 +90,21 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
             .then_some(GuardWindow { base: WINDOW_BASE }),
         // DNS answers matter when the profile names hosts, or to record them (-o).
         dns: policy.names_hosts() || a.output.is_some(),
-    })
-    .context("cannot build the seccomp filter")?;
+    };
+    let programs = filter::build(&spec).context("cannot build the seccomp filter")?;
+    if super::verbose() {
+        let includes: Vec<&str> = profile.includes.iter().map(|i| i.name.as_str()).collect();
+        eprintln!(
+            "sbx: profile {profile_name}: {} rules, includes [{}]; mode {}; CWD={} HOME={} TMPDIR={}",
+            profile.rules.len(),
+            includes.join(", "),
+            format!("{:?}", a.mode).to_lowercase(),
+            env.cwd,
+            env.home,
+            env.tmpdir,
+        );
+    }
+    super::describe_filter(arch, &programs, &spec);
     let sink_mode = match a.mode {
         Mode::Kill => sink::Mode::Kill,
         Mode::Deny => sink::Mode::Deny,
@@ -123,6 +136,9 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
     let mut status = super::status::StatusSink::new(&mut s);
     let result = Tracer::run(&a.command, &programs, &mut status);
     status.clear();
+    if super::verbose() {
+        eprintln!("{}", status.summary());
+    }
     let allowed = s.take_allowed();
     let (violations, events) = s.finish()?;
     let w = match result {

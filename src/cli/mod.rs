@@ -351,6 +351,58 @@ pub fn note_no_new_privs() {
     }
 }
 
+/// `-v`: what the seccomp filter makes the workload stop on, before the run.
+pub fn describe_filter(
+    arch: crate::arch::Arch,
+    programs: &[seccompiler::BpfProgram],
+    spec: &crate::filter::FilterSpec,
+) {
+    use crate::arch::Class;
+    if !verbose() {
+        return;
+    }
+    let insns: usize = programs.iter().map(Vec::len).sum();
+    let count = |c: Class| arch.table().iter().filter(|d| d.class == c).count();
+    let release = nix::sys::utsname::uname()
+        .map(|u| u.release().to_string_lossy().into_owned())
+        .unwrap_or_default();
+    eprintln!(
+        "sbx: {}, Linux {release}; seccomp: {} programs, {insns} BPF instructions",
+        arch.name(),
+        programs.len()
+    );
+    eprintln!(
+        "sbx: stops on {} checked + {} credential syscalls{}{}{}; {} gated syscalls {}; {} run in-kernel",
+        count(Class::Checked),
+        count(Class::Creds),
+        if spec.metadata {
+            format!(" + {} metadata", count(Class::Metadata))
+        } else {
+            String::new()
+        },
+        if spec.dns { " + DNS answers" } else { "" },
+        if spec.guard.is_some() {
+            " + memory calls over the guard region"
+        } else {
+            ""
+        },
+        count(Class::Gated),
+        match &spec.mode {
+            crate::filter::FilterMode::Record => "stopped and logged".to_string(),
+            crate::filter::FilterMode::Enforce { allowed_gated, .. } => format!(
+                "refused in-kernel unless allowed ({} allowed: {})",
+                allowed_gated.len(),
+                if allowed_gated.is_empty() {
+                    "none".to_string()
+                } else {
+                    allowed_gated.join(", ")
+                }
+            ),
+        },
+        count(Class::Free),
+    );
+}
+
 /// Turn a tracer error into sbx's exit code, printing the one-line message.
 pub fn tracer_error(e: crate::tracer::Error) -> anyhow::Result<u8> {
     use crate::tracer::Error;

@@ -15,14 +15,15 @@ use crate::tracer::Tracer;
 
 pub fn run(a: RecordArgs) -> anyhow::Result<u8> {
     let arch = Arch::native();
-    let programs = filter::build(&FilterSpec {
+    let spec = FilterSpec {
         arch,
         mode: FilterMode::Record,
         metadata: a.metadata,
         guard: None,
         dns: true,
-    })
-    .context("cannot build the seccomp filter")?;
+    };
+    let programs = filter::build(&spec).context("cannot build the seccomp filter")?;
+    super::describe_filter(arch, &programs, &spec);
     let header = super::header(arch, &a.command, a.metadata);
     let file = File::create(&a.output).with_context(|| format!("cannot create {:?}", a.output))?;
     let writer = TraceWriter::new(BufWriter::new(file), &header)
@@ -32,6 +33,9 @@ pub fn run(a: RecordArgs) -> anyhow::Result<u8> {
     let mut status = super::status::StatusSink::new(&mut sink);
     let result = Tracer::run(&a.command, &programs, &mut status);
     status.clear();
+    if super::verbose() {
+        eprintln!("{}", status.summary());
+    }
     let writer = sink.finish()?;
     writer
         .finish()

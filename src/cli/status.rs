@@ -13,6 +13,9 @@ pub struct StatusSink<'a, S: Sink> {
     pub inner: &'a mut S,
     enabled: bool,
     events: u64,
+    /// Processes seen: the root and every fork/vfork/clone that was not a thread.
+    processes: u64,
+    started: Instant,
     last: Instant,
     drawn: bool,
 }
@@ -24,9 +27,21 @@ impl<'a, S: Sink> StatusSink<'a, S> {
             inner,
             enabled,
             events: 0,
+            processes: 1,
+            started: Instant::now(),
             last: Instant::now(),
             drawn: false,
         }
+    }
+
+    /// The `-v` summary of the run: events seen, processes, wall time.
+    pub fn summary(&self) -> String {
+        format!(
+            "sbx: {} events (syscall stops, spawns, execs, exits) from {} processes in {:.2} s",
+            self.events,
+            self.processes,
+            self.started.elapsed().as_secs_f64()
+        )
     }
 
     /// Erase the status line (before sbx prints its summary).
@@ -48,6 +63,9 @@ impl<S: Sink> Sink for StatusSink<'_, S> {
     }
     fn on_spawn(&mut self, t: u64, parent: &TaskRef<'_>, child: i32, thread: bool, via: SpawnVia) {
         self.events += 1;
+        if !thread {
+            self.processes += 1;
+        }
         self.inner.on_spawn(t, parent, child, thread, via);
     }
     fn on_exec(&mut self, t: u64, task: &TaskRef<'_>, former_tid: Option<i32>) {
