@@ -194,12 +194,17 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
             };
             eprintln!("sbx: {} violation(s), {what}; {hint}", violations.len());
         } else {
-            eprintln!(
-                "sbx: {} violation(s), {what}; to accept them after review, add these rules:",
-                violations.len()
-            );
             if super::chatty() {
+                eprintln!(
+                    "sbx: {} violation(s), {what}; to accept them after review, add these rules:",
+                    violations.len()
+                );
                 eprint!("{diff}");
+            } else {
+                eprintln!(
+                    "sbx: {} violation(s), {what} (without -q, or in --report, the rules to add)",
+                    violations.len()
+                );
             }
         }
     }

@@ -24,7 +24,15 @@ use clap::{Parser, Subcommand};
     name = "sbx",
     version = concat!(env!("CARGO_PKG_VERSION"), " (git ", env!("SBX_GIT_REV"), ")"),
     about,
-    long_about
+    long_about,
+    after_long_help = "Examples:
+  sbx record -- npm install                  # watch one run -> trace.bin
+  sbx learn trace.bin > npm.profile          # generalize it into a profile
+  sbx enforce npm.profile -- npm install     # kill the run on the first violation
+  sbx enforce --mode audit -o seen.bin npm.profile -- npm install
+  sbx learn --base npm.profile seen.bin -o npm.profile   # accept reviewed changes
+
+Documentation: README.md and docs/ in the source tree (profile format, security, CI)."
 )]
 pub struct Cli {
     /// Print less: no notes or warnings, no diff after violations (errors and violation lines
@@ -274,7 +282,11 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Syscalls(a) => profile::run_syscalls(a),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(shell, &mut cmd, "sbx", &mut std::io::stdout());
+            // Into a buffer, then one write: a closed pipe (`| head`) is an io::Error that
+            // main() treats as success, where clap_complete's own writes would panic.
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "sbx", &mut out);
+            std::io::Write::write_all(&mut std::io::stdout(), &out)?;
             Ok(exit::OK)
         }
         Command::Man => {

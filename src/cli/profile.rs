@@ -3,8 +3,6 @@
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
-use anyhow::Context;
-
 use super::{CheckArgs, DiffArgs, ProfilesArgs, SyscallsArgs, exit};
 use crate::arch::{Arch, Class};
 use crate::policy::{CompiledPolicy, LoadError};
@@ -44,7 +42,14 @@ pub fn nameservers() -> Vec<std::net::IpAddr> {
 
 /// Read a profile file.
 pub fn read_profile(path: &Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("cannot read profile {}", path.display()))
+    std::fs::read_to_string(path).map_err(|e| {
+        let hint = if e.kind() == std::io::ErrorKind::NotFound {
+            " (hint: make one with `sbx record -- CMD` then `sbx learn trace.bin > PROFILE`)"
+        } else {
+            ""
+        };
+        anyhow::anyhow!("cannot read profile {}: {e}{hint}", path.display())
+    })
 }
 
 /// Parse, resolve includes and compile a profile against `env`. Errors are returned as one

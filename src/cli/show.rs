@@ -13,8 +13,18 @@ use crate::trace::TraceReader;
 /// Open a trace, with the file name in every error.
 pub fn open_trace(path: &Path) -> anyhow::Result<TraceReader<BufReader<File>>> {
     let f = File::open(path).with_context(|| format!("cannot open trace {}", path.display()))?;
-    TraceReader::new(BufReader::with_capacity(1 << 16, f))
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    TraceReader::new(BufReader::with_capacity(1 << 16, f)).map_err(|e| {
+        use crate::trace::reader::ReadErrorKind as K;
+        let hint = match e.kind {
+            K::BadMagic | K::Empty => {
+                " (hint: sbx reads the binary traces written by `sbx record -o FILE -- CMD`)"
+            }
+            K::NewerVersion { .. } => " (hint: read it with the sbx version that wrote it)",
+            K::BadVersion(_) => " (hint: this trace comes from an older sbx; record it again)",
+            _ => "",
+        };
+        anyhow::anyhow!("{}: {e}{hint}", path.display())
+    })
 }
 
 /// Iterate the events of a trace, calling `f` on each; a truncated tail is a warning, a
