@@ -522,6 +522,29 @@ fn gated_syscall_is_killed_in_kernel_denied_or_allowed_by_rule() {
     assert!(out.stdout.contains("unshare - ok"), "{}", out.stdout);
 }
 
+/// A process killed in-kernel (a gated syscall the profile does not allow) takes the rest of
+/// the tree with it, as a violation sbx decides does.
+/// See: the review of issue 4, where a sibling `sleep` kept running for its whole duration.
+#[test]
+fn in_kernel_kill_kills_the_rest_of_the_tree() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    setup(&d);
+    let mark = unique("inkernel");
+    let script = format!("{fs} tag {mark} sleep 100 & {fs} read in.txt; wait");
+    learn(d.path(), &["sh", "-c", &script]);
+    let script = format!("{fs} tag {mark} sleep 20000 & {fs} read in.txt unshare -; wait");
+    let out = enforce(d.path(), "kill", &["sh", "-c", &script]);
+    out.assert_code(VIOLATION);
+    assert!(out.elapsed < Duration::from_secs(10), "{:?}", out.elapsed);
+    assert!(!out.stdout.contains("unshare - ok"), "{}", out.stdout);
+    let v = violations(&out);
+    assert_eq!(v.len(), 1, "{}", out.stderr);
+    assert!(v[0].contains("refused in-kernel"), "{v:?}");
+    let left = pgrep(&mark);
+    assert!(left.is_empty(), "processes left: {left}");
+}
+
 #[test]
 fn kill_mode_kills_every_process_of_the_tree() {
     let fs = fx("fsops");

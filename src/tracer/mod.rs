@@ -698,7 +698,7 @@ impl Tracer {
             .map(|p| p.info.clone())
             .unwrap_or_default();
         let now = self.now();
-        sink.on_exit(
+        let verdict = sink.on_exit(
             now,
             &TaskRef {
                 pid,
@@ -708,6 +708,11 @@ impl Tracer {
             status,
             last && tid == pid,
         );
+        // The sink judged this death a violation (a process killed in-kernel by the seccomp
+        // filter): the rest of the tree must not run on.
+        if verdict == Verdict::Kill && !self.killing {
+            self.kill_tree();
+        }
         if tid == pid && pid == self.root {
             self.root_status = Some(status);
         }
