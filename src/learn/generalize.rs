@@ -148,9 +148,14 @@ fn trim_slash(v: &[u8]) -> &[u8] {
     }
 }
 
-/// Rewrite `/proc/<pid>/...`: the accessor's own pid (or tid) becomes `self`, another pid `*`,
-/// and every all-digit segment deeper under `/proc` (task ids, fd numbers) becomes a marker
-/// that [`generalize_segment`] turns into `*`. Returns the input unchanged outside `/proc`.
+/// The segment [`rewrite_proc`] puts where a number was: NUL cannot occur in a path, so it
+/// survives variable abstraction and glob escaping, and [`generalize_path`] turns it into `*`.
+const PROC_NUMBER: u8 = 0;
+
+/// Rewrite `/proc/<pid>/...`: the accessor's own pid (or tid) becomes `self`, another pid a
+/// marker, and every all-digit segment deeper under `/proc` (task ids, fd numbers) a marker
+/// ([`PROC_NUMBER`]) that [`generalize_path`] turns into `*`. Returns the input unchanged
+/// outside `/proc`.
 pub fn rewrite_proc(path: &[u8], pid: i32, tid: i32) -> Cow<'_, [u8]> {
     let Some(rest) = path.strip_prefix(b"/proc/") else {
         return Cow::Borrowed(path);
@@ -167,11 +172,11 @@ pub fn rewrite_proc(path: &[u8], pid: i32, tid: i32) -> Cow<'_, [u8]> {
             if n == Some(i64::from(pid)) || n == Some(i64::from(tid)) {
                 out.extend_from_slice(b"self");
             } else {
-                out.push(b'*');
+                out.push(PROC_NUMBER);
             }
             changed = true;
         } else if digits {
-            out.push(b'*');
+            out.push(PROC_NUMBER);
             changed = true;
         } else {
             out.extend_from_slice(seg);
@@ -900,6 +905,10 @@ pub fn generalize_path(
         .iter()
         .enumerate()
         .map(|(i, &s)| {
+            if s.as_bytes() == [PROC_NUMBER] {
+                changed = true;
+                return "*".to_string();
+            }
             if s.starts_with("${")
                 || s.contains('\\')
                 || s.chars().any(crate::profile::vars::is_reserved)
@@ -1120,14 +1129,37 @@ mod tests {
         let cases: &[(&[u8], &[u8])] = &[
             (b"/proc/4711/stat", b"/proc/self/stat"),
             (b"/proc/4712/stat", b"/proc/self/stat"),
-            (b"/proc/99/stat", b"/proc/*/stat"),
-            (b"/proc/4711/task/4712/comm", b"/proc/self/task/*/comm"),
-            (b"/proc/self/fd/17", b"/proc/self/fd/*"),
+            (b"/proc/99/stat", b"/proc/\0/stat"),
+            (b"/proc/4711/task/4712/comm", b"/proc/self/task/\0/comm"),
+            (b"/proc/self/fd/17", b"/proc/self/fd/\0"),
             (b"/proc/meminfo", b"/proc/meminfo"),
             (b"/procx/1", b"/procx/1"),
         ];
         for (input, want) in cases {
             assert_eq!(&*rewrite_proc(input, 4711, 4712), *want);
+        }
+    }
+
+    /// The rendered rule is a glob that matches other pids, not a literal `\*`.
+    /// See: the review of issue 3 (`read /proc/\*/status` was learned).
+    #[test]
+    fn proc_numbers_become_wildcards_in_rules() {
+        // (path, accessor's pid, rule, another path the rule must match)
+        let cases = [
+            ("/proc/99/status", "/proc/*/status", "/proc/1234/status"),
+            (
+                "/proc/4711/task/4712/comm",
+                "/proc/self/task/*/comm",
+                "/proc/self/task/4713/comm",
+            ),
+            ("/proc/self/fd/17", "/proc/self/fd/*", "/proc/self/fd/3"),
+            ("/proc/4711/stat", "/proc/self/stat", "/proc/self/stat"),
+        ];
+        for (input, want, other) in cases {
+            let got = generalize_path(input.as_bytes(), 4711, 4712, &[], &[]);
+            assert_eq!(got, want, "{input}");
+            let glob = globset::Glob::new(&got).unwrap().compile_matcher();
+            assert!(glob.is_match(other), "{got} should match {other}");
         }
     }
 
