@@ -253,6 +253,19 @@ impl Learner {
                 continue;
             }
             let key = match &rule.pattern {
+                // A base rule naming a secret place exactly (learned with a WARNING, or
+                // written by hand) stays exact and keeps generalization away, as when a trace
+                // shows it: no `dir/**` may swallow it.
+                // See: learn::tests::base_secret_rules_stay_exact_and_block_collapsing
+                Pattern::Path(p) if !has_glob(p) && generalize::is_secret(p) => {
+                    self.forbidden.insert(p.clone());
+                    if matches!(rule.verb, Verb::Probe | Verb::Stat) {
+                        self.exact.insert((rule.verb, p.clone()));
+                    } else {
+                        self.secrets.insert((rule.verb, p.clone()));
+                    }
+                    (rule.verb, p.clone())
+                }
                 Pattern::Path(p) => {
                     self.paths.entry(rule.verb).or_default().insert(p.clone());
                     (rule.verb, p.clone())
@@ -780,3 +793,26 @@ pub fn verbs_of(access: crate::event::AccessSet, metadata: bool) -> Vec<Verb> {
 
 #[cfg(test)]
 mod tests;
+
+/// Does a profile path pattern contain an unescaped glob metacharacter (`${NAME}` variables
+/// are not globs)?
+fn has_glob(p: &str) -> bool {
+    let mut chars = p.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '$' if chars.peek() == Some(&'{') => {
+                for c in chars.by_ref() {
+                    if c == '}' {
+                        break;
+                    }
+                }
+            }
+            '*' | '?' | '[' | '{' => return true,
+            _ => {}
+        }
+    }
+    false
+}

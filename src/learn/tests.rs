@@ -876,6 +876,76 @@ fn base_profile_rules_are_kept_and_widened() {
     assert!(p.includes.iter().any(|i| i.name == "shell"));
 }
 
+/// A base with secret files kept exact (with their WARNING) among many siblings: widening it
+/// with an unrelated trace keeps them exact, keeps the warning, and does not collapse their
+/// directory into `dir/**`.
+/// See: the review of issue 3 (`read ${HOME}/.config/tool/**` was learned over `my_token`).
+#[test]
+fn base_secret_rules_stay_exact_and_block_collapsing() {
+    let rule = |path: &str, comments: Vec<String>| Rule {
+        effect: Effect::Allow,
+        verb: Verb::Read,
+        pattern: Pattern::Path(path.into()),
+        comments,
+        span: Span::default(),
+    };
+    let warn = |p: &str| {
+        vec![format!(
+            "WARNING: the traced run used a secret place (read {p})"
+        )]
+    };
+    let mut rules = vec![
+        rule(
+            "${HOME}/.config/tool/my_token",
+            warn("${HOME}/.config/tool/my_token"),
+        ),
+        rule(
+            "${HOME}/.config/tool/cert.pem",
+            warn("${HOME}/.config/tool/cert.pem"),
+        ),
+    ];
+    for i in 0..10 {
+        rules.push(rule(
+            &format!("${{HOME}}/.config/tool/file{i}.conf"),
+            vec![],
+        ));
+    }
+    let base = Profile {
+        header: vec![],
+        includes: vec![],
+        rules,
+    };
+    let run = npm_run(&ENV_A, 4000, 1);
+    let p = learn_runs(
+        &[&run],
+        LearnOptions {
+            base: Some(base),
+            ..LearnOptions::default()
+        },
+    );
+    let t = text(&p);
+    assert!(!t.contains("${HOME}/.config/tool/**"), "{t}");
+    assert!(!t.contains("${HOME}/.config/tool/*\n"), "{t}");
+    for secret in ["my_token", "cert.pem"] {
+        let line = format!("read ${{HOME}}/.config/tool/{secret}\n");
+        let at = t
+            .find(&line)
+            .unwrap_or_else(|| panic!("{line} missing:\n{t}"));
+        let above = t[..at].lines().last().unwrap_or("");
+        assert!(above.starts_with("# WARNING"), "{above}\n{t}");
+    }
+    assert!(
+        !admits(
+            &p,
+            &ENV_A,
+            Verb::Read,
+            "/home/alice/.config/tool/other_token",
+            4000
+        ),
+        "{t}"
+    );
+}
+
 #[test]
 fn verb_mapping_table() {
     let s = |a: &[Access]| a.iter().copied().collect::<AccessSet>();
