@@ -459,3 +459,123 @@ fn workload_inherits_exactly_the_fds_it_would_have_without_sbx() {
     out.assert_code(0);
     assert_eq!(out.stdout, b.stdout);
 }
+
+/// Gated and creds syscalls are recorded with their arguments decoded: namespace flag names,
+/// chroot's path (absolute, as a target without access), personality flags, the ids of
+/// setresuid, the ptrace request; as many arguments as each call takes. Learning turns them
+/// into `syscall NAME` rules, not path rules.
+#[test]
+fn gated_and_creds_syscalls_recorded_decoded() {
+    let d = Dir::new();
+    std::fs::create_dir(d.join("jail")).unwrap();
+    let jail = std::fs::canonicalize(d.join("jail")).unwrap();
+    let jail = jail.to_str().unwrap();
+    let bin = fixture("gated");
+    let (out, _, ev) = record(d.path(), &[bin.to_str().unwrap(), "jail"]);
+    out.assert_code(0);
+    assert!(out.stdout.contains("ptrace=1\n"), "{}", out.stdout); // EPERM: sbx traces it
+    let uid = nix::unistd::getuid().as_raw();
+
+    // The chroot target: the literal "jail", made absolute, with no access.
+    let (_, chroot) = syscalls(&ev)
+        .find(|(_, sc)| sc.name == "chroot")
+        .expect("chroot recorded");
+    let [t] = chroot.targets.as_slice() else {
+        panic!("chroot targets: {:?}", chroot.targets)
+    };
+    assert!(t.access.is_empty());
+    let Object::Path(p) = &t.object else {
+        panic!("{t:?}")
+    };
+    assert_eq!(
+        (s(&p.literal), s(p.effective())),
+        ("jail".into(), jail.into())
+    );
+    let want_chroot = if uid == 0 {
+        Outcome::Value(0)
+    } else {
+        Outcome::Errno(1)
+    };
+    assert_eq!(chroot.outcome, want_chroot);
+
+    let trace = d.join("trace.bin");
+    let text = crate::util::sbx([std::ffi::OsStr::new("show"), trace.as_os_str()]);
+    text.assert_code(0);
+    let lines: Vec<&str> = text.stdout.lines().collect();
+    let line = |start: &str| -> String {
+        lines
+            .iter()
+            .find(|l| {
+                l.split_once("] ")
+                    .is_some_and(|(_, r)| r.starts_with(start))
+            })
+            .unwrap_or_else(|| panic!("no line starting {start:?} in\n{}", text.stdout))
+            .to_string()
+    };
+    // The literal as passed, then the absolute path sbx resolved.
+    let abs = r#""jail" -> ""#;
+    for (start, want) in [
+        (
+            "unshare(",
+            "unshare(CLONE_NEWNS|CLONE_NEWUSER) as ".to_string(),
+        ),
+        ("chroot(", format!("chroot({abs}{jail}\") as ")),
+        (
+            "personality(0xffffffff",
+            "personality(0xffffffff (query)) as ".into(),
+        ),
+        (
+            "personality(PER",
+            "personality(PER_LINUX|ADDR_NO_RANDOMIZE) as ".into(),
+        ),
+        ("setresuid(", format!("setresuid({uid}, {uid}, -1) as ")),
+        ("ptrace(", "ptrace(PTRACE_ATTACH, ".into()),
+    ] {
+        let l = line(start);
+        assert!(l.contains(&want), "{l:?} lacks {want:?}");
+    }
+    // Four arguments, no trailing registers; EPERM: sbx already traces the child.
+    let l = line("ptrace(");
+    assert!(
+        l.contains(", 0, 0) as ") && l.ends_with("= -1 EPERM"),
+        "{l}"
+    );
+
+    // JSON: the same argument texts, the path as a target.
+    let (o, v) = crate::util::show_json(&trace, &["--syscall", "chroot"]);
+    o.assert_code(0);
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(
+        v[0]["decoded_args"],
+        serde_json::json!([format!("{abs}{jail}\"")])
+    );
+    assert_eq!(v[0]["targets"][0]["type"], "path");
+    assert_eq!(v[0]["targets"][0]["abs"], jail);
+    assert_eq!(v[0]["targets"][0]["access"], serde_json::json!([]));
+    for (name, want) in [
+        ("unshare", serde_json::json!(["CLONE_NEWNS|CLONE_NEWUSER"])),
+        (
+            "setresuid",
+            serde_json::json!([uid.to_string(), uid.to_string(), "-1"]),
+        ),
+    ] {
+        let (_, v) = crate::util::show_json(&trace, &["--syscall", name]);
+        assert_eq!(v.len(), 1, "{name}: {v:?}");
+        assert_eq!(v[0]["decoded_args"], want, "{name}");
+    }
+    let (_, v) = crate::util::show_json(&trace, &["--syscall", "ptrace"]);
+    let args = &v[0]["decoded_args"];
+    assert_eq!(args.as_array().map(Vec::len), Some(4), "{args}");
+    assert_eq!(args[0], "PTRACE_ATTACH");
+
+    // Learned as syscall rules; chroot's directory is no read or write rule.
+    let profile = crate::util::learn_cli(&[&trace], &d.join("p.profile"), &[]);
+    for name in ["unshare", "chroot", "personality", "ptrace"] {
+        assert!(
+            profile.contains(&format!("syscall {name}\n")),
+            "{name}:\n{profile}"
+        );
+    }
+    let rules: Vec<&str> = profile.lines().filter(|l| !l.starts_with('#')).collect();
+    assert!(!rules.iter().any(|l| l.contains("jail")), "{profile}");
+}
