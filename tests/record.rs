@@ -646,3 +646,25 @@ fn gated_and_creds_syscalls_recorded_decoded() {
     let rules: Vec<&str> = profile.lines().filter(|l| !l.starts_with('#')).collect();
     assert!(!rules.iter().any(|l| l.contains("jail")), "{profile}");
 }
+
+/// The root's first execve is shown under the program's comm and exe, not sbx's (the root is
+/// sbx's spawn code until then), so `sbx show --comm PROG` finds it; a later exec stays under
+/// the comm of the program that called it.
+#[test]
+fn root_execve_carries_the_programs_comm() {
+    let d = Dir::new();
+    let (out, _, ev) = record(d.path(), &["sh", "-c", "exec /bin/true"]);
+    out.assert_code(0);
+    let execves: Vec<(String, String)> = syscalls(&ev)
+        .filter(|(_, sc)| sc.name == "execve")
+        .map(|(e, _)| (s(&e.proc.comm), s(&e.proc.exe)))
+        .collect();
+    assert_eq!(execves.len(), 2, "{execves:?}");
+    assert_eq!(execves[0].0, "sh");
+    assert!(!execves[0].1.contains("sbx"), "{execves:?}");
+    assert_eq!(execves[1].0, "sh");
+    let trace = d.join("trace.bin");
+    let (o, v) = crate::util::show_json(&trace, &["--comm", "sh", "--syscall", "execve"]);
+    o.assert_code(0);
+    assert_eq!(v.len(), 2, "{v:?}");
+}
