@@ -153,6 +153,12 @@ pub enum Object {
     /// A host name asked of DNS (normalized: lower case, no trailing dot), or
     /// [`crate::dns::MALFORMED`] for a payload to port 53 that is not a DNS query.
     DnsName(String),
+    /// A string argument of a gated syscall that names no file (mount's file system type or
+    /// source device, a key type, module parameters), exactly as read. Always with an empty
+    /// access set: it is shown, never learned or judged.
+    Text(Vec<u8>),
+    /// A list of ids read from memory (setgroups' group list), with an empty access set.
+    Ids(Vec<u32>),
 }
 
 /// A path argument: as written, as resolved by sbx, and where symlinks lead.

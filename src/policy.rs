@@ -550,8 +550,9 @@ impl CompiledPolicy {
         let mut findings = Vec::new();
         match &ev.kind {
             EventKind::Syscall(sc) => {
-                if (sc.targets.is_empty() || is_gated(&sc.name)) && !self.syscall_allowed(&sc.name)
-                {
+                // Targets without access are a gated call's decoded arguments (chroot's path).
+                let gated_args = sc.targets.iter().all(|t| t.access.is_empty());
+                if (gated_args || is_gated(&sc.name)) && !self.syscall_allowed(&sc.name) {
                     findings.push(Finding {
                         verb: Verb::Syscall,
                         object: sc.name.clone(),
@@ -660,6 +661,8 @@ impl CompiledPolicy {
                 anon(out, &what);
             }
             Object::Anon(name) => anon(out, name),
+            // Arguments of gated syscalls (always without access): `syscall NAME` decides.
+            Object::Text(_) | Object::Ids(_) => {}
             Object::DnsName(name) => {
                 if verbs.contains(&Verb::Resolve) {
                     let check = self.resolve_check(name);

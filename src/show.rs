@@ -19,8 +19,8 @@ use std::fmt::Write as _;
 use globset::{Candidate, GlobMatcher};
 use serde_json::{Value, json};
 
-use crate::arch::{Arch, Class, Follow, Sem, SockOp};
-use crate::decode::flags;
+use crate::arch::{Arch, Arg, Class, Follow, Sem, SockOp};
+use crate::decode::{self, flags};
 use crate::event::{
     Access, AccessSet, Event, EventKind, ExitStatus, Object, Outcome, PathObj, ResolveSource,
     Resolved, SockAddr, SpawnVia, Syscall, Target, errno_name,
@@ -128,7 +128,15 @@ fn object(o: &Object) -> String {
         Object::Fd { fd, path } => fd_arg(*fd, path.as_deref()),
         Object::Anon(name) => format!("anon {}", quote(name)),
         Object::DnsName(name) => format!("dns query {name}"),
+        Object::Text(t) => quote(t),
+        Object::Ids(ids) => id_list(ids),
     }
+}
+
+/// `[0, 27, 100]`.
+fn id_list(ids: &[u32]) -> String {
+    let ids: Vec<String> = ids.iter().map(u32::to_string).collect();
+    format!("[{}]", ids.join(", "))
 }
 
 /// `registry.npmjs.org -> 104.16.1.34, 2606:4700::6810:122 (dns 10.0.0.53:53)`.
@@ -430,7 +438,80 @@ impl<'a> Slots<'a> {
         self.set(i, s);
     }
 
-    fn render(self, name: &str) -> String {
+    /// Slot `i` from the next path target; `NULL` or the pointer in hex without one.
+    fn path_or_null(&mut self, i: u8) {
+        let s = self
+            .take(|t| match &t.object {
+                Object::Path(p) => Some(path_arg(p)),
+                _ => None,
+            })
+            .unwrap_or_else(|| pointer(self.word(i)));
+        self.set(i, s);
+    }
+
+    /// Slot `i` from the next text target; `NULL` or the pointer in hex without one.
+    fn text_or_null(&mut self, i: u8) {
+        let s = self
+            .take(|t| match &t.object {
+                Object::Text(s) => Some(quote(s)),
+                _ => None,
+            })
+            .unwrap_or_else(|| pointer(self.word(i)));
+        self.set(i, s);
+    }
+
+    /// The [`Sem::Args`] of a gated or creds call: exactly `list.len()` arguments.
+    fn args(&mut self, list: &[Arg]) {
+        for (i, arg) in list.iter().enumerate() {
+            let i = u8::try_from(i).unwrap_or(u8::MAX);
+            let w = self.word(i);
+            let s = match *arg {
+                Arg::Hex if w == 0 => "0".to_string(),
+                Arg::Hex => format!("{w:#x}"),
+                Arg::Int => int_arg(w),
+                Arg::Size => w.to_string(),
+                Arg::Fd => {
+                    self.fd(i);
+                    continue;
+                }
+                Arg::Dirfd => flags::dirfd(w),
+                Arg::Id => flags::id(w),
+                Arg::Path { .. } => {
+                    self.path_or_null(i);
+                    continue;
+                }
+                Arg::MountSource if w != 0 && self.word(3) & decode::MS_BIND_OR_MOVE != 0 => {
+                    self.path_or_null(i);
+                    continue;
+                }
+                Arg::MountSource | Arg::Str => {
+                    self.text_or_null(i);
+                    continue;
+                }
+                Arg::MountFlags => flags::mount_flags(w),
+                Arg::UmountFlags => flags::umount_flags(w),
+                Arg::CloneFlags => flags::clone_flags(w),
+                Arg::NsFlags => flags::ns_flags(w),
+                Arg::PtraceRequest => flags::ptrace_request(w),
+                Arg::Personality => flags::personality(w),
+                Arg::BpfCmd => flags::bpf_cmd(w),
+                Arg::Signal => {
+                    flags::signal_name(u32::try_from(w & 0xffff_ffff).unwrap_or(0).cast_signed())
+                }
+                Arg::GidList => self
+                    .take(|t| match &t.object {
+                        Object::Ids(ids) => Some(id_list(ids)),
+                        _ => None,
+                    })
+                    .unwrap_or_else(|| pointer(w)),
+            };
+            self.set(i, s);
+        }
+        // A call without arguments (vhangup) still prints `()`: nothing to set.
+    }
+
+    /// The argument texts, and the targets no slot showed (`access object`).
+    fn finish(self) -> (Vec<String>, Vec<String>) {
         let mut args = Vec::with_capacity(self.count);
         for i in 0..self.count {
             match &self.slots[i] {
@@ -438,7 +519,6 @@ impl<'a> Slots<'a> {
                 None => args.push(raw_word(self.sys.args[i])),
             }
         }
-        let mut s = format!("{name}({})", args.join(", "));
         let rest: Vec<String> = self
             .sys
             .targets
@@ -447,17 +527,32 @@ impl<'a> Slots<'a> {
             .filter(|(_, used)| !**used)
             .map(|(t, _)| format!("{} {}", access_names(t.access), object(&t.object)))
             .collect();
-        if !rest.is_empty() {
-            let _ = write!(s, " [{}]", rest.join(", "));
-        }
-        s
+        (args, rest)
+    }
+}
+
+/// A pointer word: `NULL` or hex.
+fn pointer(w: u64) -> String {
+    if w == 0 {
+        "NULL".to_string()
+    } else {
+        format!("{w:#x}")
     }
 }
 
 /// `name(args)` placed by the arch table's [`Sem`], or raw words plus targets.
 fn format_syscall(sys: &Syscall, arch: Arch, sem: Option<Sem>) -> String {
+    let (args, rest) = syscall_args(sys, arch, sem);
+    let mut s = format!("{}({})", escape(sys.name.as_bytes()), args.join(", "));
+    if !rest.is_empty() {
+        let _ = write!(s, " [{}]", rest.join(", "));
+    }
+    s
+}
+
+/// The arguments of `sys` as `show` prints them, and the targets no argument showed.
+fn syscall_args(sys: &Syscall, arch: Arch, sem: Option<Sem>) -> (Vec<String>, Vec<String>) {
     let mut a = Slots::new(sys);
-    let name = escape(sys.name.as_bytes());
     match sem {
         Some(Sem::Open {
             dirfd,
@@ -604,6 +699,7 @@ fn format_syscall(sys: &Syscall, arch: Arch, sem: Option<Sem>) -> String {
                 a.set(2, int_arg(a.word(2)));
             }
         },
+        Some(Sem::Args(list)) => a.args(list),
         Some(Sem::Raw) | None => {
             // Unknown to the table: every word in hex, trailing zeros dropped.
             let n = sys.args.iter().rposition(|w| *w != 0).map_or(0, |i| i + 1);
@@ -613,7 +709,7 @@ fn format_syscall(sys: &Syscall, arch: Arch, sem: Option<Sem>) -> String {
             }
         }
     }
-    a.render(&name)
+    a.finish()
 }
 
 /// Bytes as a JSON string: as-is when UTF-8, else C-escaped (see [`escape`]).
@@ -685,13 +781,20 @@ fn target_json(t: &Target) -> Value {
         }
         Object::Anon(name) => json!({"type": "anon", "name": bytes_json(name)}),
         Object::DnsName(name) => json!({"type": "dns_name", "name": name}),
+        Object::Text(t) => json!({"type": "text", "text": bytes_json(t)}),
+        Object::Ids(ids) => json!({"type": "ids", "ids": ids}),
     };
     v["access"] = json!(access);
     v
 }
 
-/// One event as a JSON object (one line of `sbx show --json`).
-pub fn event_json(ev: &Event) -> Value {
+/// One event as a JSON object (one line of `sbx show --json`). `arch` is the trace's: syscall
+/// events carry `decoded_args`, the arguments as the text line shows them.
+pub fn event_json(ev: &Event, arch: Arch) -> Value {
+    event_json_with(ev, arch, &|name| arch.by_name(name).map(|d| d.sem))
+}
+
+fn event_json_with(ev: &Event, arch: Arch, sem_of: &dyn Fn(&str) -> Option<Sem>) -> Value {
     let c = ev.proc.creds;
     let mut v = json!({
         "time_ns": ev.time_ns,
@@ -708,6 +811,7 @@ pub fn event_json(ev: &Event) -> Value {
             "syscall": s.name,
             "nr": s.nr,
             "args": s.args,
+            "decoded_args": syscall_args(s, arch, sem_of(&s.name)).0,
             "targets": s.targets.iter().map(target_json).collect::<Vec<_>>(),
             "outcome": outcome_json(&s.outcome),
         }),
@@ -901,6 +1005,11 @@ impl Stats {
         c.calls += 1;
         c.failed += u64::from(failed);
         for t in &s.targets {
+            // A gated call's arguments (chroot's directory) are no file access: the call is
+            // counted under gated syscalls.
+            if t.access.is_empty() {
+                continue;
+            }
             let path = match &t.object {
                 Object::Path(p) => Some(p.effective()),
                 Object::Fd { path: Some(p), .. } => Some(p.as_slice()),
@@ -911,7 +1020,11 @@ impl Stats {
                     }
                     None
                 }
-                Object::Fd { path: None, .. } | Object::Anon(_) | Object::DnsName(_) => None,
+                Object::Fd { path: None, .. }
+                | Object::Anon(_)
+                | Object::DnsName(_)
+                | Object::Text(_)
+                | Object::Ids(_) => None,
             };
             if let Some(path) = path {
                 let (dir, name) = split_dir(path);
@@ -1517,6 +1630,160 @@ mod tests {
         }
     }
 
+    /// Gated and creds calls through the real tables: named arguments, exactly as many as
+    /// the call takes, paths and strings from their targets.
+    #[test]
+    fn gated_lines() {
+        let none = AccessSet::EMPTY;
+        let path = |lit: &[u8], abs: &[u8]| Target {
+            access: none,
+            object: Object::Path(PathObj {
+                literal: lit.to_vec(),
+                abs: abs.to_vec(),
+                resolved: None,
+            }),
+        };
+        let text = |t: &[u8]| Target {
+            access: none,
+            object: Object::Text(t.to_vec()),
+        };
+        let noise = 0xe523_0000_0000_1234u64;
+        let cases: Vec<(&str, [u64; 6], Vec<Target>, &str)> = vec![
+            (
+                "unshare",
+                [0x1002_0000, noise, noise, 0, 0, noise],
+                vec![],
+                "unshare(CLONE_NEWNS|CLONE_NEWUSER)",
+            ),
+            (
+                "setns",
+                [3, 0x4000_0000, noise, 0, 0, 0],
+                vec![Target {
+                    access: none,
+                    object: Object::Fd {
+                        fd: 3,
+                        path: Some(b"net:[4026531840]".to_vec()),
+                    },
+                }],
+                "setns(3<net:[4026531840]>, CLONE_NEWNET)",
+            ),
+            (
+                "clone",
+                [0x1000_0000 | 17, 0, 0, 0, 0x7f00, 0],
+                vec![],
+                "clone(CLONE_NEWUSER|SIGCHLD, 0, 0, 0, 0x7f00)",
+            ),
+            (
+                "ptrace",
+                [16, 4242, 0, 0, noise, noise],
+                vec![],
+                "ptrace(PTRACE_ATTACH, 4242, 0, 0)",
+            ),
+            (
+                "ptrace",
+                [2, 4242, 0x7ffd_0000, 0, noise, noise],
+                vec![],
+                "ptrace(PTRACE_PEEKDATA, 4242, 0x7ffd0000, 0)",
+            ),
+            (
+                "chroot",
+                [0x1000, noise, 0, 0, 0, 0],
+                vec![path(b"x", b"/tmp/x")],
+                r#"chroot("x" -> "/tmp/x")"#,
+            ),
+            (
+                "pivot_root",
+                [0x1000, 0x2000, noise, 0, 0, 0],
+                vec![path(b"/new", b"/new"), path(b"/new/old", b"/new/old")],
+                r#"pivot_root("/new", "/new/old")"#,
+            ),
+            (
+                "mount",
+                [0x1000, 0x2000, 0x3000, 0x2 | 0x4 | 0x8, 0, noise],
+                vec![text(b"proc"), path(b"/proc", b"/proc"), text(b"proc")],
+                r#"mount("proc", "/proc", "proc", MS_NOSUID|MS_NODEV|MS_NOEXEC, 0)"#,
+            ),
+            (
+                "mount",
+                [0x1000, 0x2000, 0, 0x1000 | 0x4000, 0, 0],
+                vec![path(b"/a", b"/a"), path(b"/b", b"/b")],
+                r#"mount("/a", "/b", NULL, MS_BIND|MS_REC, 0)"#,
+            ),
+            (
+                "umount2",
+                [0x2000, 2, noise, 0, 0, 0],
+                vec![path(b"/b", b"/b")],
+                r#"umount2("/b", MNT_DETACH)"#,
+            ),
+            ("acct", [0, noise, 0, 0, 0, 0], vec![], "acct(NULL)"),
+            (
+                "personality",
+                [0x0040000, noise, 0, 0, 0, 0],
+                vec![],
+                "personality(PER_LINUX|ADDR_NO_RANDOMIZE)",
+            ),
+            (
+                "setresuid",
+                [1000, u64::MAX, 0xffff_ffff, noise, 0, 0],
+                vec![],
+                "setresuid(1000, -1, -1)",
+            ),
+            ("setuid", [0, noise, 0, 0, 0, 0], vec![], "setuid(0)"),
+            (
+                "setgroups",
+                [2, 0x1000, noise, 0, 0, 0],
+                vec![Target {
+                    access: none,
+                    object: Object::Ids(vec![0, 27]),
+                }],
+                "setgroups(2, [0, 27])",
+            ),
+            (
+                "bpf",
+                [5, 0x1000, 128, noise, 0, 0],
+                vec![],
+                "bpf(BPF_PROG_LOAD, 0x1000, 128)",
+            ),
+            (
+                "perf_event_open",
+                [0x1000, u64::MAX, 0, u64::MAX, 8, noise],
+                vec![],
+                "perf_event_open(0x1000, -1, 0, -1, 0x8)",
+            ),
+            (
+                "init_module",
+                [0x1000, 4096, 0x2000, noise, 0, 0],
+                vec![text(b"debug=1")],
+                r#"init_module(0x1000, 4096, "debug=1")"#,
+            ),
+            ("vhangup", [noise; 6], vec![], "vhangup()"),
+        ];
+        for arch in [Arch::X86_64, Arch::Aarch64] {
+            for (name, args, targets, want) in &cases {
+                let e = ev(
+                    7,
+                    7,
+                    "d",
+                    call(name, *args, targets.clone(), Outcome::Value(0)),
+                );
+                let line = format_event(&e, arch);
+                assert_eq!(line, format!("d[7] {want} as 1000/1000 = 0"), "{arch:?}");
+                // JSON carries the same argument texts.
+                let v = event_json(&e, arch);
+                let inner = &want[name.len() + 1..want.len() - 1];
+                let joined: Vec<String> = v["decoded_args"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|s| s.as_str().map(String::from))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                assert_eq!(joined.join(", "), inner, "{name}");
+            }
+        }
+    }
+
     #[test]
     fn process_lines() {
         let mut exec = ev(
@@ -1640,7 +1907,7 @@ mod tests {
                 Outcome::Errno(2),
             ),
         );
-        let v = event_json(&e);
+        let v = event_json(&e, Arch::X86_64);
         assert_eq!(v["pid"], 5);
         assert_eq!(v["tid"], 6);
         assert_eq!(v["ppid"], 1);
@@ -1649,6 +1916,10 @@ mod tests {
         assert_eq!(v["kind"], "syscall");
         assert_eq!(v["syscall"], "openat");
         assert_eq!(v["args"][0], FDCWD);
+        assert_eq!(
+            v["decoded_args"],
+            json!(["AT_FDCWD", "\"x\\xff\" -> \"/r\"", "O_RDONLY"])
+        );
         assert_eq!(v["targets"][0]["literal"], "x\\xff");
         assert_eq!(v["targets"][0]["abs"], "/d/x\\xff");
         assert_eq!(v["targets"][0]["resolved"], "/r");
@@ -1657,34 +1928,40 @@ mod tests {
             v["outcome"],
             json!({"result": "errno", "errno": 2, "name": "ENOENT"})
         );
-        let x = event_json(&ev(
-            5,
-            5,
-            "sh",
-            EventKind::Exit(Exit {
-                status: ExitStatus::Signal(9),
-                process: true,
-            }),
-        ));
+        let x = event_json(
+            &ev(
+                5,
+                5,
+                "sh",
+                EventKind::Exit(Exit {
+                    status: ExitStatus::Signal(9),
+                    process: true,
+                }),
+            ),
+            Arch::X86_64,
+        );
         assert_eq!(x["kind"], "exit");
         assert_eq!(x["signal_name"], "SIGKILL");
-        let c = event_json(&ev(
-            5,
-            5,
-            "sh",
-            call(
-                "connect",
-                [0; 6],
-                vec![sock(
-                    SockAddr::Inet {
-                        addr: [10, 0, 0, 1],
-                        port: 443,
-                    },
-                    Access::Connect,
-                )],
-                Outcome::Value(0),
+        let c = event_json(
+            &ev(
+                5,
+                5,
+                "sh",
+                call(
+                    "connect",
+                    [0; 6],
+                    vec![sock(
+                        SockAddr::Inet {
+                            addr: [10, 0, 0, 1],
+                            port: 443,
+                        },
+                        Access::Connect,
+                    )],
+                    Outcome::Value(0),
+                ),
             ),
-        ));
+            Arch::X86_64,
+        );
         assert_eq!(
             c["targets"][0]["addr"],
             json!({"family": "AF_INET", "addr": "10.0.0.1", "port": 443})

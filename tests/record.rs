@@ -251,20 +251,70 @@ fn background_child_outliving_the_main_process_is_traced_and_waited_for() {
         d.join("late.txt").exists(),
         "sbx returned before the orphan finished"
     );
-    let acc = path_accesses(&ev);
+    let (root, orphan) = match ev.as_slice() {
+        [first, ..] => (first.pid, {
+            let create = syscalls(&ev).find(|(_, sc)| {
+                sc.targets.iter().any(|t| {
+                    t.access.contains(Access::Create)
+                        && matches!(&t.object, Object::Path(p) if p.abs.ends_with(b"/late.txt"))
+                })
+            });
+            create
+                .map(|(e, _)| e)
+                .expect("the orphan's create of late.txt")
+        }),
+        [] => panic!("empty trace"),
+    };
+    // The orphan was re-parented (its shell exited first), but the trace keeps the parent
+    // that spawned it (docs/trace-format.md, "Process info"): the tree stays a tree.
+    assert_ne!(orphan.pid, root);
+    assert_eq!(orphan.proc.ppid, root, "ppid after re-parenting");
+    let root_exit = ev
+        .iter()
+        .position(|e| e.pid == root && matches!(&e.kind, EventKind::Exit(x) if x.process));
+    let orphan_event = ev.iter().position(|e| std::ptr::eq(e, orphan));
     assert!(
-        acc.iter()
-            .any(|(a, p, ..)| *a == Access::Create && p.ends_with("/late.txt"))
+        root_exit < orphan_event,
+        "the orphan's write comes after its parent's exit"
     );
+    // Every process of the tree exited in the trace, and none is left behind, not even as
+    // a zombie (the kernel's reaper takes the re-parented ones).
+    let pids: std::collections::BTreeSet<i32> = ev.iter().map(|e| e.pid).collect();
+    for pid in &pids {
+        assert!(
+            ev.iter()
+                .any(|e| e.pid == *pid && matches!(&e.kind, EventKind::Exit(x) if x.process)),
+            "no exit for {pid}"
+        );
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let left = loop {
+        let left: Vec<String> = pids
+            .iter()
+            .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).ok())
+            .collect();
+        if left.is_empty() || std::time::Instant::now() > deadline {
+            break left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
 
 #[test]
 fn group_stop_and_job_control() {
     let d = Dir::new();
     let bin = fixture("stopper");
+    // SIGSTOP and SIGTSTP: the child stays stopped (checked 300 ms later) until SIGCONT.
+    let b = bare(bin.to_str().unwrap(), [""; 0], d.path());
+    assert_eq!(b.stdout.trim(), "ok", "without sbx: {}", b.stdout);
+    for m in ["after-stop", "after-tstp"] {
+        std::fs::remove_file(d.join(m)).unwrap();
+    }
     let (out, _, _) = record(d.path(), &[bin.to_str().unwrap()]);
     assert_eq!(out.stdout.trim(), "ok", "{}", out.stderr);
     out.assert_code(0);
+    assert!(d.join("after-stop").exists() && d.join("after-tstp").exists());
 }
 
 #[test]
@@ -291,33 +341,50 @@ fn clone_untraced_and_clone3_cannot_escape() {
 }
 
 #[test]
-fn sigterm_to_sbx_is_forwarded_to_the_tree() {
-    let d = Dir::new();
-    let trace = d.join("t.bin");
-    let mut child = std::process::Command::new(crate::util::sbx_bin())
-        .args(["record", "-o"])
-        .arg(&trace)
-        .args(["--", "sh", "-c", "sleep 30 & wait"])
-        .current_dir(d.path())
-        .spawn()
+fn sigint_sigterm_sighup_to_sbx_are_forwarded_to_the_tree() {
+    use nix::sys::signal::Signal;
+    for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        let d = Dir::new();
+        let trace = d.join("t.bin");
+        // A marker in the sleep's argument tells this run's sleep from any other. A tree of
+        // sh, sh, sleep in the foreground, plus a background sleep except for SIGINT: a
+        // non-interactive shell starts its `&` jobs with SIGINT ignored (POSIX), with or
+        // without sbx, so that one would rightly outlive a forwarded SIGINT.
+        let marker = format!("30.{}", sig as i32);
+        let background = if sig == Signal::SIGINT {
+            String::new()
+        } else {
+            format!("sleep {marker} & ")
+        };
+        let script = format!("{background}sh -c 'sleep {marker}; true'; wait");
+        let mut child = std::process::Command::new(crate::util::sbx_bin())
+            .args(["record", "-o"])
+            .arg(&trace)
+            .args(["--", "sh", "-c", &script])
+            .current_dir(d.path())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let start = std::time::Instant::now();
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
+            sig,
+        )
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    let start = std::time::Instant::now();
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-    let st = child.wait().unwrap();
-    assert!(start.elapsed() < std::time::Duration::from_secs(10));
-    assert_eq!(st.code(), Some(128 + 15));
-    // No stray sleep left behind.
-    let ps = bare("pgrep", ["-f", "sleep 30"], d.path());
-    assert!(
-        ps.stdout.trim().is_empty(),
-        "stray processes: {}",
-        ps.stdout
-    );
+        let st = child.wait().unwrap();
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "{sig}"
+        );
+        assert_eq!(st.code(), Some(128 + sig as i32), "{sig}");
+        // No stray sleep left behind.
+        let ps = bare("pgrep", ["-f", &format!("sleep {marker}")], d.path());
+        assert!(
+            ps.stdout.trim().is_empty(),
+            "{sig}: stray processes: {}",
+            ps.stdout
+        );
+    }
 }
 
 #[test]
@@ -458,4 +525,146 @@ fn workload_inherits_exactly_the_fds_it_would_have_without_sbx() {
     let (out, _, _) = record(d.path(), &["sh", "-c", list]);
     out.assert_code(0);
     assert_eq!(out.stdout, b.stdout);
+}
+
+/// Gated and creds syscalls are recorded with their arguments decoded: namespace flag names,
+/// chroot's path (absolute, as a target without access), personality flags, the ids of
+/// setresuid, the ptrace request; as many arguments as each call takes. Learning turns them
+/// into `syscall NAME` rules, not path rules.
+#[test]
+fn gated_and_creds_syscalls_recorded_decoded() {
+    let d = Dir::new();
+    std::fs::create_dir(d.join("jail")).unwrap();
+    let jail = std::fs::canonicalize(d.join("jail")).unwrap();
+    let jail = jail.to_str().unwrap();
+    let bin = fixture("gated");
+    let (out, _, ev) = record(d.path(), &[bin.to_str().unwrap(), "jail"]);
+    out.assert_code(0);
+    assert!(out.stdout.contains("ptrace=1\n"), "{}", out.stdout); // EPERM: sbx traces it
+    let uid = nix::unistd::getuid().as_raw();
+
+    // The chroot target: the literal "jail", made absolute, with no access.
+    let (_, chroot) = syscalls(&ev)
+        .find(|(_, sc)| sc.name == "chroot")
+        .expect("chroot recorded");
+    let [t] = chroot.targets.as_slice() else {
+        panic!("chroot targets: {:?}", chroot.targets)
+    };
+    assert!(t.access.is_empty());
+    let Object::Path(p) = &t.object else {
+        panic!("{t:?}")
+    };
+    assert_eq!(
+        (s(&p.literal), s(p.effective())),
+        ("jail".into(), jail.into())
+    );
+    let want_chroot = if uid == 0 {
+        Outcome::Value(0)
+    } else {
+        Outcome::Errno(1)
+    };
+    assert_eq!(chroot.outcome, want_chroot);
+
+    let trace = d.join("trace.bin");
+    let text = crate::util::sbx([std::ffi::OsStr::new("show"), trace.as_os_str()]);
+    text.assert_code(0);
+    let lines: Vec<&str> = text.stdout.lines().collect();
+    let line = |start: &str| -> String {
+        lines
+            .iter()
+            .find(|l| {
+                l.split_once("] ")
+                    .is_some_and(|(_, r)| r.starts_with(start))
+            })
+            .unwrap_or_else(|| panic!("no line starting {start:?} in\n{}", text.stdout))
+            .to_string()
+    };
+    // The literal as passed, then the absolute path sbx resolved.
+    let abs = r#""jail" -> ""#;
+    for (start, want) in [
+        (
+            "unshare(",
+            "unshare(CLONE_NEWNS|CLONE_NEWUSER) as ".to_string(),
+        ),
+        ("chroot(", format!("chroot({abs}{jail}\") as ")),
+        (
+            "personality(0xffffffff",
+            "personality(0xffffffff (query)) as ".into(),
+        ),
+        (
+            "personality(PER",
+            "personality(PER_LINUX|ADDR_NO_RANDOMIZE) as ".into(),
+        ),
+        ("setresuid(", format!("setresuid({uid}, {uid}, -1) as ")),
+        ("ptrace(", "ptrace(PTRACE_ATTACH, ".into()),
+    ] {
+        let l = line(start);
+        assert!(l.contains(&want), "{l:?} lacks {want:?}");
+    }
+    // Four arguments, no trailing registers; EPERM: sbx already traces the child.
+    let l = line("ptrace(");
+    assert!(
+        l.contains(", 0, 0) as ") && l.ends_with("= -1 EPERM"),
+        "{l}"
+    );
+
+    // JSON: the same argument texts, the path as a target.
+    let (o, v) = crate::util::show_json(&trace, &["--syscall", "chroot"]);
+    o.assert_code(0);
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(
+        v[0]["decoded_args"],
+        serde_json::json!([format!("{abs}{jail}\"")])
+    );
+    assert_eq!(v[0]["targets"][0]["type"], "path");
+    assert_eq!(v[0]["targets"][0]["abs"], jail);
+    assert_eq!(v[0]["targets"][0]["access"], serde_json::json!([]));
+    for (name, want) in [
+        ("unshare", serde_json::json!(["CLONE_NEWNS|CLONE_NEWUSER"])),
+        (
+            "setresuid",
+            serde_json::json!([uid.to_string(), uid.to_string(), "-1"]),
+        ),
+    ] {
+        let (_, v) = crate::util::show_json(&trace, &["--syscall", name]);
+        assert_eq!(v.len(), 1, "{name}: {v:?}");
+        assert_eq!(v[0]["decoded_args"], want, "{name}");
+    }
+    let (_, v) = crate::util::show_json(&trace, &["--syscall", "ptrace"]);
+    let args = &v[0]["decoded_args"];
+    assert_eq!(args.as_array().map(Vec::len), Some(4), "{args}");
+    assert_eq!(args[0], "PTRACE_ATTACH");
+
+    // Learned as syscall rules; chroot's directory is no read or write rule.
+    let profile = crate::util::learn_cli(&[&trace], &d.join("p.profile"), &[]);
+    for name in ["unshare", "chroot", "personality", "ptrace"] {
+        assert!(
+            profile.contains(&format!("syscall {name}\n")),
+            "{name}:\n{profile}"
+        );
+    }
+    let rules: Vec<&str> = profile.lines().filter(|l| !l.starts_with('#')).collect();
+    assert!(!rules.iter().any(|l| l.contains("jail")), "{profile}");
+}
+
+/// The root's first execve is shown under the program's comm and exe, not sbx's (the root is
+/// sbx's spawn code until then), so `sbx show --comm PROG` finds it; a later exec stays under
+/// the comm of the program that called it.
+#[test]
+fn root_execve_carries_the_programs_comm() {
+    let d = Dir::new();
+    let (out, _, ev) = record(d.path(), &["sh", "-c", "exec /bin/true"]);
+    out.assert_code(0);
+    let execves: Vec<(String, String)> = syscalls(&ev)
+        .filter(|(_, sc)| sc.name == "execve")
+        .map(|(e, _)| (s(&e.proc.comm), s(&e.proc.exe)))
+        .collect();
+    assert_eq!(execves.len(), 2, "{execves:?}");
+    assert_eq!(execves[0].0, "sh");
+    assert!(!execves[0].1.contains("sbx"), "{execves:?}");
+    assert_eq!(execves[1].0, "sh");
+    let trace = d.join("trace.bin");
+    let (o, v) = crate::util::show_json(&trace, &["--comm", "sh", "--syscall", "execve"]);
+    o.assert_code(0);
+    assert_eq!(v.len(), 2, "{v:?}");
 }

@@ -52,8 +52,9 @@ fn text_lines_for_opens_errors_execs_and_exits() {
     let text = normalize_pids(&out.stdout);
     let lines: Vec<&str> = text.lines().collect();
     let has = |l: &str| lines.contains(&l);
-    // The first event is the leader's execve: its pid is N1; the two cats are N2 and N3.
-    assert!(lines[0].starts_with("sbx[N1] execve("), "{text}");
+    // The first event is the leader's execve, under the program's comm (not sbx's, whose
+    // spawn code the root ran until then): its pid is N1; the two cats are N2 and N3.
+    assert!(lines[0].starts_with("sh[N1] execve("), "{text}");
     let ok = format!("cat[N2] openat(AT_FDCWD, \"/etc/passwd\", O_RDONLY) as {uid}/{uid} = 3");
     assert!(has(&ok), "missing `{ok}` in:\n{text}");
     let missing = format!(

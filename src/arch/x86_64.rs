@@ -16,7 +16,7 @@
 //!
 //! Class choices that are not obvious carry a comment on their row.
 
-use super::{Class, Class::*, Follow, Sem, SockOp, SyscallDef, TwoKind};
+use super::{Class, Class::*, Follow, Sem, SockOp, SyscallDef, TwoKind, args};
 use crate::event::{Access, AccessSet};
 
 /// `AT_SYMLINK_NOFOLLOW`.
@@ -170,7 +170,7 @@ pub static TABLE: &[SyscallDef] = &[
     d(53, "socketpair", Free, RAW), // unnamed unix sockets: no address
     d(54, "setsockopt", Free, RAW),
     d(55, "getsockopt", Free, RAW),
-    d(56, "clone", Spawn, RAW),
+    d(56, "clone", Spawn, args::CLONE),
     d(57, "fork", Spawn, RAW),
     d(58, "vfork", Spawn, RAW),
     d(
@@ -189,7 +189,7 @@ pub static TABLE: &[SyscallDef] = &[
     d(61, "wait4", Free, RAW),
     // Signals to other processes are limited by the kernel to the same uid; sbx itself runs as
     // that uid too, so a workload could signal sbx: see the report of the arch helper.
-    d(62, "kill", Free, RAW),
+    d(62, "kill", Free, args::KILL),
     d(63, "uname", Free, RAW),
     d(64, "semget", Free, RAW),
     d(65, "semop", Free, RAW),
@@ -238,32 +238,32 @@ pub static TABLE: &[SyscallDef] = &[
     d(98, "getrusage", Free, RAW),
     d(99, "sysinfo", Free, RAW),
     d(100, "times", Free, RAW),
-    d(101, "ptrace", Gated, RAW),
+    d(101, "ptrace", Gated, args::PTRACE),
     d(102, "getuid", Free, RAW),
-    d(103, "syslog", Gated, RAW),
+    d(103, "syslog", Gated, args::SYSLOG),
     d(104, "getgid", Free, RAW),
-    d(105, "setuid", Creds, RAW),
-    d(106, "setgid", Creds, RAW),
+    d(105, "setuid", Creds, args::SETUID),
+    d(106, "setgid", Creds, args::SETUID),
     d(107, "geteuid", Free, RAW),
     d(108, "getegid", Free, RAW),
     d(109, "setpgid", Free, RAW),
     d(110, "getppid", Free, RAW),
     d(111, "getpgrp", Free, RAW),
     d(112, "setsid", Free, RAW),
-    d(113, "setreuid", Creds, RAW),
-    d(114, "setregid", Creds, RAW),
+    d(113, "setreuid", Creds, args::SETREUID),
+    d(114, "setregid", Creds, args::SETREUID),
     d(115, "getgroups", Free, RAW),
-    d(116, "setgroups", Creds, RAW),
-    d(117, "setresuid", Creds, RAW),
+    d(116, "setgroups", Creds, args::SETGROUPS),
+    d(117, "setresuid", Creds, args::SETRESUID),
     d(118, "getresuid", Free, RAW),
-    d(119, "setresgid", Creds, RAW),
+    d(119, "setresgid", Creds, args::SETRESUID),
     d(120, "getresgid", Free, RAW),
     d(121, "getpgid", Free, RAW),
-    d(122, "setfsuid", Creds, RAW),
-    d(123, "setfsgid", Creds, RAW),
+    d(122, "setfsuid", Creds, args::SETUID),
+    d(123, "setfsgid", Creds, args::SETUID),
     d(124, "getsid", Free, RAW),
     d(125, "capget", Free, RAW),
-    d(126, "capset", Creds, RAW),
+    d(126, "capset", Creds, args::CAPSET),
     d(127, "rt_sigpending", Free, RAW),
     d(128, "rt_sigtimedwait", Free, RAW),
     d(129, "rt_sigqueueinfo", Free, RAW),
@@ -271,8 +271,8 @@ pub static TABLE: &[SyscallDef] = &[
     d(131, "sigaltstack", Free, RAW),
     d(132, "utime", Checked, path(0, WRITE, YES)), // timestamps: a modification
     d(133, "mknod", Checked, path(0, CREATE, NO)),
-    d(134, "uselib", Gated, RAW), // a.out library loading; ENOSYS on modern kernels
-    d(135, "personality", Gated, RAW),
+    d(134, "uselib", Gated, args::USELIB), // a.out library loading; ENOSYS on modern kernels
+    d(135, "personality", Gated, args::PERSONALITY),
     d(136, "ustat", Free, RAW), // takes a device number, not a path
     d(137, "statfs", Metadata, path(0, STAT, YES)),
     d(138, "fstatfs", Free, RAW),
@@ -290,34 +290,34 @@ pub static TABLE: &[SyscallDef] = &[
     d(150, "munlock", Free, RAW),
     d(151, "mlockall", Free, RAW),
     d(152, "munlockall", Free, RAW),
-    d(153, "vhangup", Gated, RAW),
-    d(154, "modify_ldt", Gated, RAW),
-    d(155, "pivot_root", Gated, RAW),
-    d(156, "_sysctl", Gated, RAW), // not implemented
+    d(153, "vhangup", Gated, args::VHANGUP),
+    d(154, "modify_ldt", Gated, args::MODIFY_LDT),
+    d(155, "pivot_root", Gated, args::PIVOT_ROOT),
+    d(156, "_sysctl", Gated, args::SYSCTL), // not implemented
     // prctl is free except PR_SET_SECCOMP, which the filter treats like the seccomp syscall.
     d(157, "prctl", Free, RAW),
     d(158, "arch_prctl", Free, RAW),
-    d(159, "adjtimex", Gated, RAW),
+    d(159, "adjtimex", Gated, args::ADJTIMEX),
     d(160, "setrlimit", Free, RAW),
-    d(161, "chroot", Gated, RAW),
+    d(161, "chroot", Gated, args::CHROOT),
     d(162, "sync", Free, RAW),
-    d(163, "acct", Gated, RAW),
-    d(164, "settimeofday", Gated, RAW),
-    d(165, "mount", Gated, RAW),
-    d(166, "umount2", Gated, RAW),
-    d(167, "swapon", Gated, RAW),
-    d(168, "swapoff", Gated, RAW),
-    d(169, "reboot", Gated, RAW),
-    d(170, "sethostname", Gated, RAW),
-    d(171, "setdomainname", Gated, RAW),
-    d(172, "iopl", Gated, RAW),
-    d(173, "ioperm", Gated, RAW),
+    d(163, "acct", Gated, args::ACCT),
+    d(164, "settimeofday", Gated, args::SETTIMEOFDAY),
+    d(165, "mount", Gated, args::MOUNT),
+    d(166, "umount2", Gated, args::UMOUNT2),
+    d(167, "swapon", Gated, args::SWAPON),
+    d(168, "swapoff", Gated, args::SWAPOFF),
+    d(169, "reboot", Gated, args::REBOOT),
+    d(170, "sethostname", Gated, args::SETHOSTNAME),
+    d(171, "setdomainname", Gated, args::SETHOSTNAME),
+    d(172, "iopl", Gated, args::IOPL),
+    d(173, "ioperm", Gated, args::IOPERM),
     d(174, "create_module", Gated, RAW), // not implemented
-    d(175, "init_module", Gated, RAW),
-    d(176, "delete_module", Gated, RAW),
+    d(175, "init_module", Gated, args::INIT_MODULE),
+    d(176, "delete_module", Gated, args::DELETE_MODULE),
     d(177, "get_kernel_syms", Gated, RAW), // not implemented
     d(178, "query_module", Gated, RAW),    // not implemented
-    d(179, "quotactl", Gated, RAW),
+    d(179, "quotactl", Gated, args::QUOTACTL),
     d(180, "nfsservctl", Gated, RAW),  // not implemented
     d(181, "getpmsg", Gated, RAW),     // not implemented
     d(182, "putpmsg", Gated, RAW),     // not implemented
@@ -338,7 +338,7 @@ pub static TABLE: &[SyscallDef] = &[
     d(197, "removexattr", Checked, path(0, WRITE, YES)),
     d(198, "lremovexattr", Checked, path(0, WRITE, NO)),
     d(199, "fremovexattr", Checked, fd(0, WRITE)),
-    d(200, "tkill", Free, RAW),
+    d(200, "tkill", Free, args::KILL),
     d(201, "time", Free, RAW),
     d(202, "futex", Free, RAW),
     d(203, "sched_setaffinity", Free, RAW),
@@ -350,7 +350,7 @@ pub static TABLE: &[SyscallDef] = &[
     d(209, "io_submit", Free, RAW),
     d(210, "io_cancel", Free, RAW),
     d(211, "get_thread_area", Free, RAW),
-    d(212, "lookup_dcookie", Gated, RAW), // removed in 6.8
+    d(212, "lookup_dcookie", Gated, args::LOOKUP_DCOOKIE), // removed in 6.8
     d(213, "epoll_create", Free, RAW),
     d(214, "epoll_ctl_old", Gated, RAW),  // not implemented
     d(215, "epoll_wait_old", Gated, RAW), // not implemented
@@ -365,14 +365,14 @@ pub static TABLE: &[SyscallDef] = &[
     d(224, "timer_gettime", Free, RAW),
     d(225, "timer_getoverrun", Free, RAW),
     d(226, "timer_delete", Free, RAW),
-    d(227, "clock_settime", Gated, RAW),
+    d(227, "clock_settime", Gated, args::CLOCK_SETTIME),
     d(228, "clock_gettime", Free, RAW),
     d(229, "clock_getres", Free, RAW),
     d(230, "clock_nanosleep", Free, RAW),
     d(231, "exit_group", Free, RAW),
     d(232, "epoll_wait", Free, RAW),
     d(233, "epoll_ctl", Free, RAW),
-    d(234, "tgkill", Free, RAW),
+    d(234, "tgkill", Free, args::TGKILL),
     d(235, "utimes", Checked, path(0, WRITE, YES)),
     d(236, "vserver", Gated, RAW), // not implemented
     d(237, "mbind", Free, RAW),
@@ -385,11 +385,11 @@ pub static TABLE: &[SyscallDef] = &[
     d(243, "mq_timedreceive", Free, RAW),
     d(244, "mq_notify", Free, RAW),
     d(245, "mq_getsetattr", Free, RAW),
-    d(246, "kexec_load", Gated, RAW),
+    d(246, "kexec_load", Gated, args::KEXEC_LOAD),
     d(247, "waitid", Free, RAW),
-    d(248, "add_key", Gated, RAW),
-    d(249, "request_key", Gated, RAW),
-    d(250, "keyctl", Gated, RAW),
+    d(248, "add_key", Gated, args::ADD_KEY),
+    d(249, "request_key", Gated, args::REQUEST_KEY),
+    d(250, "keyctl", Gated, args::KEYCTL),
     d(251, "ioprio_set", Free, RAW),
     d(252, "ioprio_get", Free, RAW),
     d(253, "inotify_init", Free, RAW),
@@ -459,7 +459,7 @@ pub static TABLE: &[SyscallDef] = &[
     d(269, "faccessat", Metadata, path_at(STAT, YES, None)), // no flags argument in the syscall
     d(270, "pselect6", Free, RAW),
     d(271, "ppoll", Free, RAW),
-    d(272, "unshare", Gated, RAW),
+    d(272, "unshare", Gated, args::UNSHARE),
     d(273, "set_robust_list", Free, RAW),
     d(274, "get_robust_list", Free, RAW),
     d(275, "splice", Free, RAW),
@@ -491,33 +491,33 @@ pub static TABLE: &[SyscallDef] = &[
     d(295, "preadv", Free, RAW),
     d(296, "pwritev", Free, RAW),
     d(297, "rt_tgsigqueueinfo", Free, RAW),
-    d(298, "perf_event_open", Gated, RAW),
+    d(298, "perf_event_open", Gated, args::PERF_EVENT_OPEN),
     d(299, "recvmmsg", Answer, sock(SockOp::RecvMmsg)),
-    d(300, "fanotify_init", Gated, RAW),
-    d(301, "fanotify_mark", Gated, RAW),
+    d(300, "fanotify_init", Gated, args::FANOTIFY_INIT),
+    d(301, "fanotify_mark", Gated, args::FANOTIFY_MARK),
     d(302, "prlimit64", Free, RAW),
-    d(303, "name_to_handle_at", Gated, RAW),
-    d(304, "open_by_handle_at", Gated, RAW), // opens by handle, bypassing path checks
-    d(305, "clock_adjtime", Gated, RAW),
+    d(303, "name_to_handle_at", Gated, args::NAME_TO_HANDLE_AT),
+    d(304, "open_by_handle_at", Gated, args::OPEN_BY_HANDLE_AT), // opens by handle, bypassing path checks
+    d(305, "clock_adjtime", Gated, args::CLOCK_ADJTIME),
     d(306, "syncfs", Free, RAW),
     d(307, "sendmmsg", Checked, sock(SockOp::SendMmsg)),
-    d(308, "setns", Gated, RAW),
+    d(308, "setns", Gated, args::SETNS),
     d(309, "getcpu", Free, RAW),
-    d(310, "process_vm_readv", Gated, RAW),
-    d(311, "process_vm_writev", Gated, RAW),
-    d(312, "kcmp", Gated, RAW),
-    d(313, "finit_module", Gated, RAW),
+    d(310, "process_vm_readv", Gated, args::PROCESS_VM),
+    d(311, "process_vm_writev", Gated, args::PROCESS_VM),
+    d(312, "kcmp", Gated, args::KCMP),
+    d(313, "finit_module", Gated, args::FINIT_MODULE),
     d(314, "sched_setattr", Free, RAW),
     d(315, "sched_getattr", Free, RAW),
     d(316, "renameat2", Checked, two(TwoKind::Rename, true, NO)),
     // A workload filter returning SECCOMP_RET_USER_NOTIF would pre-empt sbx's TRACE stops.
-    d(317, "seccomp", Gated, RAW),
+    d(317, "seccomp", Gated, args::SECCOMP),
     d(318, "getrandom", Free, RAW),
     // Free: runtimes use it widely; executing it (execveat/fexecve) is checked and resolves
     // to "/memfd:NAME (deleted)", which no profile allows by accident.
     d(319, "memfd_create", Free, RAW),
-    d(320, "kexec_file_load", Gated, RAW),
-    d(321, "bpf", Gated, RAW),
+    d(320, "kexec_file_load", Gated, args::KEXEC_FILE_LOAD),
+    d(321, "bpf", Gated, args::BPF),
     d(
         322,
         "execveat",
@@ -530,7 +530,7 @@ pub static TABLE: &[SyscallDef] = &[
             flags: Some(4),
         },
     ),
-    d(323, "userfaultfd", Gated, RAW),
+    d(323, "userfaultfd", Gated, args::USERFAULTFD),
     d(324, "membarrier", Free, RAW),
     d(325, "mlock2", Free, RAW),
     d(326, "copy_file_range", Free, RAW),
@@ -561,36 +561,36 @@ pub static TABLE: &[SyscallDef] = &[
     d(336, "uprobe", Free, RAW),
     // 337..=423: unassigned on x86_64.
     d(424, "pidfd_send_signal", Free, RAW),
-    d(425, "io_uring_setup", Gated, RAW), // io_uring ops run without any syscall stop
-    d(426, "io_uring_enter", Gated, RAW),
-    d(427, "io_uring_register", Gated, RAW),
-    d(428, "open_tree", Gated, RAW),
-    d(429, "move_mount", Gated, RAW),
-    d(430, "fsopen", Gated, RAW),
-    d(431, "fsconfig", Gated, RAW),
-    d(432, "fsmount", Gated, RAW),
-    d(433, "fspick", Gated, RAW),
+    d(425, "io_uring_setup", Gated, args::IO_URING_SETUP), // io_uring ops run without any syscall stop
+    d(426, "io_uring_enter", Gated, args::IO_URING_ENTER),
+    d(427, "io_uring_register", Gated, args::IO_URING_REGISTER),
+    d(428, "open_tree", Gated, args::OPEN_TREE),
+    d(429, "move_mount", Gated, args::MOVE_MOUNT),
+    d(430, "fsopen", Gated, args::FSOPEN),
+    d(431, "fsconfig", Gated, args::FSCONFIG),
+    d(432, "fsmount", Gated, args::FSMOUNT),
+    d(433, "fspick", Gated, args::FSPICK),
     d(434, "pidfd_open", Free, RAW),
     d(435, "clone3", Spawn, RAW), // ENOSYS in-kernel: its flags are behind a pointer
     d(436, "close_range", Free, RAW),
     d(437, "openat2", Checked, open(Some(0), 1, Some(2), true)),
-    d(438, "pidfd_getfd", Gated, RAW), // steals an fd from another process
+    d(438, "pidfd_getfd", Gated, args::PIDFD_GETFD), // steals an fd from another process
     d(
         439,
         "faccessat2",
         Metadata,
         path_at(STAT, nofollow_at(3), Some(3)),
     ),
-    d(440, "process_madvise", Gated, RAW),
+    d(440, "process_madvise", Gated, args::PROCESS_MADVISE),
     d(441, "epoll_pwait2", Free, RAW),
-    d(442, "mount_setattr", Gated, RAW),
-    d(443, "quotactl_fd", Gated, RAW),
+    d(442, "mount_setattr", Gated, args::MOUNT_SETATTR),
+    d(443, "quotactl_fd", Gated, args::QUOTACTL_FD),
     // Landlock lets a workload sandbox itself: never harmful to sbx.
     d(444, "landlock_create_ruleset", Free, RAW),
     d(445, "landlock_add_rule", Free, RAW),
     d(446, "landlock_restrict_self", Free, RAW),
     d(447, "memfd_secret", Free, RAW),
-    d(448, "process_mrelease", Gated, RAW),
+    d(448, "process_mrelease", Gated, args::PROCESS_MRELEASE),
     d(449, "futex_waitv", Free, RAW),
     d(450, "set_mempolicy_home_node", Free, RAW),
     d(451, "cachestat", Free, RAW), // on an fd already held
@@ -635,7 +635,7 @@ pub static TABLE: &[SyscallDef] = &[
         Checked,
         path_at(WRITE, nofollow_at(2), Some(2)),
     ),
-    d(467, "open_tree_attr", Gated, RAW),
+    d(467, "open_tree_attr", Gated, args::OPEN_TREE_ATTR),
     d(
         468,
         "file_getattr",
@@ -687,7 +687,7 @@ mod tests {
     fn sems_point_at_real_arguments() {
         for d in TABLE {
             let args: Vec<u8> = match d.sem {
-                Sem::Raw | Sem::Sock { .. } => vec![],
+                Sem::Raw | Sem::Sock { .. } | Sem::Args(_) => vec![],
                 Sem::Open {
                     dirfd, path, flags, ..
                 } => [dirfd, Some(path), flags].into_iter().flatten().collect(),

@@ -85,7 +85,7 @@ pub fn run_show(a: ShowArgs) -> anyhow::Result<u8> {
             return Ok(());
         }
         if a.json {
-            let mut v = event_json(ev);
+            let mut v = event_json(ev, h.arch);
             if !names.is_empty() {
                 v["peer_names"] = serde_json::json!(names);
             }

@@ -211,6 +211,208 @@ pub fn clone_flags(bits: u64) -> String {
     if s.is_empty() { "0".to_string() } else { s }
 }
 
+/// `CLONE_NEWTIME`: unshare/setns only (in clone's flags this bit is part of the signal).
+pub const CLONE_NEWTIME: u64 = 0x80;
+
+/// unshare(2) flags and setns(2)'s nstype: `CLONE_NEWNS|CLONE_NEWUSER`, `0` for none.
+pub fn ns_flags(bits: u64) -> String {
+    let mut names = vec![(CLONE_NEWTIME, "CLONE_NEWTIME")];
+    names.extend_from_slice(CLONE_NAMES);
+    join(bits, &names, Vec::new(), "0")
+}
+
+const MOUNT_NAMES: &[(u64, &str)] = &[
+    (1, "MS_RDONLY"),
+    (2, "MS_NOSUID"),
+    (4, "MS_NODEV"),
+    (8, "MS_NOEXEC"),
+    (16, "MS_SYNCHRONOUS"),
+    (32, "MS_REMOUNT"),
+    (64, "MS_MANDLOCK"),
+    (128, "MS_DIRSYNC"),
+    (256, "MS_NOSYMFOLLOW"),
+    (1024, "MS_NOATIME"),
+    (2048, "MS_NODIRATIME"),
+    (4096, "MS_BIND"),
+    (8192, "MS_MOVE"),
+    (16384, "MS_REC"),
+    (32768, "MS_SILENT"),
+    (1 << 16, "MS_POSIXACL"),
+    (1 << 17, "MS_UNBINDABLE"),
+    (1 << 18, "MS_PRIVATE"),
+    (1 << 19, "MS_SLAVE"),
+    (1 << 20, "MS_SHARED"),
+    (1 << 21, "MS_RELATIME"),
+    (1 << 22, "MS_KERNMOUNT"),
+    (1 << 23, "MS_I_VERSION"),
+    (1 << 24, "MS_STRICTATIME"),
+    (1 << 25, "MS_LAZYTIME"),
+];
+/// `MS_MGC_VAL`: the old magic in the high 16 bits of mount flags, ignored by the kernel.
+const MS_MGC_VAL: u64 = 0xc0ed_0000;
+const MS_MGC_MSK: u64 = 0xffff_0000;
+
+/// mount(2) flags: `MS_BIND|MS_REC`, `0` for none (the legacy `MS_MGC_VAL` magic is named).
+pub fn mount_flags(bits: u64) -> String {
+    let bits = bits & 0xffff_ffff;
+    if bits & MS_MGC_MSK == MS_MGC_VAL {
+        join(
+            bits & !MS_MGC_MSK,
+            MOUNT_NAMES,
+            vec!["MS_MGC_VAL".to_string()],
+            "",
+        )
+    } else {
+        join(bits, MOUNT_NAMES, Vec::new(), "0")
+    }
+}
+
+/// umount2(2) flags: `MNT_DETACH|UMOUNT_NOFOLLOW`, `0` for none.
+pub fn umount_flags(bits: u64) -> String {
+    const NAMES: &[(u64, &str)] = &[
+        (1, "MNT_FORCE"),
+        (2, "MNT_DETACH"),
+        (4, "MNT_EXPIRE"),
+        (8, "UMOUNT_NOFOLLOW"),
+    ];
+    join(bits & 0xffff_ffff, NAMES, Vec::new(), "0")
+}
+
+/// A ptrace(2) request (`PTRACE_ATTACH`), the number for unknown ones. 12..=19 and 31..=33
+/// are the x86 register requests (EIO on aarch64).
+pub fn ptrace_request(req: u64) -> String {
+    let name = match req {
+        0 => "PTRACE_TRACEME",
+        1 => "PTRACE_PEEKTEXT",
+        2 => "PTRACE_PEEKDATA",
+        3 => "PTRACE_PEEKUSER",
+        4 => "PTRACE_POKETEXT",
+        5 => "PTRACE_POKEDATA",
+        6 => "PTRACE_POKEUSER",
+        7 => "PTRACE_CONT",
+        8 => "PTRACE_KILL",
+        9 => "PTRACE_SINGLESTEP",
+        12 => "PTRACE_GETREGS",
+        13 => "PTRACE_SETREGS",
+        14 => "PTRACE_GETFPREGS",
+        15 => "PTRACE_SETFPREGS",
+        16 => "PTRACE_ATTACH",
+        17 => "PTRACE_DETACH",
+        18 => "PTRACE_GETFPXREGS",
+        19 => "PTRACE_SETFPXREGS",
+        24 => "PTRACE_SYSCALL",
+        31 => "PTRACE_SYSEMU",
+        32 => "PTRACE_SYSEMU_SINGLESTEP",
+        33 => "PTRACE_SINGLEBLOCK",
+        0x4200 => "PTRACE_SETOPTIONS",
+        0x4201 => "PTRACE_GETEVENTMSG",
+        0x4202 => "PTRACE_GETSIGINFO",
+        0x4203 => "PTRACE_SETSIGINFO",
+        0x4204 => "PTRACE_GETREGSET",
+        0x4205 => "PTRACE_SETREGSET",
+        0x4206 => "PTRACE_SEIZE",
+        0x4207 => "PTRACE_INTERRUPT",
+        0x4208 => "PTRACE_LISTEN",
+        0x4209 => "PTRACE_PEEKSIGINFO",
+        0x420a => "PTRACE_GETSIGMASK",
+        0x420b => "PTRACE_SETSIGMASK",
+        0x420c => "PTRACE_SECCOMP_GET_FILTER",
+        0x420d => "PTRACE_SECCOMP_GET_METADATA",
+        0x420e => "PTRACE_GET_SYSCALL_INFO",
+        0x420f => "PTRACE_GET_RSEQ_CONFIGURATION",
+        0x4210 => "PTRACE_SET_SYSCALL_USER_DISPATCH_CONFIG",
+        0x4211 => "PTRACE_GET_SYSCALL_USER_DISPATCH_CONFIG",
+        _ => return format!("{req:#x}"),
+    };
+    name.to_string()
+}
+
+/// `personality(0xffffffff)` asks for the current persona without changing it.
+pub const PERSONALITY_QUERY: u64 = 0xffff_ffff;
+
+/// A personality(2) value: the execution domain in the low byte (`PER_LINUX`,
+/// `PER_LINUX32`) and the flag bits (`PER_LINUX|ADDR_NO_RANDOMIZE`); `0xffffffff` is a query.
+pub fn personality(bits: u64) -> String {
+    const FLAGS: &[(u64, &str)] = &[
+        (0x0020000, "UNAME26"),
+        (0x0040000, "ADDR_NO_RANDOMIZE"),
+        (0x0080000, "FDPIC_FUNCPTRS"),
+        (0x0100000, "MMAP_PAGE_ZERO"),
+        (0x0200000, "ADDR_COMPAT_LAYOUT"),
+        (0x0400000, "READ_IMPLIES_EXEC"),
+        (0x0800000, "ADDR_LIMIT_32BIT"),
+        (0x1000000, "SHORT_INODE"),
+        (0x2000000, "WHOLE_SECONDS"),
+        (0x4000000, "STICKY_TIMEOUTS"),
+        (0x8000000, "ADDR_LIMIT_3GB"),
+    ];
+    let bits = bits & 0xffff_ffff;
+    if bits == PERSONALITY_QUERY {
+        return "0xffffffff (query)".to_string();
+    }
+    let domain = match bits & 0xff {
+        0 => "PER_LINUX".to_string(),
+        8 => "PER_LINUX32".to_string(),
+        d => format!("{d:#x}"),
+    };
+    join(bits & !0xff, FLAGS, vec![domain], "")
+}
+
+/// A bpf(2) command (`BPF_PROG_LOAD`), the number for unknown ones.
+pub fn bpf_cmd(cmd: u64) -> String {
+    const NAMES: [&str; 37] = [
+        "BPF_MAP_CREATE",
+        "BPF_MAP_LOOKUP_ELEM",
+        "BPF_MAP_UPDATE_ELEM",
+        "BPF_MAP_DELETE_ELEM",
+        "BPF_MAP_GET_NEXT_KEY",
+        "BPF_PROG_LOAD",
+        "BPF_OBJ_PIN",
+        "BPF_OBJ_GET",
+        "BPF_PROG_ATTACH",
+        "BPF_PROG_DETACH",
+        "BPF_PROG_TEST_RUN",
+        "BPF_PROG_GET_NEXT_ID",
+        "BPF_MAP_GET_NEXT_ID",
+        "BPF_PROG_GET_FD_BY_ID",
+        "BPF_MAP_GET_FD_BY_ID",
+        "BPF_OBJ_GET_INFO_BY_FD",
+        "BPF_PROG_QUERY",
+        "BPF_RAW_TRACEPOINT_OPEN",
+        "BPF_BTF_LOAD",
+        "BPF_BTF_GET_FD_BY_ID",
+        "BPF_TASK_FD_QUERY",
+        "BPF_MAP_LOOKUP_AND_DELETE_ELEM",
+        "BPF_MAP_FREEZE",
+        "BPF_BTF_GET_NEXT_ID",
+        "BPF_MAP_LOOKUP_BATCH",
+        "BPF_MAP_LOOKUP_AND_DELETE_BATCH",
+        "BPF_MAP_UPDATE_BATCH",
+        "BPF_MAP_DELETE_BATCH",
+        "BPF_LINK_CREATE",
+        "BPF_LINK_UPDATE",
+        "BPF_LINK_GET_FD_BY_ID",
+        "BPF_LINK_GET_NEXT_ID",
+        "BPF_ENABLE_STATS",
+        "BPF_ITER_CREATE",
+        "BPF_LINK_DETACH",
+        "BPF_PROG_BIND_MAP",
+        "BPF_TOKEN_CREATE",
+    ];
+    usize::try_from(cmd & 0xffff_ffff)
+        .ok()
+        .and_then(|i| NAMES.get(i))
+        .map_or_else(|| cmd.to_string(), |n| (*n).to_string())
+}
+
+/// A uid or gid argument (`uid_t`, 32 bits): decimal, `-1` ("leave unchanged").
+pub fn id(word: u64) -> String {
+    match word & 0xffff_ffff {
+        0xffff_ffff => "-1".to_string(),
+        v => v.to_string(),
+    }
+}
+
 /// A mode argument in octal (`0644`, `04755`), with the file type when set (`S_IFREG|0644`).
 pub fn mode(bits: u64) -> String {
     const TYPES: &[(u64, &str)] = &[
@@ -408,6 +610,89 @@ mod tests {
     }
 
     table!(
+        ns_flags_names,
+        ns_flags,
+        [
+            (0, "0"),
+            (0x10000000, "CLONE_NEWUSER"),
+            (0x20000 | 0x10000000, "CLONE_NEWNS|CLONE_NEWUSER"),
+            (0x80 | 0x40000000, "CLONE_NEWTIME|CLONE_NEWNET"),
+            (0x400 | 0x1, "CLONE_FILES|0x1"),
+        ]
+    );
+
+    table!(
+        mount_flags_names,
+        mount_flags,
+        [
+            (0, "0"),
+            (0x1000 | 0x4000, "MS_BIND|MS_REC"),
+            (1 | 2 | 4 | 8, "MS_RDONLY|MS_NOSUID|MS_NODEV|MS_NOEXEC"),
+            (1 << 18 | 0x4000, "MS_REC|MS_PRIVATE"),
+            (0xc0ed_0000 | 1, "MS_MGC_VAL|MS_RDONLY"),
+            (1 << 30, "0x40000000"),
+        ]
+    );
+
+    table!(
+        umount_flags_names,
+        umount_flags,
+        [
+            (0, "0"),
+            (2, "MNT_DETACH"),
+            (1 | 8, "MNT_FORCE|UMOUNT_NOFOLLOW"),
+            (16, "0x10")
+        ]
+    );
+
+    table!(
+        ptrace_requests,
+        ptrace_request,
+        [
+            (0, "PTRACE_TRACEME"),
+            (2, "PTRACE_PEEKDATA"),
+            (16, "PTRACE_ATTACH"),
+            (0x4206, "PTRACE_SEIZE"),
+            (0x420e, "PTRACE_GET_SYSCALL_INFO"),
+            (99, "0x63"),
+        ]
+    );
+
+    table!(
+        personalities,
+        personality,
+        [
+            (0, "PER_LINUX"),
+            (0x0040000, "PER_LINUX|ADDR_NO_RANDOMIZE"),
+            (8 | 0x0400000, "PER_LINUX32|READ_IMPLIES_EXEC"),
+            (0xffff_ffff, "0xffffffff (query)"),
+            (0x10, "0x10"),
+        ]
+    );
+
+    table!(
+        bpf_cmds,
+        bpf_cmd,
+        [
+            (0, "BPF_MAP_CREATE"),
+            (5, "BPF_PROG_LOAD"),
+            (36, "BPF_TOKEN_CREATE"),
+            (37, "37")
+        ]
+    );
+
+    table!(
+        ids,
+        id,
+        [
+            (0, "0"),
+            (1000, "1000"),
+            (0xffff_ffff, "-1"),
+            (u64::MAX, "-1")
+        ]
+    );
+
+    table!(
         at_flags_names,
         at_flags,
         [
@@ -535,6 +820,7 @@ mod tests {
             (CLONE_VM, libc::CLONE_VM),
             (CLONE_VFORK, libc::CLONE_VFORK),
             (CLONE_THREAD, libc::CLONE_THREAD),
+            (CLONE_NEWTIME, libc::CLONE_NEWTIME),
         ];
         for &(ours, theirs) in open {
             assert_eq!(ours, u64::try_from(theirs).expect("positive"), "{ours:#o}");
@@ -586,6 +872,35 @@ mod tests {
             socket_family(u16::try_from(libc::AF_INET6).expect("small")),
             "AF_INET6"
         );
+        let named: &[(u64, String)] = &[
+            (libc::MS_BIND, mount_flags(libc::MS_BIND)),
+            (libc::MS_REC, mount_flags(libc::MS_REC)),
+            (libc::MS_PRIVATE, mount_flags(libc::MS_PRIVATE)),
+            (libc::MS_LAZYTIME, mount_flags(libc::MS_LAZYTIME)),
+            (libc::MS_NOSYMFOLLOW, mount_flags(libc::MS_NOSYMFOLLOW)),
+        ];
+        for (bits, name) in named {
+            assert!(name.starts_with("MS_"), "{bits:#x}: {name}");
+        }
+        assert_eq!(mount_flags(libc::MS_RDONLY), "MS_RDONLY");
+        assert_eq!(mount_flags(libc::MS_MOVE), "MS_MOVE");
+        assert_eq!(mount_flags(libc::MS_SHARED), "MS_SHARED");
+        let umnt = |f: libc::c_int| umount_flags(u64::from(f.cast_unsigned()));
+        assert_eq!(umnt(libc::MNT_DETACH), "MNT_DETACH");
+        assert_eq!(umnt(libc::MNT_FORCE), "MNT_FORCE");
+        assert_eq!(umnt(libc::UMOUNT_NOFOLLOW), "UMOUNT_NOFOLLOW");
+        let req = |r: libc::c_uint| ptrace_request(u64::from(r));
+        assert_eq!(req(libc::PTRACE_ATTACH), "PTRACE_ATTACH");
+        assert_eq!(req(libc::PTRACE_PEEKDATA), "PTRACE_PEEKDATA");
+        assert_eq!(req(libc::PTRACE_SEIZE), "PTRACE_SEIZE");
+        assert_eq!(req(libc::PTRACE_LISTEN), "PTRACE_LISTEN");
+        assert_eq!(
+            req(libc::PTRACE_GET_SYSCALL_INFO),
+            "PTRACE_GET_SYSCALL_INFO"
+        );
+        let pers = |p: libc::c_int| personality(u64::from(p.cast_unsigned()));
+        assert_eq!(pers(libc::ADDR_NO_RANDOMIZE), "PER_LINUX|ADDR_NO_RANDOMIZE");
+        assert_eq!(pers(libc::READ_IMPLIES_EXEC), "PER_LINUX|READ_IMPLIES_EXEC");
         for (sig, name) in [
             (libc::SIGKILL, "SIGKILL"),
             (libc::SIGCHLD, "SIGCHLD"),

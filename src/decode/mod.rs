@@ -19,7 +19,7 @@ pub mod flags;
 pub mod path;
 pub mod sockaddr;
 
-use crate::arch::{Arch, Follow, Sem, SockOp, SyscallDef, TwoKind};
+use crate::arch::{Arch, Arg, Follow, Sem, SockOp, SyscallDef, TwoKind};
 use crate::event::{Access, AccessSet, Object, PathObj, SockAddr, Target};
 
 /// PATH_MAX, including the NUL: the longest path the kernel accepts.
@@ -28,6 +28,10 @@ pub const PATH_MAX: usize = 4096;
 pub const MAX_EXEC_ENTRIES: usize = 4096;
 /// At most this many bytes of argv (and separately of env names' strings) are read.
 pub const MAX_EXEC_BYTES: usize = 128 * 1024;
+/// At most this many ids of setgroups' list are read (NGROUPS_MAX is 65536).
+pub const MAX_IDS: usize = 1024;
+/// `MS_BIND` and `MS_MOVE`: mount's source is then a path.
+pub const MS_BIND_OR_MOVE: u64 = 0x1000 | 0x2000;
 /// `UIO_MAXIOV`: the kernel's cap on sendmmsg's vlen.
 const MAX_MMSG: u64 = 1024;
 
@@ -624,6 +628,70 @@ impl Ctx<'_> {
             self.push_path(new_a, p);
         }
     }
+
+    /// The objects of a [`Sem::Args`] call, in argument order: paths as path targets, strings
+    /// as text, setgroups' list as ids, fds with their paths, each with no access. NULL pointers
+    /// are skipped (`acct(NULL)`, mount without a type); an unreadable one sets `unreadable`.
+    fn args(&mut self, list: &[Arg]) {
+        for (i, a) in list.iter().enumerate() {
+            let i = u8::try_from(i).unwrap_or(u8::MAX);
+            let as_path = match *a {
+                Arg::Path { dirfd, follow } => Some((dirfd, follow)),
+                Arg::MountSource if self.arg(3) & MS_BIND_OR_MOVE != 0 => Some((None, Follow::Yes)),
+                Arg::MountSource | Arg::Str => None,
+                Arg::GidList => {
+                    self.id_list(i);
+                    continue;
+                }
+                Arg::Fd => {
+                    // setns' namespace file, finit_module's module, kexec's kernel.
+                    let fd = int_arg(self.arg(i));
+                    if fd >= 0 {
+                        let path = self.view.fd_path(fd);
+                        self.push(AccessSet::EMPTY, Object::Fd { fd, path });
+                    }
+                    continue;
+                }
+                _ => continue,
+            };
+            if self.arg(i) == 0 {
+                continue;
+            }
+            match as_path {
+                Some((dirfd, follow)) => {
+                    let follow = follow_of(follow, &self.raw.args);
+                    if let Some(p) = self.resolve(dirfd, i, follow, false) {
+                        self.push_path(AccessSet::EMPTY, p);
+                    }
+                }
+                None => {
+                    if let Some(s) = self.path_arg(i) {
+                        self.push(AccessSet::EMPTY, Object::Text(s));
+                    }
+                }
+            }
+        }
+    }
+
+    /// setgroups(size, list): `size` gids (bounded by [`MAX_IDS`]) at argument `i`.
+    fn id_list(&mut self, i: u8) {
+        let n = usize::try_from(self.arg(0) & 0xffff_ffff)
+            .unwrap_or(0)
+            .min(MAX_IDS);
+        if n == 0 || self.arg(i) == 0 {
+            return;
+        }
+        match read_exact(self.mem, self.arg(i), n * 4) {
+            Some(b) => {
+                let ids = b
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes(c.try_into().unwrap_or([0; 4])))
+                    .collect();
+                self.push(AccessSet::EMPTY, Object::Ids(ids));
+            }
+            None => self.out.unreadable = true,
+        }
+    }
 }
 
 /// Decode `raw`, a call of `def`, against the tracee's memory and `/proc` view.
@@ -717,6 +785,7 @@ pub fn decode_with(
             c.push(access, Object::Fd { fd, path });
         }
         Sem::Sock { op } => c.sock(op),
+        Sem::Args(list) => c.args(list),
     }
     c.out
 }
@@ -1190,6 +1259,100 @@ mod tests {
     fn raw_syscalls_decode_to_nothing() {
         let img = Img::new();
         assert_eq!(run("read", [0, BAD, 10, 0, 0, 0], &img), Decoded::default());
-        assert_eq!(run("ptrace", [0; 6], &img), Decoded::default());
+        // ptrace's arguments are all words: named by `show`, nothing read.
+        assert_eq!(
+            run("ptrace", [16, 42, 0, 0, 0, 0], &img),
+            Decoded::default()
+        );
+        assert_eq!(
+            run("unshare", [0x2000_0000, 0, 0, 0, 0, 0], &img),
+            Decoded::default()
+        );
+    }
+
+    /// Gated calls: paths resolved like checked ones but without access, strings as text,
+    /// NULL skipped, setgroups' ids read, fds named.
+    #[test]
+    fn gated_arguments() {
+        let mut img = Img::new();
+        let jail = img.str(b"../jail/./x/");
+        let link = img.str(b"link");
+        let proc_ = img.str(b"proc");
+        let mnt = img.str(b"/mnt");
+        let ext4 = img.str(b"ext4");
+        let gids = img.bytes(&[0, 0, 0, 0, 27, 0, 0, 0, 0xe8, 0x03, 0, 0]);
+        let none = |p: &str| (Vec::<&str>::new(), p.to_string());
+        let text = |s: &str| (Vec::<&str>::new(), format!("Text({:?})", s.as_bytes()));
+        const MS_BIND: u64 = 0x1000;
+        let cases: Vec<Case> = vec![
+            ("chroot", [jail, 0, 0, 0, 0, 0], vec![none("/jail/x")]),
+            ("chroot", [link, 0, 0, 0, 0, 0], vec![none("/etc/shadow")]),
+            (
+                "pivot_root",
+                [jail, mnt, 0, 0, 0, 0],
+                vec![none("/jail/x"), none("/mnt")],
+            ),
+            (
+                "mount",
+                [proc_, mnt, proc_, 0xe, 0, 0],
+                vec![text("proc"), none("/mnt"), text("proc")],
+            ),
+            (
+                "mount",
+                [jail, mnt, 0, MS_BIND, 0, 0],
+                vec![none("/jail/x"), none("/mnt")],
+            ),
+            (
+                "mount",
+                [0, mnt, ext4, 0, 0, 0],
+                vec![none("/mnt"), text("ext4")],
+            ),
+            // umount2(UMOUNT_NOFOLLOW) acts on the link itself.
+            ("umount2", [link, 8, 0, 0, 0, 0], vec![none("/w/link")]),
+            ("umount2", [link, 2, 0, 0, 0, 0], vec![none("/etc/shadow")]),
+            ("acct", [0, 0, 0, 0, 0, 0], vec![]),
+            ("swapon", [jail, 0, 0, 0, 0, 0], vec![none("/jail/x")]),
+            (
+                "setns",
+                [3, 0x4000_0000, 0, 0, 0, 0],
+                vec![none("fd 3 /etc")],
+            ),
+            (
+                "finit_module",
+                [3, ext4, 0, 0, 0, 0],
+                vec![none("fd 3 /etc"), text("ext4")],
+            ),
+            (
+                "setgroups",
+                [3, gids, 0, 0, 0, 0],
+                vec![none("Ids([0, 27, 1000])")],
+            ),
+            ("setgroups", [0, 0, 0, 0, 0, 0], vec![]),
+            ("setresuid", [0, 0, 0, 0, 0, 0], vec![]),
+            (
+                "perf_event_open",
+                [BAD, 0, u64::MAX, u64::MAX, 0, 0],
+                vec![],
+            ),
+        ];
+        for (name, args, want) in cases {
+            let d = run(name, args, &img);
+            assert_eq!(paths(&d), want, "{name} {args:x?}");
+            assert!(!d.unreadable, "{name}");
+        }
+        // Unreadable strings fail closed like any other.
+        assert!(run("chroot", [BAD, 0, 0, 0, 0, 0], &img).unreadable);
+        assert!(run("setgroups", [2, BAD, 0, 0, 0, 0], &img).unreadable);
+        // The same words decode the same on aarch64 (the tables share the argument lists).
+        let def = Arch::Aarch64.by_name("chroot").expect("chroot");
+        let raw = RawSyscall {
+            arch: Arch::Aarch64,
+            nr: u64::from(def.nr),
+            args: [jail, 0, 0, 0, 0, 0],
+        };
+        assert_eq!(
+            paths(&decode(def, &raw, &img.0, &view())),
+            vec![none("/jail/x")]
+        );
     }
 }

@@ -343,14 +343,17 @@ impl Learner {
     }
 
     fn observe_syscall(&mut self, ev: &Event, sc: &Syscall) {
-        if sc.targets.is_empty() {
-            let gated = match &self.opts.is_gated {
-                Some(f) => f(&sc.name),
-                None => !NOT_GATED.contains(&sc.name.as_str()),
-            };
-            if gated {
-                self.syscalls.insert(sc.name.clone());
-            }
+        // Gated syscalls carry their decoded arguments as targets without access (chroot's
+        // directory, mount's type): they are learned as `syscall NAME`, never as path rules.
+        let no_access = sc.targets.iter().all(|t| t.access.is_empty());
+        let gated = match &self.opts.is_gated {
+            Some(f) => f(&sc.name),
+            None => no_access && !NOT_GATED.contains(&sc.name.as_str()),
+        };
+        if gated {
+            self.syscalls.insert(sc.name.clone());
+        }
+        if no_access {
             return;
         }
         let missing = matches!(sc.outcome, Outcome::Errno(ENOENT | ENOTDIR));
@@ -404,7 +407,11 @@ impl Learner {
                         self.resolve.insert(name.clone());
                     }
                 }
-                Object::DnsName(_) | Object::Fd { .. } | Object::Anon(_) => {}
+                Object::DnsName(_)
+                | Object::Fd { .. }
+                | Object::Anon(_)
+                | Object::Text(_)
+                | Object::Ids(_) => {}
             }
         }
     }

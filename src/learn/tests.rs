@@ -1532,3 +1532,55 @@ fn real_world_searches_and_temp_names_are_portable() {
         assert!(!admits(&p, &env_b, *verb, path, 9), "{verb:?} {path}\n{t}");
     }
 }
+
+/// Gated calls carry their decoded arguments (chroot's directory, mount's type) as targets
+/// without access: they are learned as `syscall NAME`, never as path rules, with or without
+/// the arch-table hook.
+#[test]
+fn gated_arguments_are_not_path_rules() {
+    let none = AccessSet::EMPTY;
+    let jail = Target {
+        access: none,
+        object: Object::Path(PathObj {
+            literal: b"jail".to_vec(),
+            abs: b"/srv/jail".to_vec(),
+            resolved: None,
+        }),
+    };
+    let fstype = Target {
+        access: none,
+        object: Object::Text(b"proc".to_vec()),
+    };
+    for hook in [false, true] {
+        let events = vec![
+            sys(5, "chroot", vec![jail.clone()], Outcome::Errno(1)),
+            sys(
+                5,
+                "mount",
+                vec![fstype.clone(), jail.clone()],
+                Outcome::Value(0),
+            ),
+        ];
+        let opts = LearnOptions {
+            is_gated: hook.then(|| -> GatedFn { Box::new(|n| n == "chroot" || n == "mount") }),
+            ..LearnOptions::default()
+        };
+        let p = learn_runs(
+            &[&Run {
+                header: header(&ENV_A),
+                events,
+                needs: vec![],
+            }],
+            opts,
+        );
+        let t = text(&p);
+        assert!(
+            t.contains("syscall chroot\n") && t.contains("syscall mount\n"),
+            "hook {hook}: {t}"
+        );
+        assert!(
+            !t.contains("/srv/jail") && !t.contains("proc"),
+            "hook {hook}: {t}"
+        );
+    }
+}

@@ -257,6 +257,8 @@ fn object_text(o: &Object) -> String {
         },
         Object::Anon(n) => escape(n),
         Object::DnsName(n) => n.clone(),
+        Object::Text(t) => escape(t),
+        Object::Ids(ids) => format!("{ids:?}"),
     }
 }
 

@@ -31,6 +31,8 @@ pub struct RecordSink<W: Write> {
     links: super::LinkCache,
     /// DNS answers and /etc/hosts names, written as `Resolved` events.
     dns: super::dns::DnsTracker,
+    /// Whether the root of the tree has exec'd (before that it is sbx's own spawn code).
+    root_exec_seen: bool,
 }
 
 impl<W: Write> RecordSink<W> {
@@ -41,6 +43,7 @@ impl<W: Write> RecordSink<W> {
             pending: HashMap::new(),
             links: super::LinkCache::default(),
             dns: super::dns::DnsTracker::default(),
+            root_exec_seen: false,
         }
     }
 
@@ -174,8 +177,18 @@ impl<W: Write> Sink for RecordSink<W> {
             .and_then(|p| p.exec.as_ref())
             .map(|e| (e.argv.clone(), e.env_names.clone()))
             .unwrap_or_default();
-        if let Some(p) = pending {
+        if let Some(mut p) = pending {
+            // Before its first exec the root of the tree is sbx's spawn code (comm `sbx`):
+            // that execve is the program's start, shown under the program's comm and exe so
+            // that `sbx show --comm PROG` finds it.
+            if p.proc.ppid == 0 && !self.root_exec_seen {
+                p.proc.comm.clone_from(&task.proc.comm);
+                p.proc.exe.clone_from(&task.proc.exe);
+            }
             let _ = self.write_syscall(caller, p, Outcome::Value(0));
+        }
+        if task.proc.ppid == 0 {
+            self.root_exec_seen = true;
         }
         let ev = Event {
             time_ns,

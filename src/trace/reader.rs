@@ -509,6 +509,8 @@ impl<R: Read> TraceReader<R> {
             },
             WireObject::Anon(a) => Object::Anon(self.s(a)?),
             WireObject::DnsName(n) => Object::DnsName(self.text(n)?),
+            WireObject::Text(t) => Object::Text(self.s(t)?),
+            WireObject::Ids(ids) => Object::Ids(ids),
         })
     }
 
@@ -720,6 +722,35 @@ mod tests {
                         ResolveSource::Hosts
                     },
                 }),
+                // Version 3: a gated call's arguments, without access.
+                9 if i % 2 == 1 => sys(
+                    "mount",
+                    165,
+                    vec![
+                        Target {
+                            access: AccessSet::EMPTY,
+                            object: Object::Text(b"proc".to_vec()),
+                        },
+                        Target {
+                            access: AccessSet::EMPTY,
+                            object: path(b"/proc", b"/proc", None),
+                        },
+                        Target {
+                            access: AccessSet::EMPTY,
+                            object: Object::Text(b"proc".to_vec()),
+                        },
+                    ],
+                    Outcome::Errno(1),
+                ),
+                9 => sys(
+                    "setgroups",
+                    116,
+                    vec![Target {
+                        access: AccessSet::EMPTY,
+                        object: Object::Ids(vec![0, 27, u32::MAX]),
+                    }],
+                    Outcome::Value(0),
+                ),
                 7 => sys(
                     "memfd_create",
                     319,
@@ -983,7 +1014,7 @@ mod tests {
             (Vec::new(), "byte 0: not an sbx trace (empty file)"),
             (
                 [&MAGIC[..], &7u32.to_le_bytes(), &good[12..]].concat(),
-                "byte 8: format version 7 is newer than this sbx supports (2)",
+                "byte 8: format version 7 is newer than this sbx supports (3)",
             ),
             (
                 [&MAGIC[..], &0u32.to_le_bytes()].concat(),
@@ -1117,8 +1148,14 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(300))]
 
         #[test]
-        fn random_bytes_never_panic(tail in proptest::collection::vec(any::<u8>(), 0..400), with_magic in any::<bool>()) {
-            let bytes = if with_magic { [&MAGIC[..], &1u32.to_le_bytes(), &tail].concat() } else { tail };
+        fn random_bytes_never_panic(tail in proptest::collection::vec(any::<u8>(), 0..400), prefix in 0u8..3) {
+            // The current version, so that random bytes reach the header decoder; and after a
+            // valid header, so that they reach the record decoder.
+            let bytes = match prefix {
+                0 => tail,
+                1 => [&MAGIC[..], &FORMAT_VERSION.to_le_bytes(), &tail].concat(),
+                _ => [encode(&[]), tail].concat(),
+            };
             let (got, _) = decode(&bytes);
             let _ = got.map(|v| v.len());
         }

@@ -146,6 +146,10 @@ pub(crate) enum WireObject {
     },
     /// Version 2: a DNS query name.
     DnsName(u32),
+    /// Version 3: a string argument of a gated syscall that names no file.
+    Text(u32),
+    /// Version 3: a list of ids (setgroups).
+    Ids(Vec<u32>),
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]

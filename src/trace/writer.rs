@@ -349,6 +349,8 @@ impl<W: Write> TraceWriter<W> {
             },
             Object::Anon(a) => WireObject::Anon(self.intern(a)?),
             Object::DnsName(n) => WireObject::DnsName(self.intern(n.as_bytes())?),
+            Object::Text(t) => WireObject::Text(self.intern(t)?),
+            Object::Ids(ids) => WireObject::Ids(ids.clone()),
         })
     }
 }
