@@ -1435,11 +1435,12 @@ mod tests {
         vars.insert("REL".to_string(), "rel/dir".to_string());
         let p = parse_str("t.profile", "read ${REL}/x\n").unwrap_or_default();
         let r = resolve(&p, "t.profile").unwrap_or_default();
-        let e = CompiledPolicy::compile(&r, &Env { vars, ..env() }).err();
-        assert!(matches!(
-            e.map(|e| e.kind),
-            Some(PolicyErrorKind::NotAbsolute { .. })
-        ));
+        let e = CompiledPolicy::compile(&r, &Env { vars, ..env() })
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.starts_with("t.profile:1:"), "{e}");
+        assert!(e.contains("not an absolute path"), "{e}");
     }
 
     #[test]

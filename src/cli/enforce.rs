@@ -56,10 +56,7 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
         None
     };
     let text = super::profile::read_profile(&a.profile)?;
-    let mut env = super::profile::current_env();
-    env.vars
-        .entry("UID".into())
-        .or_insert_with(|| nix::unistd::getuid().to_string());
+    let env = super::profile::current_env();
     let policy = super::profile::load_policy(&a.profile, &text, &env)?;
     let profile_name = a.profile.display().to_string();
     let profile = parse_str(&profile_name, &text).map_err(|e| anyhow::anyhow!("{e}"))?;

@@ -173,7 +173,7 @@ pub struct LearnArgs {
     #[arg(long)]
     pub base: Option<PathBuf>,
     /// A directory with at least this many distinct children used the same way becomes dir/**.
-    #[arg(long, default_value_t = crate::learn::DEFAULT_DIR_THRESHOLD)]
+    #[arg(long, visible_alias = "dir-threshold", default_value_t = crate::learn::DEFAULT_DIR_THRESHOLD)]
     pub threshold: usize,
     /// Include these shipped snippets (default: base, plus node/python/shell/git when the
     /// trace ran them).

@@ -32,6 +32,10 @@ pub fn current_env() -> Env {
     // an environment variable of that name: the workload's environment must not widen it.
     let servers: Vec<String> = nameservers().iter().map(ToString::to_string).collect();
     env.vars.insert("NAMESERVERS".into(), servers.join(" "));
+    // `${UID}` (learned from `/run/user/<uid>`) is the real uid sbx runs with, like the trace
+    // header's, never an environment variable of that name.
+    env.vars
+        .insert("UID".into(), nix::unistd::getuid().to_string());
     env
 }
 

@@ -179,6 +179,8 @@ pub struct Learner {
     opts: LearnOptions,
     ctx: TraceCtx,
     traces: usize,
+    /// The earliest and latest recording start over the traces (Unix seconds).
+    recorded: Option<(u64, u64)>,
     commands: BTreeSet<String>,
     /// Generalized path globs per verb (collapsible).
     paths: BTreeMap<Verb, BTreeSet<String>>,
@@ -224,6 +226,7 @@ impl Learner {
                 ..TraceCtx::default()
             },
             traces: 0,
+            recorded: None,
             commands: BTreeSet::new(),
             paths: BTreeMap::new(),
             secrets: BTreeSet::new(),
@@ -291,6 +294,8 @@ impl Learner {
     /// Start a trace: its events are abstracted with this header's variables.
     pub fn begin_trace(&mut self, header: &Header) {
         self.traces += 1;
+        let t = header.start_unix;
+        self.recorded = Some(self.recorded.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
         let mut vars: Vec<Var> = vec![
             ("CWD".into(), header.cwd.clone()),
             ("HOME".into(), header.home.clone()),
@@ -704,6 +709,22 @@ impl Learner {
             env!("CARGO_PKG_VERSION"),
             self.traces
         )];
+        if let Some((first, last)) = self.recorded {
+            // From the traces, not the clock: learning the same traces again gives the same
+            // bytes.
+            let day = |t: u64| {
+                let s = humantime::format_rfc3339_seconds(
+                    std::time::UNIX_EPOCH + std::time::Duration::from_secs(t),
+                )
+                .to_string();
+                s.replace('T', " ").replace('Z', " UTC")
+            };
+            header.push(if first == last {
+                format!("recorded: {}", day(first))
+            } else {
+                format!("recorded: {} to {}", day(first), day(last))
+            });
+        }
         if self.had_base {
             header.push("widened from a base profile".to_string());
         }

@@ -157,17 +157,19 @@ pub fn expand(pattern: &str, env: &Env) -> Result<String, VarError> {
     for piece in scan(pattern)? {
         match piece {
             Piece::Lit(s) => out.push_str(s),
-            Piece::Var { name, .. } => {
+            Piece::Var { name, offset } => {
                 let value = env.get(name).ok_or_else(|| VarError::Undefined {
                     name: name.to_string(),
                 })?;
                 let builtin = matches!(name, "CWD" | "HOME" | "TMPDIR");
-                if builtin && value.is_empty() {
+                // An empty value would silently widen a rule (`${X}/**` -> `/**`): fail closed.
+                if value.is_empty() {
                     return Err(VarError::Empty {
                         name: name.to_string(),
                     });
                 }
-                if builtin && !value.starts_with('/') {
+                // A pattern starting with a variable is rooted by it.
+                if (builtin || offset == 0) && !value.starts_with('/') {
                     return Err(VarError::NotAbsolute {
                         name: name.to_string(),
                         value: value.to_string(),
@@ -311,7 +313,13 @@ mod tests {
             ("${HOME}/.npm/**", Ok("/home/u\\*\\[x\\]/.npm/**")),
             ("${TMPDIR}/x", Ok("/tmp/x")),
             ("${NPM_PREFIX}/lib", Ok("/opt/npm/lib")),
-            ("${EMPTY}/lib", Ok("/lib")),
+            // An empty value would widen the rule: refused (see the test below).
+            (
+                "${EMPTY}/lib",
+                Err(VarError::Empty {
+                    name: "EMPTY".into(),
+                }),
+            ),
             ("/a/\\$x", Ok("/a/\\$x")),
             (
                 "${NOPE}/x",
@@ -341,6 +349,25 @@ mod tests {
             expand("${CWD}/x", &e),
             Err(VarError::NotAbsolute { .. })
         ));
+    }
+
+    /// Any variable: empty is an error; at the start of a pattern it must be absolute.
+    #[test]
+    fn expand_rejects_empty_and_relative_user_variables() {
+        let mut e = env();
+        e.vars.insert("EMPTY".into(), String::new());
+        e.vars.insert("REL".into(), "lib".into());
+        assert_eq!(
+            expand("${EMPTY}/**", &e),
+            Err(VarError::Empty {
+                name: "EMPTY".into()
+            })
+        );
+        assert!(matches!(
+            expand("${REL}/x", &e),
+            Err(VarError::NotAbsolute { .. })
+        ));
+        assert_eq!(expand("/opt/${REL}/x", &e).as_deref(), Ok("/opt/lib/x"));
     }
 
     #[test]
