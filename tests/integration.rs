@@ -21,6 +21,10 @@ mod enforce;
 /// The attack suite: real attacks with benign twins, bare vs enforce (`attacks: X/Y stopped`).
 mod attacks;
 
+/// The bundled examples end to end: record -> learn -> enforce passes (same and another dir),
+/// the compromised npm install and a tampered Makefile are killed and leave nothing on disk.
+mod examples;
+
 /// Host-name rules in a private network with its own DNS server: egress by name, DNS queries
 /// checked, the attacker's server receives nothing.
 mod net;

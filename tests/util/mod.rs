@@ -1,5 +1,5 @@
 //! Shared test helpers: a unique temp [`Dir`], the [`Sbx`] command builder with a hang guard,
-//! C fixture compilation, and trace reading.
+//! C fixture compilation, trace reading, and the example workloads ([`workload`]).
 
 #![allow(dead_code)]
 
@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 
 use sbx::event::Event;
 use sbx::trace::{Header, TraceReader};
+
+pub mod workload;
 
 /// The sbx binary built by cargo for this test run.
 pub fn sbx_bin() -> &'static str {
