@@ -2,7 +2,7 @@
 # aarch64 under full-system emulation (issue 8, item 4; docs/aarch64.md): boot Debian's arm64
 # kernel under qemu-system-aarch64 (TCG, no KVM) with an initramfs holding a static aarch64
 # sbx, static C fixtures and busybox, and run record -> learn -> enforce of a workload plus
-# three attacks in it (.ci/aarch64-vm/init.sh). Fails unless the VM prints
+# four attacks in it (.ci/aarch64-vm/init.sh). Fails unless the VM prints
 # `SBX-VM-RESULT: PASS` before the timeout. Runs as root on Debian 12 (bookworm); idempotent:
 # downloads and builds are kept under target/aarch64-vm.
 #
@@ -17,11 +17,12 @@ mkdir -p "$work/dl"
 start=$(date +%s)
 
 # Host tools: the emulator, cpio for the initramfs, the cross compiler and sysroot.
+# binutils-arm-linux-gnueabihf assembles the AArch32 program of the compat-ABI check.
 if ! command -v qemu-system-aarch64 >/dev/null || ! command -v cpio >/dev/null \
-  || ! command -v aarch64-linux-gnu-gcc >/dev/null; then
+  || ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v arm-linux-gnueabihf-as >/dev/null; then
   apt-get update -qq
   apt-get install -y -qq qemu-system-arm cpio gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
-    >/dev/null
+    binutils-arm-linux-gnueabihf >/dev/null
 fi
 
 # The arm64 kernel and a static busybox, unpacked from Debian's packages (never installed).
@@ -58,6 +59,8 @@ cc="aarch64-linux-gnu-gcc -O2 -static -pthread -Wall"
 $cc -o "$work/initrd/bin/attack" tests/fixtures/attack.c
 $cc -o "$work/initrd/bin/race_open" tests/fixtures/race_open.c
 $cc -o "$work/initrd/bin/workload" .ci/aarch64-vm/workload.c
+arm-linux-gnueabihf-as -o "$work/arm32.o" .ci/aarch64-vm/arm32.S
+arm-linux-gnueabihf-ld -static -o "$work/initrd/bin/arm32" "$work/arm32.o"
 cp .ci/aarch64-vm/init.sh "$work/initrd/init"
 chmod 755 "$work/initrd/init"
 (cd "$work/initrd" && find . | cpio -o -H newc --quiet) | gzip -1 >"$work/initrd.gz"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # PID 1 of the aarch64 VM check (.ci/aarch64-vm.sh), run by busybox sh inside a Debian arm64
 # kernel under qemu-system-aarch64. Runs sbx record -> learn -> enforce on a benign workload
-# and three attacks (each first shown to work without sbx), prints one `SBX-VM: PASS|FAIL`
+# and four attacks (each first shown to work without sbx), prints one `SBX-VM: PASS|FAIL`
 # line per check and a final `SBX-VM-RESULT: PASS|FAIL` line on the serial console, and powers
 # the VM off. The host script decides on that last line.
 export PATH=/bin HOME=/root
@@ -146,6 +146,36 @@ fi
 run path-race-unguarded sbx enforce --mode deny --unsafe-no-race-guard $L/path-race.profile -- \
     /bin/race_open /tmp/t/work/ok.txt /tmp/t/secret/secret.txt 20000
 echo "SBX-VM: control path-race --unsafe-no-race-guard (exit $rc): $(grep -m1 -e LEAKED -e 'no leak' $L/path-race-unguarded.out)"
+
+# 6. The compat arm32 ABI (an AArch32 program, .ci/aarch64-vm/arm32.S): it reads the secret
+#    bare; under sbx, record as enforce, its first syscall carries AUDIT_ARCH_ARM and the
+#    filter's architecture check kills it (the exec itself is allowed by the profile).
+run arm32-bare /bin/arm32
+if grep -q TOPSECRET $L/arm32-bare.out; then
+    echo "SBX-VM: arm32 works bare: $(head -n1 $L/arm32-bare.out)"
+    { cat $L/secret-read.profile; echo 'exec /bin/arm32'; } >$L/arm32.profile
+    # enforce: 124 and the in-kernel kill reported; record kills nothing itself, so 159
+    # (128 + SIGSYS) there can only be the seccomp filter's KILL_PROCESS.
+    for how in enforce:124 record:159; do
+        want=${how#*:}
+        how=${how%:*}
+        if [ $how = enforce ]; then
+            run arm32-$how sbx enforce $L/arm32.profile -- /bin/arm32
+        else
+            run arm32-$how sbx record -o $L/arm32.bin -- /bin/arm32
+        fi
+        if [ $rc = $want ] && ! leaked arm32-$how; then
+            ok "arm32-$how: killed by the architecture check (exit $rc), nothing leaked"
+        else
+            show arm32-$how
+            ko "arm32-$how: exit $rc (want $want) or the secret leaked"
+        fi
+    done
+    echo "SBX-VM:   $(grep -m1 'sbx: violation: ' $L/arm32-enforce.out)"
+else
+    show arm32-bare
+    ko "arm32: the AArch32 program does not run without sbx (no AArch32 at EL0?)"
+fi
 
 echo "SBX-VM-SUMMARY: $pass passed, $fail failed"
 if [ $fail = 0 ] && [ $pass -gt 0 ]; then
