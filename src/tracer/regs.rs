@@ -14,6 +14,7 @@ use nix::unistd::Pid;
 
 use super::Error;
 use super::ptrace as request;
+use crate::arch::Arch;
 
 fn err(tid: i32, operation: &'static str) -> impl FnOnce(nix::errno::Errno) -> Error {
     move |e| match e {
@@ -208,13 +209,19 @@ pub fn replace_syscall(tid: i32, nr: u64, args: [u64; 6]) -> Result<Saved, Error
     Ok(Saved(saved))
 }
 
+/// How far to move the program counter back to execute the syscall instruction again: the
+/// length of [`Arch::syscall_insn`] (x86_64 `syscall`: 2 bytes, aarch64 `svc #0`: 4).
+fn syscall_insn_len() -> u64 {
+    Arch::native().syscall_insn().len() as u64
+}
+
 /// At the exit stop of an injected syscall: restore the registers and step back over the
-/// 2-byte `syscall` instruction, so the original syscall runs again (and stops again).
+/// `syscall` instruction, so the original syscall runs again (and stops again).
 #[cfg(target_arch = "x86_64")]
 pub fn restart_saved(tid: i32, saved: Saved) -> Result<(), Error> {
     request::forget_call(tid);
     let mut r = saved.0;
-    r.rip = r.rip.wrapping_sub(2);
+    r.rip = r.rip.wrapping_sub(syscall_insn_len());
     r.rax = r.orig_rax;
     ptrace::setregs(Pid::from_raw(tid), r).map_err(err(tid, "PTRACE_SETREGS"))
 }
@@ -237,13 +244,17 @@ pub fn replace_syscall(tid: i32, nr: u64, args: [u64; 6]) -> Result<Saved, Error
 }
 
 /// At the exit stop of an injected syscall: restore the registers (x0 included, which the
-/// result clobbered) and step back over the 4-byte `svc #0`.
+/// result clobbered) and step back over the `svc #0`.
+///
+/// The saved registers are those of the seccomp stop, not of a syscall stop: arm64 replaces x7
+/// with the stop direction during syscall-entry/exit stops (and restores it afterwards), so a
+/// GETREGSET here would not hold the workload's x7.
 #[cfg(target_arch = "aarch64")]
 pub fn restart_saved(tid: i32, saved: Saved) -> Result<(), Error> {
     use nix::sys::ptrace::regset::NT_PRSTATUS;
     request::forget_call(tid);
     let mut r = saved.0;
-    r.pc = r.pc.wrapping_sub(4);
+    r.pc = r.pc.wrapping_sub(syscall_insn_len());
     ptrace::setregset::<NT_PRSTATUS>(Pid::from_raw(tid), r).map_err(err(tid, "PTRACE_SETREGSET"))
 }
 

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# aarch64 under full-system emulation (issue 8, item 4; docs/aarch64.md): boot Debian's arm64
+# kernel under qemu-system-aarch64 (TCG, no KVM) with an initramfs holding a static aarch64
+# sbx, static C fixtures and busybox, and run record -> learn -> enforce of a workload plus
+# four attacks in it (.ci/aarch64-vm/init.sh). Fails unless the VM prints
+# `SBX-VM-RESULT: PASS` before the timeout. Runs as root on Debian 12 (bookworm); idempotent:
+# downloads and builds are kept under target/aarch64-vm.
+#
+# SBX_VM_TIMEOUT (seconds, default 600) bounds the whole boot and run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export DEBIAN_FRONTEND=noninteractive
+target=aarch64-unknown-linux-gnu
+work=target/aarch64-vm
+mkdir -p "$work/dl"
+start=$(date +%s)
+
+# Host tools: the emulator, cpio for the initramfs, the cross compiler and sysroot.
+# binutils-arm-linux-gnueabihf assembles the AArch32 program of the compat-ABI check.
+if ! command -v qemu-system-aarch64 >/dev/null || ! command -v cpio >/dev/null \
+  || ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v arm-linux-gnueabihf-as >/dev/null; then
+  apt-get update -qq
+  apt-get install -y -qq qemu-system-arm cpio gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
+    binutils-arm-linux-gnueabihf >/dev/null
+fi
+
+# The arm64 kernel and a static busybox, unpacked from Debian's packages (never installed).
+kernel=$(ls "$work"/root/boot/vmlinuz-* 2>/dev/null | head -n1 || true)
+if [ -z "$kernel" ] || [ ! -x "$work/root/bin/busybox" ]; then
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    dpkg --add-architecture arm64
+  fi
+  apt-get update -qq
+  # linux-image-arm64 depends on the current ABI's package, e.g. linux-image-6.1.0-57-arm64.
+  image=$(apt-cache depends linux-image-arm64:arm64 \
+    | sed -n 's/^ *Depends: \(linux-image-[0-9].*-arm64\)\(:arm64\)\?$/\1/p' | head -n1)
+  [ -n "$image" ] || { echo "aarch64-vm: no linux-image-*-arm64 package found" >&2; exit 1; }
+  rm -rf "$work/dl"/*.deb "$work/root"
+  (cd "$work/dl" && apt-get download -q "$image:arm64" busybox-static:arm64)
+  for deb in "$work"/dl/*.deb; do dpkg-deb -x "$deb" "$work/root"; done
+  kernel=$(ls "$work"/root/boot/vmlinuz-* | head -n1)
+fi
+
+# sbx, statically linked (no loader or libraries to ship), release: TCG is slow enough.
+rustup target add "$target" >/dev/null 2>&1 || rustup target add "$target"
+CARGO_TARGET_DIR="$work/cargo" CARGO_PROFILE_RELEASE_DEBUG=0 \
+  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C target-feature=+crt-static" \
+  cargo build --locked --release --target "$target"
+
+# The initramfs: /init, busybox, sbx and the static fixtures.
+rm -rf "$work/initrd"
+mkdir -p "$work/initrd/bin"
+cp "$work/root/bin/busybox" "$work/initrd/bin/busybox"
+ln -s busybox "$work/initrd/bin/sh"
+cp "$work/cargo/$target/release/sbx" "$work/initrd/bin/sbx"
+aarch64-linux-gnu-strip "$work/initrd/bin/sbx"
+cc="aarch64-linux-gnu-gcc -O2 -static -pthread -Wall"
+$cc -o "$work/initrd/bin/attack" tests/fixtures/attack.c
+$cc -o "$work/initrd/bin/race_open" tests/fixtures/race_open.c
+$cc -o "$work/initrd/bin/workload" .ci/aarch64-vm/workload.c
+arm-linux-gnueabihf-as -o "$work/arm32.o" .ci/aarch64-vm/arm32.S
+arm-linux-gnueabihf-ld -static -o "$work/initrd/bin/arm32" "$work/arm32.o"
+cp .ci/aarch64-vm/init.sh "$work/initrd/init"
+chmod 755 "$work/initrd/init"
+(cd "$work/initrd" && find . | cpio -o -H newc --quiet) | gzip -1 >"$work/initrd.gz"
+built=$(date +%s)
+echo "aarch64-vm: $(basename "$kernel"), initramfs $(du -k "$work/initrd.gz" | cut -f1) KiB," \
+  "prepared in $((built - start)) s"
+
+# Boot. -cpu max with the cheap pointer-authentication algorithm (QARMA is slow under TCG).
+log="$work/console.log"
+status=0
+timeout "${SBX_VM_TIMEOUT:-600}" qemu-system-aarch64 -machine virt -cpu max,pauth-impdef=on \
+  -smp 2 -m 1024 -nographic -no-reboot -kernel "$kernel" -initrd "$work/initrd.gz" \
+  -append 'console=ttyAMA0 rdinit=/init panic=-1 quiet' </dev/null | tee "$log" || status=$?
+end=$(date +%s)
+echo "aarch64-vm: qemu exited $status after $((end - built)) s (total $((end - start)) s)"
+if [ "$status" = 124 ]; then
+  echo "aarch64-vm: FAIL: timeout after ${SBX_VM_TIMEOUT:-600} s" >&2
+  exit 1
+fi
+if ! tr -d '\r' <"$log" | grep -qx 'SBX-VM-RESULT: PASS'; then
+  echo "aarch64-vm: FAIL (see the SBX-VM lines above)" >&2
+  exit 1
+fi
+echo "aarch64-vm: PASS"
