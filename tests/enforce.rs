@@ -1805,12 +1805,39 @@ fn ask_mode_on_a_pseudo_terminal() {
         out.stdout.contains("Permission denied") && out.stdout.contains("after"),
         "{out:?}"
     );
-    assert!(
-        out.stdout.contains("exit 124")
-            || out.code == Some(124)
-            || out.stdout.contains("violation"),
-        "{out:?}"
+    // `script -e` returns the child's status: sbx's.
+    assert_eq!(out.code, Some(124), "{out:?}");
+    // The question names the syscall and the stopped thread.
+    assert!(out.stdout.contains("syscall openat, thread "), "{out:?}");
+    // Allow once: the first read runs, the second one is asked about again (denied here).
+    let out = under_pty(
+        "o\nd\n",
+        strict.to_str().unwrap(),
+        "cat secret.txt; cat secret.txt; echo after",
     );
+    assert_eq!(out.stdout.matches("s3cret").count(), 1, "{out:?}");
+    assert_eq!(out.stdout.matches("allow once").count(), 2, "{out:?}");
+    assert!(out.stdout.contains("after"), "{out:?}");
+    assert_eq!(out.code, Some(124), "{out:?}");
+    // Kill: nothing after the question runs; the report says "killed".
+    let report = d.join("ask-report.json");
+    let line = format!(
+        "{sbx} enforce --mode ask --report {} {} -- sh -c 'cat secret.txt; echo after'",
+        report.display(),
+        strict.display()
+    );
+    let mut c = std::process::Command::new("sh");
+    c.arg("-c")
+        .arg(format!("printf 'k\\n' | script -qec \"{line}\" /dev/null"))
+        .current_dir(d.path())
+        .env_remove("LD_LIBRARY_PATH");
+    let out = crate::util::run_guarded(c, std::time::Duration::from_secs(30));
+    assert_eq!(out.code, Some(124), "{out:?}");
+    assert!(!out.stdout.contains("s3cret"), "{out:?}");
+    assert!(!out.stdout.lines().any(|l| l.trim() == "after"), "{out:?}");
+    let r = std::fs::read_to_string(&report).unwrap();
+    assert!(r.contains("\"action\": \"killed\""), "{r}");
+    assert!(out.stdout.contains("killed the workload"), "{out:?}");
     // No terminal: refuse to start.
     let mut c = std::process::Command::new("setsid");
     c.args(["-w", sbx, "enforce", "--mode", "ask", p, "--", "true"]);

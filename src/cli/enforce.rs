@@ -177,6 +177,13 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
     if !violations.is_empty() {
         let what = match a.mode {
             Mode::Kill => "killed the workload",
+            Mode::Ask
+                if violations
+                    .iter()
+                    .any(|v| v.action == crate::report::Action::Killed) =>
+            {
+                "killed the workload"
+            }
             Mode::Deny | Mode::Ask => "denied",
             Mode::Audit => "observed (audit mode, nothing blocked)",
         };
@@ -314,8 +321,10 @@ impl sink::Asker for TtyAsker {
         use std::io::{BufRead, Write};
         loop {
             let prompt = format!(
-                "\nsbx: {}\n     [o] allow once  [a] allow always (add to {})  [d] deny  [k] kill ? ",
+                "\nsbx: {}\n     syscall {}, thread {} stopped until you answer\n     [o] allow once  [a] allow always (add to {})  [d] deny  [k] kill ? ",
                 v.line(),
+                v.syscall,
+                v.tid,
                 self.profile.display()
             );
             if self.tty.get_mut().write_all(prompt.as_bytes()).is_err() {

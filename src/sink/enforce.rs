@@ -882,7 +882,11 @@ impl Sink for EnforceSink<'_> {
         let verdict = if let Some(errno) = bad.first().map(|b| b.3) {
             let ev = Self::event(stop, d.syscall.clone());
             for (verb, object, reason, _) in bad {
-                let v = self.violation(stop, &d.syscall.name, verb, object, reason);
+                let mut v = self.violation(stop, &d.syscall.name, verb, object, reason);
+                if asked_kill {
+                    // Ask mode, answered "kill": the report says what happened.
+                    v.action = Action::Killed;
+                }
                 self.report(v, (!unallowable).then(|| ev.clone()));
             }
             if asked_kill {
