@@ -189,9 +189,10 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
         },
         includes,
         base,
+        // An unknown number (`syscall_N`) is never allowed, so no rule is learned for it.
         is_gated: Some(Box::new(move |name: &str| {
             arch.by_name(name)
-                .is_none_or(|d| matches!(d.class, Class::Gated | Class::Spawn))
+                .is_some_and(|d| matches!(d.class, Class::Gated | Class::Spawn))
         })),
         nameservers: super::profile::nameservers(),
     };

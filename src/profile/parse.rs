@@ -14,6 +14,7 @@ use globset::GlobBuilder;
 
 use super::vars::{self, Piece};
 use super::{Effect, Include, Pattern, Profile, Proto, Rule, Span, Verb};
+use crate::arch::{Arch, Class};
 
 /// One error in a profile, with its location.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -68,6 +69,12 @@ pub enum ParseErrorKind {
     },
     MissingInclude,
     BadSyscall {
+        found: String,
+    },
+    UnknownSyscall {
+        found: String,
+    },
+    NotGated {
         found: String,
     },
     BadNetlink {
@@ -133,6 +140,14 @@ impl fmt::Display for ParseErrorKind {
             BadSyscall { found } => write!(
                 f,
                 "bad syscall name {found:?} (expected lowercase letters, digits, _)"
+            ),
+            UnknownSyscall { found } => write!(
+                f,
+                "unknown syscall {found:?} (not in sbx's x86_64 or aarch64 table; see `sbx syscalls`)"
+            ),
+            NotGated { found } => write!(
+                f,
+                "{found:?} is not a gated syscall: path and network rules decide it, a `syscall` rule would allow nothing (see `sbx syscalls`)"
             ),
             DenyInclude => write!(f, "\"deny\" cannot apply to \"include\""),
         }
@@ -642,6 +657,31 @@ fn parse_tokens(tokens: &[Token], line_no: u32) -> Result<Parsed, (Span, ParseEr
                     },
                 ));
             }
+            // The name must be a gated syscall of one of the architectures (profiles are
+            // portable): a typo or a checked syscall (`syscall openat`) would be a rule that
+            // allows nothing while looking like it does.
+            let known = [Arch::X86_64, Arch::Aarch64]
+                .iter()
+                .filter_map(|a| a.by_name(&obj.text))
+                .map(|d| d.class)
+                .collect::<Vec<_>>();
+            if known.is_empty() {
+                return Err((
+                    span_of(obj),
+                    ParseErrorKind::UnknownSyscall {
+                        found: obj.text.clone(),
+                    },
+                ));
+            }
+            // `clone` stands for namespace clones (the other clones are not gated).
+            if obj.text != "clone" && !known.contains(&Class::Gated) {
+                return Err((
+                    span_of(obj),
+                    ParseErrorKind::NotGated {
+                        found: obj.text.clone(),
+                    },
+                ));
+            }
             Pattern::Syscall(obj.text.clone())
         }
     };
@@ -805,6 +845,9 @@ mod tests {
         missing_include: "include" => "missing snippet name";
         deny_include: "deny include base" => "cannot apply to \"include\"";
         bad_syscall: "syscall Ptrace" => "bad syscall name";
+        unknown_syscall: "syscall nosuchcall" => "unknown syscall \"nosuchcall\"";
+        unknown_number: "syscall syscall_999" => "unknown syscall";
+        not_gated: "syscall openat" => "\"openat\" is not a gated syscall";
         bad_unix: "connect unix rel/sock" => "relative path";
     }
 

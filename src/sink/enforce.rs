@@ -775,11 +775,12 @@ impl Sink for EnforceSink<'_> {
                     ));
                 } else if flags & crate::filter::CLONE_NAMESPACES != 0
                     && !self.policy.syscall_allowed("unshare")
+                    && !self.policy.syscall_allowed("clone")
                 {
                     bad.push((
                         Verb::Syscall,
                         "clone(namespace flags)".into(),
-                        "no rule allows syscall unshare".into(),
+                        "no rule allows syscall clone (or unshare)".into(),
                         libc::EPERM,
                     ));
                 }
