@@ -993,6 +993,8 @@ fn assert_refused_before_start(d: &Dir, profile: &str, expect: &[&str]) {
     assert!(!d.join("started").exists(), "the workload started");
     let first = out.stderr.lines().next().unwrap_or("");
     assert!(first.starts_with("sbx: error: "), "{}", out.stderr);
+    // One line: `sbx check` is where the source context is shown.
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
     for e in expect {
         assert!(first.contains(e), "{first:?} lacks {e:?}");
     }
@@ -1023,6 +1025,25 @@ fn missing_malformed_or_unexpandable_profile_stops_before_the_workload() {
     assert_refused_before_start(&d, "nope.profile", &["nope.profile:2:", "NOPE"]);
     d.write("inc.profile", "include nosuchsnippet\n");
     assert_refused_before_start(&d, "inc.profile", &["inc.profile:1:"]);
+    d.write("sc.profile", "syscall nosuchcall\n");
+    assert_refused_before_start(&d, "sc.profile", &["sc.profile:1:9:", "unknown syscall"]);
+    d.write("empty.profile", "read ${EMPTYVAR}/**\n");
+    let mut s = enforce_in(
+        d.path(),
+        Path::new("empty.profile"),
+        "kill",
+        &[],
+        &["touch", "started"],
+    );
+    s.cmd.env("EMPTYVAR", "");
+    let out = s.run();
+    out.assert_code(SBX_ERROR);
+    assert!(
+        out.stderr.contains("\"${EMPTYVAR}\" is empty"),
+        "{}",
+        out.stderr
+    );
+    assert!(!d.join("started").exists());
 }
 
 #[test]

@@ -57,7 +57,7 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
     };
     let text = super::profile::read_profile(&a.profile)?;
     let env = super::profile::current_env();
-    let policy = super::profile::load_policy(&a.profile, &text, &env)?;
+    let policy = super::profile::load_policy(&a.profile, &text, &env, false)?;
     let profile_name = a.profile.display().to_string();
     let profile = parse_str(&profile_name, &text).map_err(|e| anyhow::anyhow!("{e}"))?;
 

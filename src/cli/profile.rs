@@ -56,19 +56,37 @@ pub fn read_profile(path: &Path) -> anyhow::Result<String> {
     })
 }
 
-/// Parse, resolve includes and compile a profile against `env`. Errors are returned as one
-/// message with `file:line:col` and the source line.
-pub fn load_policy(path: &Path, text: &str, env: &Env) -> anyhow::Result<CompiledPolicy> {
+/// Parse, resolve includes and compile a profile against `env`. Errors carry `file:line:col`;
+/// with `context` (`sbx check`) every parse error is shown with its source line, otherwise
+/// (enforce) the first one is given on one line.
+pub fn load_policy(
+    path: &Path,
+    text: &str,
+    env: &Env,
+    context: bool,
+) -> anyhow::Result<CompiledPolicy> {
     let name = path.display().to_string();
     CompiledPolicy::load(&name, text, env).map_err(|e| match e {
-        LoadError::Parse(p) => anyhow::anyhow!("{}", p.render_with_source(text).trim_end()),
+        LoadError::Parse(p) if context => {
+            anyhow::anyhow!("{}", p.render_with_source(text).trim_end())
+        }
+        LoadError::Parse(p) => {
+            let first = p.0.first().map(ToString::to_string).unwrap_or_default();
+            let more = p.0.len().saturating_sub(1);
+            let more = if more > 0 {
+                format!(" (and {more} more error(s))")
+            } else {
+                String::new()
+            };
+            anyhow::anyhow!("{first}{more}; `sbx check {name}` shows them in context")
+        }
         e => anyhow::anyhow!("{e}"),
     })
 }
 
 pub fn run_check(a: CheckArgs) -> anyhow::Result<u8> {
     let text = read_profile(&a.profile)?;
-    match load_policy(&a.profile, &text, &current_env()) {
+    match load_policy(&a.profile, &text, &current_env(), true) {
         Ok(p) => {
             let n = parse_str(&a.profile.display().to_string(), &text)
                 .map(|p| p.rules.len())
