@@ -134,6 +134,38 @@ def setup_find():
     return big_tree(), ["find", ".", "-name", "*.h", "-size", "+1k"], None
 
 
+KERNEL_TARBALL = "/usr/src/linux-source-6.1.tar.xz"
+
+
+def kernel_tree():
+    """The Linux 6.1 sources from Debian's linux-source-6.1 package (about 78,000 files),
+    committed to git once. `apt-get install linux-source-6.1` first."""
+    d = os.path.join(WORK, "linux")
+    if not os.path.exists(os.path.join(d, ".git")):
+        if not os.path.exists(KERNEL_TARBALL):
+            sys.exit(f"kgit/kfind need {KERNEL_TARBALL}: apt-get install linux-source-6.1")
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        sh(f"tar -xf {KERNEL_TARBALL} --strip-components=1", cwd=d)
+        # Debian's tarball ignores everything at the top level (`/*` in .gitignore): drop
+        # that, so the tree is committed as upstream's would be.
+        gi = os.path.join(d, ".gitignore")
+        with open(gi) as f:
+            lines = [l for l in f if l.strip() not in ("/*", "!/debian/")]
+        with open(gi, "w") as f:
+            f.writelines(lines)
+        sh("git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm t", cwd=d)
+    return d
+
+
+def setup_kgit():
+    return kernel_tree(), ["git", "status", "--porcelain"], None
+
+
+def setup_kfind():
+    return kernel_tree(), ["find", ".", "-name", "*.h", "-size", "+1k"], None
+
+
 def setup_forkexec():
     return WORK, ["sh", "-c", "i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i+1)); done"], None
 
@@ -145,6 +177,10 @@ WORKLOADS = {
     "git": setup_git,
     "find": setup_find,
     "forkexec": setup_forkexec,
+    # The metadata storm over a real kernel tree (needs linux-source-6.1): not in the default
+    # set, name them explicitly.
+    "kgit": setup_kgit,
+    "kfind": setup_kfind,
 }
 
 
@@ -166,7 +202,8 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--hardening", action="store_true",
                     help="compare enforce with and without the race defence instead")
-    ap.add_argument("workloads", nargs="*", default=list(WORKLOADS))
+    ap.add_argument("workloads", nargs="*",
+                    default=[w for w in WORKLOADS if w not in ("kgit", "kfind")])
     a = ap.parse_args()
     os.makedirs(WORK, exist_ok=True)
     seccomp_list = stopped_syscalls()
