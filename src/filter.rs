@@ -86,6 +86,11 @@ pub struct FilterSpec {
     /// Stop the receives that can carry DNS answers ([`Class::Answer`]): record, and enforce
     /// of a profile that names hosts.
     pub dns: bool,
+    /// Stop `sendto` without a destination address too (a send on a connected socket): enforce
+    /// checks every DNS query name before it leaves, also on a UDP socket connected to a
+    /// name server. Record does not (design.md: sendto with an address): it learns the names
+    /// from the answers, and a TCP program's `send()`s then run at full speed.
+    pub queries: bool,
 }
 
 /// Record traces everything interesting; enforce refuses what it can in-kernel.
@@ -359,6 +364,10 @@ impl Builder<'_> {
         for d in self.table {
             let nr = i64::from(d.nr);
             match d.class {
+                // sendto(fd, buf, len, flags, dest_addr, addrlen): only with an address.
+                Class::Checked if d.name == "sendto" && !self.spec.queries => {
+                    rules.insert(nr, vec![rule(vec![cond(4, SeccompCmpOp::Ne, 0)])]);
+                }
                 Class::Checked | Class::Creds => {
                     rules.insert(nr, vec![]);
                 }
@@ -455,6 +464,7 @@ mod tests {
     fn spec(mode: FilterMode, metadata: bool, guard: bool) -> FilterSpec {
         FilterSpec {
             arch: Arch::X86_64,
+            queries: mode != FilterMode::Record,
             mode,
             metadata,
             guard: guard.then_some(GuardWindow { base: WINDOW }),
@@ -736,6 +746,18 @@ mod tests {
                 ),
                 // No guard: memory syscalls are free (munmap of an unmapped range succeeds).
                 p(libc::SYS_munmap, [WINDOW, 4096, 0, 0, 0, 0], Want::Ok),
+                // Record: sendto runs in-kernel without an address (EBADF on fd -1), stops
+                // (ENOSYS without a tracer) with one.
+                p(
+                    libc::SYS_sendto,
+                    [u64::MAX, 0, 0, 0, 0, 0],
+                    Want::Err(libc::EBADF),
+                ),
+                p(
+                    libc::SYS_sendto,
+                    [u64::MAX, 0, 0, 0, ptr(ROOT), 16],
+                    Want::Err(ENOSYS),
+                ),
             ]);
             let status = run_child(&progs, &probes, false);
             assert_eq!(exit_code(status), Some(0), "status {status:#x}");
@@ -757,6 +779,12 @@ mod tests {
                     libc::SYS_newfstatat,
                     [u64::MAX - 99, ptr(ROOT), 0, 0, 0, 0],
                     Want::Err(libc::EFAULT),
+                ),
+                // Enforce stops every sendto (DNS query names on connected sockets).
+                p(
+                    libc::SYS_sendto,
+                    [u64::MAX, 0, 0, 0, 0, 0],
+                    Want::Err(ENOSYS),
                 ),
                 // Unknown: ENOSYS in errno mode.
                 p(1000, [0; 6], Want::Err(ENOSYS)),

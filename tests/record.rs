@@ -91,6 +91,28 @@ fn records_opens_with_results_and_not_free_syscalls() {
     }
 }
 
+/// `sendto` stops only with a destination address (design.md section 3): `send()` on a
+/// connected socket runs in-kernel, an unconnected datagram with an address is recorded.
+#[test]
+fn sendto_without_an_address_is_not_stopped() {
+    let d = Dir::new();
+    let script = "import socket\n\
+a, b = socket.socketpair()\n\
+for i in range(200):\n    a.send(b'x')\n\
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
+u.sendto(b'hello', ('127.0.0.1', 9))\n\
+print('sent')\n";
+    let (out, _, ev) = record(d.path(), &["python3", "-c", script]);
+    out.assert_code(0);
+    assert_eq!(out.stdout, "sent\n");
+    let sends: Vec<String> = syscalls(&ev)
+        .filter(|(_, sc)| sc.name == "sendto")
+        .map(|(_, sc)| format!("{:?}", sc.targets))
+        .collect();
+    assert_eq!(sends.len(), 1, "{sends:?}");
+    assert!(sends[0].contains("port: 9"), "{sends:?}");
+}
+
 #[test]
 fn exit_status_is_the_workloads() {
     let d = Dir::new();

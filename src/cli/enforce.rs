@@ -87,6 +87,7 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
             .then_some(GuardWindow { base: WINDOW_BASE }),
         // DNS answers matter when the profile names hosts, or to record them (-o).
         dns: policy.names_hosts() || a.output.is_some(),
+        queries: true,
     };
     let programs = filter::build(&spec).context("cannot build the seccomp filter")?;
     if super::verbose() {

@@ -195,6 +195,7 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
                 .is_some_and(|d| matches!(d.class, Class::Gated | Class::Spawn))
         })),
         nameservers: super::profile::nameservers(),
+        answers_are_queries: true,
     };
     let mut learner = Learner::new(opts);
     for t in &a.traces {

@@ -21,6 +21,7 @@ pub fn run(a: RecordArgs) -> anyhow::Result<u8> {
         metadata: a.metadata,
         guard: None,
         dns: true,
+        queries: false,
     };
     let programs = filter::build(&spec).context("cannot build the seccomp filter")?;
     super::describe_filter(arch, &programs, &spec);

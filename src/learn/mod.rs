@@ -17,7 +17,7 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::dns::DnsBook;
-use crate::event::{Event, EventKind, Object, Outcome, PathObj, SockAddr, Syscall};
+use crate::event::{Event, EventKind, Object, Outcome, PathObj, ResolveSource, SockAddr, Syscall};
 use crate::profile::{Effect, Include, Pattern, Profile, Proto, Rule, Span, Verb};
 use crate::trace::Header;
 
@@ -130,6 +130,10 @@ pub struct LearnOptions {
     /// The name servers of this machine (/etc/resolv.conf): a peer on port 53 that is one of
     /// them is learned as `${NAMESERVERS}:53`, which enforce expands on its own machine.
     pub nameservers: Vec<IpAddr>,
+    /// A DNS answer's name counts as asked (`resolve NAME` unless a net rule names it): for
+    /// traces of `sbx record`, which sees the answers but not the queries sent on connected
+    /// sockets. Off for enforce's diff, where every query is seen.
+    pub answers_are_queries: bool,
 }
 
 impl Default for LearnOptions {
@@ -141,6 +145,7 @@ impl Default for LearnOptions {
             base: None,
             is_gated: None,
             nameservers: Vec::new(),
+            answers_are_queries: false,
         }
     }
 }
@@ -342,7 +347,18 @@ impl Learner {
                     self.paths.entry(Verb::Probe).or_default().insert(g);
                 }
             }
-            EventKind::Resolved(r) => self.ctx.book.learn(&r.name, &r.addrs),
+            EventKind::Resolved(r) => {
+                self.ctx.book.learn(&r.name, &r.addrs);
+                // The name was asked (the answer carries the question): record sees the
+                // answers, not always the query (a send on a connected socket does not stop).
+                // A named net rule implies it; otherwise it becomes `resolve NAME`.
+                if self.opts.answers_are_queries
+                    && matches!(r.source, ResolveSource::Dns(_))
+                    && crate::dns::check_name_pattern(&r.name).is_ok()
+                {
+                    self.resolve.insert(r.name.clone());
+                }
+            }
             EventKind::Spawn(_) | EventKind::Exit(_) => {}
         }
     }

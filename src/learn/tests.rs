@@ -1073,6 +1073,36 @@ fn symlinked_paths_learn_both_names_and_link_needs_read_write() {
     assert!(t.contains("write ${CWD}/b\n"), "{t}");
 }
 
+/// Record does not stop a `send()` on a connected socket, so a trace may hold a DNS answer
+/// without its query: with `answers_are_queries` (what `sbx learn` sets) the answered name is
+/// learned as asked; enforce's diff (every query seen) does not do that.
+#[test]
+fn answered_names_count_as_asked_for_record_traces() {
+    let answer_only = |name: &str| {
+        let [_query, answer] = resolve(5, name, [9, 9, 9, 9]);
+        answer
+    };
+    let run = Run {
+        header: header(&ENV_A),
+        events: vec![answer_only("telemetry.example")],
+        needs: vec![],
+    };
+    let with = learn_runs(
+        &[&run],
+        LearnOptions {
+            answers_are_queries: true,
+            ..LearnOptions::default()
+        },
+    );
+    assert!(
+        text(&with).contains("resolve telemetry.example\n"),
+        "{}",
+        text(&with)
+    );
+    let without = learn_runs(&[&run], LearnOptions::default());
+    assert!(!text(&without).contains("resolve "), "{}", text(&without));
+}
+
 #[test]
 fn peers_are_learned_by_the_name_they_resolved_from() {
     let inet = |addr: [u8; 4], port| SockAddr::Inet { addr, port };
