@@ -151,10 +151,7 @@ pub fn class_of(arch: Arch, nr: u64) -> Option<Class> {
 
 /// Build the programs for `spec`, in installation order.
 pub fn build(spec: &FilterSpec) -> Result<Vec<BpfProgram>, FilterError> {
-    let target = match spec.arch {
-        Arch::X86_64 => TargetArch::x86_64,
-        Arch::Aarch64 => TargetArch::aarch64,
-    };
+    let target = spec.arch.seccomp_target();
     let table = spec.arch.table();
     if table.is_empty() {
         return Err(FilterError::EmptyTable { arch: spec.arch });

@@ -50,6 +50,23 @@ impl Arch {
         }
     }
 
+    /// Its open flags that differ from the other architecture's (O_DIRECT, O_LARGEFILE,
+    /// O_DIRECTORY, O_NOFOLLOW).
+    pub fn open_flags(self) -> ArchOpenFlags {
+        match self {
+            Arch::X86_64 => OPEN_X86_64,
+            Arch::Aarch64 => OPEN_AARCH64,
+        }
+    }
+
+    /// seccompiler's name for it.
+    pub fn seccomp_target(self) -> seccompiler::TargetArch {
+        match self {
+            Arch::X86_64 => seccompiler::TargetArch::x86_64,
+            Arch::Aarch64 => seccompiler::TargetArch::aarch64,
+        }
+    }
+
     /// The `AUDIT_ARCH_*` value the kernel reports for this ABI in seccomp data.
     pub fn audit_arch(self) -> u32 {
         match self {
@@ -292,6 +309,36 @@ pub struct SyscallDef {
 }
 
 /// Cross-table checks: the two tables against each other and against the kernel's own lists.
+/// The four open flags whose values differ between architectures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArchOpenFlags {
+    pub direct: u64,
+    pub largefile: u64,
+    pub directory: u64,
+    pub nofollow: u64,
+}
+
+/// x86_64 (and the asm-generic values).
+pub const OPEN_X86_64: ArchOpenFlags = ArchOpenFlags {
+    direct: 0o40000,
+    largefile: 0o100_000,
+    directory: 0o200_000,
+    nofollow: 0o400_000,
+};
+/// aarch64 (arch/arm64/include/uapi/asm/fcntl.h).
+pub const OPEN_AARCH64: ArchOpenFlags = ArchOpenFlags {
+    direct: 0o200_000,
+    largefile: 0o400_000,
+    directory: 0o40000,
+    nofollow: 0o100_000,
+};
+
+impl ArchOpenFlags {
+    pub fn of(arch: Arch) -> ArchOpenFlags {
+        arch.open_flags()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::{BTreeMap, BTreeSet, HashMap};

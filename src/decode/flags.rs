@@ -33,38 +33,9 @@ pub const O_PATH: u64 = 0o10_000_000;
 /// `__O_TMPFILE`; `O_TMPFILE` is `__O_TMPFILE | O_DIRECTORY`.
 pub const O_TMPFILE_BIT: u64 = 0o20_000_000;
 
-/// The four open flags whose values differ between architectures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ArchOpenFlags {
-    pub direct: u64,
-    pub largefile: u64,
-    pub directory: u64,
-    pub nofollow: u64,
-}
-
-/// x86_64 (and the asm-generic values).
-pub const OPEN_X86_64: ArchOpenFlags = ArchOpenFlags {
-    direct: 0o40000,
-    largefile: 0o100_000,
-    directory: 0o200_000,
-    nofollow: 0o400_000,
-};
-/// aarch64 (arch/arm64/include/uapi/asm/fcntl.h).
-pub const OPEN_AARCH64: ArchOpenFlags = ArchOpenFlags {
-    direct: 0o200_000,
-    largefile: 0o400_000,
-    directory: 0o40000,
-    nofollow: 0o100_000,
-};
-
-impl ArchOpenFlags {
-    pub fn of(arch: Arch) -> ArchOpenFlags {
-        match arch {
-            Arch::X86_64 => OPEN_X86_64,
-            Arch::Aarch64 => OPEN_AARCH64,
-        }
-    }
-}
+/// The four open flags whose values differ between architectures live with the other
+/// architecture facts.
+pub use crate::arch::{ArchOpenFlags, OPEN_AARCH64, OPEN_X86_64};
 
 pub const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
 pub const AT_REMOVEDIR: u64 = 0x200;

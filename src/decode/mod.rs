@@ -61,10 +61,7 @@ pub mod oflags {
 
 /// `O_NOFOLLOW` on `arch` (it differs between x86_64 and the generic ABI of aarch64).
 pub fn o_nofollow(arch: Arch) -> u64 {
-    match arch {
-        Arch::X86_64 => 0o400000,
-        Arch::Aarch64 => 0o100000,
-    }
+    arch.open_flags().nofollow
 }
 
 /// `RESOLVE_NO_SYMLINKS` (openat2): fail with ELOOP on any symlink, magic links included.
@@ -80,10 +77,7 @@ pub fn open_how_of(arch: Arch, flags: u64, mode: u64) -> (u64, u64) {
     // (VALID_OPEN_FLAGS) is the same on both.
     const VALID: u64 = 0o37777703;
     const O_CLOEXEC: u64 = 0o2000000;
-    let (o_directory, o_largefile) = match arch {
-        Arch::X86_64 => (0o200000, 0o100000),
-        Arch::Aarch64 => (0o40000, 0o400000),
-    };
+    let (o_directory, o_largefile) = (arch.open_flags().directory, arch.open_flags().largefile);
     let mut f = (flags | o_largefile) & VALID;
     if f & O_PATH != 0 {
         f &= o_directory | o_nofollow(arch) | O_PATH | O_CLOEXEC;
