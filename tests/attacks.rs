@@ -211,8 +211,10 @@ fn plain(p: &Phase, f: &Fx) -> Vec<String> {
     v(&[&f.attack, "plain", &p.w("ok.txt")])
 }
 
-fn attacks() -> Vec<Attack> {
-    let a = |item, name, attack: Args, benign: Args| Attack {
+/// An attack with the usual settings: one bare try, one kill run and a deny run, a refusal
+/// naming secret.txt.
+fn attack(item: &'static str, name: &'static str, attack: Args, benign: Args) -> Attack {
+    Attack {
         item,
         name,
         attack,
@@ -227,7 +229,11 @@ fn attacks() -> Vec<Attack> {
         expect: "secret.txt",
         deny_done: "",
         control: false,
-    };
+    }
+}
+
+fn attacks() -> Vec<Attack> {
+    let a = attack;
     // Expect a refusal naming this text.
     let e = |expect: &'static str, at: Attack| Attack { expect, ..at };
     vec![
@@ -717,20 +723,10 @@ fn guard_remap(how: &'static str) -> Attack {
         _ => |p, f| args(p, f, "mremap"),
     };
     Attack {
-        item: "1 argument races",
-        name,
-        attack,
-        benign: |p, f| v(&[&f.attack, "jit", &p.w("ok.txt")]),
-        wrap_bare: false,
-        bare_tries: 1,
-        runs: 1,
-        deny_run: true,
-        sbx_may_die: false,
-        settle_ms: 20,
-        extra: &[],
         expect: "guard region",
-        deny_done: "",
-        control: false,
+        ..self::attack("1 argument races", name, attack, |p, f| {
+            v(&[&f.attack, "jit", &p.w("ok.txt")])
+        })
     }
 }
 
