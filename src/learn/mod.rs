@@ -376,6 +376,9 @@ impl Learner {
                         // admits a probe only for read, exec and stat.
                         if missing && matches!(verb, Verb::Read | Verb::Exec) {
                             self.add_probe(ev, verb == Verb::Exec, p);
+                            if verb == Verb::Read && generalize::is_git_packed_refs(&p.abs) {
+                                self.add_pathobj(ev, verb, p);
+                            }
                         } else {
                             self.add_pathobj(ev, verb, p);
                             if verb == Verb::Exec {

@@ -1730,3 +1730,68 @@ fn tmp_include_is_tried_only_for_writes_under_a_private_tmpdir() {
         &|_, _| true
     ));
 }
+
+/// A git clone of a local repository reads every loose ref of the source, one file per branch,
+/// and its object directories: a branch or commit created there after learning, or `git gc`
+/// writing `packed-refs`, was a violation on the next clone. Loose refs, their reflogs and the
+/// object store become `.git/refs/**`, `.git/logs/refs/**`, `.git/objects/**`; a missing
+/// `packed-refs` is also `read`; nothing else of the repository is widened.
+/// See: docs/real-world.md git (the source repository changed after learning)
+#[test]
+fn git_repository_history_admits_new_branches_commits_and_gc() {
+    let read = |path: &str| open(5, &[Access::Read], path, Outcome::Value(3));
+    let events = vec![
+        read("/work/main/.git/refs/heads/main"),
+        read("/work/main/.git/refs/tags"),
+        read("/work/main/.git/config"),
+        read("/work/main/.git/objects/4b/825dc642cb6eb9a060e54bf8d69288fbee4904"),
+        open(
+            5,
+            &[Access::Read],
+            "/work/main/.git/packed-refs",
+            Outcome::Errno(ENOENT),
+        ),
+        open(
+            5,
+            &[Access::Write, Access::Create],
+            &format!("{}/dst/.git/logs/refs/heads/main", ENV_A.cwd),
+            Outcome::Value(3),
+        ),
+    ];
+    let p = one(events, false);
+    let t = text(&p);
+    assert!(t.contains("read /work/main/.git/refs/**\n"), "{t}");
+    assert!(t.contains("read /work/main/.git/objects/**\n"), "{t}");
+    assert!(t.contains("write ${CWD}/dst/.git/logs/refs/**\n"), "{t}");
+    for (verb, path) in [
+        (Verb::Read, "/work/main/.git/refs/heads/walkcache"),
+        (Verb::Read, "/work/main/.git/refs/heads/feature/x"),
+        (Verb::Read, "/work/main/.git/refs/tags/v1.0"),
+        (Verb::Read, "/work/main/.git/packed-refs"),
+        (Verb::Read, "/work/main/.git/objects/pack/pack-1.idx"),
+        (Verb::Write, "/srv/ci/b/proj/dst/.git/logs/refs/heads/dev"),
+    ] {
+        let env = if verb == Verb::Write {
+            &ENV_B_PROJ
+        } else {
+            &ENV_A
+        };
+        assert!(admits(&p, env, verb, path, 9), "{verb:?} {path}\n{t}");
+    }
+    for (verb, path) in [
+        (Verb::Read, "/work/main/.git/logs/HEAD"),
+        (Verb::Read, "/work/main/.git/hooks/pre-commit"),
+        (Verb::Write, "/work/main/.git/objects/4b/x"),
+        (Verb::Write, "/work/main/.git/refs/heads/main"),
+        (Verb::Read, "/work/main/refs/heads/main"),
+    ] {
+        assert!(!admits(&p, &ENV_A, verb, path, 9), "{verb:?} {path}\n{t}");
+    }
+}
+
+const ENV_B_PROJ: Env = Env {
+    cwd: "/srv/ci/b/proj",
+    home: "/home/runner",
+    tmpdir: "/var/tmp/ci",
+    uid: 1001,
+};
