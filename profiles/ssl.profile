@@ -1,6 +1,7 @@
 # ssl: TLS clients verifying servers (OpenSSL, GnuTLS, Node, Python, curl).
 # Shipped with sbx (`include ssl`). Only public trust anchors and configuration; private keys
-# are denied outright, even if another rule would allow them.
+# are denied outright, even if another rule would allow them. `sbx learn` adds this snippet
+# when the trace read what it covers and that shortens the profile (docs/learning.md section 8).
 
 # The trust store: individual certificates, hash links and the bundle.
 read /etc/ssl/certs/**

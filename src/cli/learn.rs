@@ -8,7 +8,7 @@ use anyhow::Context;
 use super::{LearnArgs, exit};
 use crate::arch::Class;
 use crate::event::{EventKind, Object, PathObj};
-use crate::learn::{LearnOptions, Learner};
+use crate::learn::{LearnOptions, Learner, SHORTENING_INCLUDES, include_worth_trying};
 use crate::policy::{CompiledPolicy, Decision};
 use crate::profile::parse::parse_str;
 use crate::profile::render::render;
@@ -148,7 +148,7 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
     } else {
         first_header = Some(super::show::open_trace(&a.traces[0])?.header().clone());
     }
-    let includes = if a.no_includes {
+    let mut includes = if a.no_includes {
         vec![]
     } else if a.includes.is_empty() {
         detect_includes(&exec_names, dns)
@@ -180,39 +180,62 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
         None => None,
     };
     let arch = h.arch;
-    let opts = LearnOptions {
-        dir_threshold: a.threshold,
-        already_allowed: if includes.is_empty() {
-            None
-        } else {
-            Some(already_allowed(&includes, env)?)
-        },
-        includes,
-        base,
-        // An unknown number (`syscall_N`) is never allowed, so no rule is learned for it.
-        is_gated: Some(Box::new(move |name: &str| {
-            arch.by_name(name)
-                .is_some_and(|d| matches!(d.class, Class::Gated | Class::Spawn))
-        })),
-        nameservers: super::profile::nameservers(),
-        answers_are_queries: true,
-    };
-    let mut learner = Learner::new(opts);
-    for t in &a.traces {
-        let mut begun = false;
-        super::show::for_each_event(t, |h, ev| {
+    let nameservers = super::profile::nameservers();
+    let learn_with = |includes: Vec<String>| -> anyhow::Result<Profile> {
+        let opts = LearnOptions {
+            dir_threshold: a.threshold,
+            already_allowed: if includes.is_empty() {
+                None
+            } else {
+                Some(already_allowed(&includes, env.clone())?)
+            },
+            includes,
+            base: base.clone(),
+            // An unknown number (`syscall_N`) is never allowed, so no rule is learned for it.
+            is_gated: Some(Box::new(move |name: &str| {
+                arch.by_name(name)
+                    .is_some_and(|d| matches!(d.class, Class::Gated | Class::Spawn))
+            })),
+            nameservers: nameservers.clone(),
+            answers_are_queries: true,
+        };
+        let mut learner = Learner::new(opts);
+        for t in &a.traces {
+            let mut begun = false;
+            super::show::for_each_event(t, |h, ev| {
+                if !begun {
+                    learner.begin_trace(h);
+                    begun = true;
+                }
+                learner.observe(ev);
+                Ok(())
+            })?;
             if !begun {
-                learner.begin_trace(h);
-                begun = true;
+                learner.begin_trace(super::show::open_trace(t)?.header());
             }
-            learner.observe(ev);
-            Ok(())
-        })?;
-        if !begun {
-            learner.begin_trace(super::show::open_trace(t)?.header());
+        }
+        Ok(learner.finish())
+    };
+    let mut profile = learn_with(includes.clone())?;
+    let mut text = render(&profile);
+    if a.includes.is_empty() && !a.no_includes {
+        // `ssl` and `tmp` only where they make the profile shorter. See: docs/real-world.md
+        for name in SHORTENING_INCLUDES {
+            let covered = already_allowed(&[name.to_string()], env.clone())?;
+            if !include_worth_trying(name, &profile, &h, &*covered) {
+                continue;
+            }
+            let mut more = includes.clone();
+            more.push(name.to_string());
+            let candidate = learn_with(more.clone())?;
+            let candidate_text = render(&candidate);
+            if candidate_text.lines().count() < text.lines().count() {
+                includes = more;
+                profile = candidate;
+                text = candidate_text;
+            }
         }
     }
-    let text = render(&learner.finish());
     write_output(a.output.as_deref(), &text)?;
     Ok(exit::OK)
 }

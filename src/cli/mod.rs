@@ -176,7 +176,7 @@ pub struct LearnArgs {
     #[arg(long, visible_alias = "dir-threshold", default_value_t = crate::learn::DEFAULT_DIR_THRESHOLD)]
     pub threshold: usize,
     /// Include these shipped snippets (default: base, plus node/python/shell/git when the
-    /// trace ran them).
+    /// trace ran them, dns when it got a DNS answer, ssl/tmp when they shorten the profile).
     #[arg(long = "include")]
     pub includes: Vec<String>,
     /// Do not include any shipped snippet.

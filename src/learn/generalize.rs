@@ -886,6 +886,37 @@ fn in_tmp_dir(parent: &str, seg: &str) -> bool {
         && seg.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
+/// The parts of a git repository that grow with its history: loose refs `.git/refs/REF`,
+/// their reflogs `.git/logs/refs/REF` and the object store `.git/objects/..` become
+/// `.git/refs/**`, `.git/logs/refs/**` and `.git/objects/**`. git reads every loose branch and
+/// tag of a repository it clones, one file per ref name, and the object directories of its
+/// history, so a branch or commit created after learning was a violation on the next clone.
+/// Ref files hold commit ids under branch names, objects are content-addressed: no secrets.
+/// See: docs/real-world.md git (the source repository changed after learning)
+fn git_repository(mut segs: Vec<String>, changed: &mut bool) -> Vec<String> {
+    let keep = segs.windows(3).enumerate().find_map(|(j, w)| match w {
+        [git, dir, _] if git == ".git" && (dir == "refs" || dir == "objects") => Some(j + 2),
+        [git, logs, refs] if git == ".git" && logs == "logs" && refs == "refs" => {
+            (segs.len() > j + 3).then_some(j + 3)
+        }
+        _ => None,
+    });
+    if let Some(keep) = keep {
+        segs.truncate(keep);
+        segs.push("**".to_string());
+        *changed = true;
+    }
+    segs
+}
+
+/// A repository's `.git/packed-refs`, which git writes when it packs refs (`git gc`): a
+/// missing one is learned as `read` too, not only as a probe, because the source repository
+/// of a clone may be packed after learning. It lists ref names and commit ids.
+/// See: docs/real-world.md git (the source repository changed after learning)
+pub fn is_git_packed_refs(path: &[u8]) -> bool {
+    path.ends_with(b"/.git/packed-refs")
+}
+
 /// The full path pipeline for a non-secret path of one event: `/proc` rewriting, variables,
 /// random segments. If the random-segment globs would cover a forbidden place the path is kept
 /// with variables only.
@@ -938,6 +969,7 @@ pub fn generalize_path(
             }
         })
         .collect();
+    let segs = git_repository(segs, &mut changed);
     if !changed {
         return abstracted;
     }

@@ -392,6 +392,9 @@ impl Learner {
                         // admits a probe only for read, exec and stat.
                         if missing && matches!(verb, Verb::Read | Verb::Exec) {
                             self.add_probe(ev, verb == Verb::Exec, p);
+                            if verb == Verb::Read && generalize::is_git_packed_refs(&p.abs) {
+                                self.add_pathobj(ev, verb, p);
+                            }
                         } else {
                             self.add_pathobj(ev, verb, p);
                             if verb == Verb::Exec {
@@ -833,6 +836,56 @@ pub fn verbs_of(access: crate::event::AccessSet, metadata: bool) -> Vec<Verb> {
         .into_iter()
         .filter(|v| metadata || *v != Verb::Stat)
         .collect()
+}
+
+/// Shipped snippets that learn adds on its own only where they make the profile shorter (the
+/// CLI learns once more with each and keeps it when the rendered profile has fewer lines):
+/// `ssl` when the workload read what the snippet covers (the CA bundle, `openssl.cnf`), `tmp`
+/// when it wrote under `${TMPDIR}`. Nothing wider than the snippet's documented rules is added.
+/// See: docs/real-world.md ("What changed in learn")
+pub const SHORTENING_INCLUDES: [&str; 2] = ["ssl", "tmp"];
+
+/// Is `include NAME` (one of [`SHORTENING_INCLUDES`]) worth trying on a profile learned
+/// without it? `covered(verb, pattern)` says whether the snippet alone admits a rule.
+/// `ssl`: some read rule is covered. `tmp`: some write rule under `${TMPDIR}/` is covered, and
+/// the learning run's TMPDIR is none of `/`, HOME, the start directory or their ancestors
+/// (there `${TMPDIR}/**` would cover the home or the project, which learned rules keep apart).
+pub fn include_worth_trying(
+    name: &str,
+    profile: &Profile,
+    header: &Header,
+    covered: &dyn Fn(Verb, &str) -> bool,
+) -> bool {
+    let any = |verb: Verb, prefix: &str| {
+        profile.rules.iter().any(|r| {
+            r.effect == Effect::Allow
+                && r.verb == verb
+                && matches!(&r.pattern, Pattern::Path(p) if p.starts_with(prefix) && covered(verb, p))
+        })
+    };
+    match name {
+        "ssl" => any(Verb::Read, "/"),
+        "tmp" => tmpdir_is_private(header) && any(Verb::Write, "${TMPDIR}/"),
+        _ => false,
+    }
+}
+
+/// The header's TMPDIR is an absolute directory that is neither `/` nor HOME nor the start
+/// directory nor an ancestor of either.
+fn tmpdir_is_private(header: &Header) -> bool {
+    let trim = |p: &[u8]| -> Vec<u8> {
+        let mut v = p.to_vec();
+        while v.len() > 1 && v.ends_with(b"/") {
+            v.pop();
+        }
+        v
+    };
+    let tmp = trim(&header.tmpdir);
+    let covers = |other: &[u8]| {
+        let other = trim(other);
+        other == tmp || (other.starts_with(&tmp) && other.get(tmp.len()) == Some(&b'/'))
+    };
+    tmp.starts_with(b"/") && tmp != b"/" && !covers(&header.home) && !covers(&header.cwd)
 }
 
 #[cfg(test)]

@@ -1614,3 +1614,214 @@ fn gated_arguments_are_not_path_rules() {
         );
     }
 }
+
+/// What a shipped snippet alone admits, for [`include_worth_trying`]: a glob is sampled by
+/// replacing `*` and `?` with letters (enough for the literal and `cc*.s`-style rules here).
+fn snippet_covers(name: &str, env: &Env) -> impl Fn(Verb, &str) -> bool {
+    let prof = Profile {
+        header: vec![],
+        includes: vec![Include {
+            name: name.into(),
+            span: Span::default(),
+        }],
+        rules: vec![],
+    };
+    let resolved = crate::profile::snippets::resolve(&prof, "<test>").unwrap();
+    let venv = crate::profile::vars::Env {
+        cwd: env.cwd.into(),
+        home: env.home.into(),
+        tmpdir: env.tmpdir.into(),
+        vars: Default::default(),
+    };
+    let policy = crate::policy::CompiledPolicy::compile(&resolved, &venv).unwrap();
+    let tmpdir = env.tmpdir;
+    move |verb, pattern| {
+        let access = match verb {
+            Verb::Read => Access::Read,
+            Verb::Write => Access::Write,
+            Verb::Delete => Access::Delete,
+            _ => return false,
+        };
+        let path = pattern
+            .replace("${TMPDIR}", tmpdir)
+            .replace(['*', '?'], "x");
+        let obj = Object::Path(PathObj {
+            literal: vec![],
+            abs: path.into_bytes(),
+            resolved: None,
+        });
+        policy.decide(AccessSet::of(access), &obj) == crate::policy::Decision::Allow
+    }
+}
+
+fn rules_of(text: &str) -> Profile {
+    crate::profile::parse::parse_str("<test>", text).unwrap()
+}
+
+/// `include ssl` is tried when the workload read what the snippet covers (npm and pip read
+/// the CA bundle and openssl.cnf), never for a write there or for other reads.
+/// See: docs/real-world.md ("What changed in learn")
+#[test]
+fn ssl_include_is_tried_when_the_trust_store_was_read() {
+    let h = header(&ENV_A);
+    let ssl = snippet_covers("ssl", &ENV_A);
+    for (text, want) in [
+        ("read /etc/ssl/certs/ca-certificates.crt\n", true),
+        ("read /etc/passwd\nread /etc/ssl/openssl.cnf\n", true),
+        ("read /etc/passwd\n", false),
+        ("write /etc/ssl/openssl.cnf\n", false),
+        ("read /etc/ssl/private/server.key\n", false),
+    ] {
+        assert_eq!(
+            include_worth_trying("ssl", &rules_of(text), &h, &ssl),
+            want,
+            "{text}"
+        );
+    }
+}
+
+/// `include tmp` is tried when the workload wrote under `${TMPDIR}` (gcc's `cc*.s`, pip's
+/// `pip-*`), only where TMPDIR is private: not `/`, HOME, the start directory or an ancestor of
+/// either (`${TMPDIR}/**` would then cover the home or the project).
+/// See: docs/real-world.md ("What changed in learn")
+#[test]
+fn tmp_include_is_tried_only_for_writes_under_a_private_tmpdir() {
+    let wrote = rules_of("write ${TMPDIR}/cc*.s\nread ${TMPDIR}/cc*.s\n");
+    let read_only = rules_of("read ${TMPDIR}/cc*.s\n");
+    let cases = [
+        (ENV_A, &wrote, true),
+        (ENV_B, &wrote, true),
+        (ENV_A, &read_only, false),
+        // TMPDIR below HOME is private.
+        (
+            Env {
+                tmpdir: "/home/alice/tmp",
+                ..ENV_A
+            },
+            &wrote,
+            true,
+        ),
+        (
+            Env {
+                tmpdir: "/",
+                ..ENV_A
+            },
+            &wrote,
+            false,
+        ),
+        (
+            Env {
+                tmpdir: "/home/alice/",
+                ..ENV_A
+            },
+            &wrote,
+            false,
+        ),
+        (
+            Env {
+                tmpdir: "/home",
+                ..ENV_A
+            },
+            &wrote,
+            false,
+        ),
+        (
+            Env {
+                cwd: "/tmp/build-7/src",
+                ..ENV_A
+            },
+            &wrote,
+            false,
+        ),
+        (
+            Env {
+                tmpdir: "/work/A/proj",
+                ..ENV_A
+            },
+            &wrote,
+            false,
+        ),
+    ];
+    for (env, prof, want) in cases {
+        let tmp = snippet_covers("tmp", &env);
+        assert_eq!(
+            include_worth_trying("tmp", prof, &header(&env), &tmp),
+            want,
+            "tmpdir {} cwd {} home {}",
+            env.tmpdir,
+            env.cwd,
+            env.home
+        );
+    }
+    assert!(!include_worth_trying(
+        "node",
+        &wrote,
+        &header(&ENV_A),
+        &|_, _| true
+    ));
+}
+
+/// A git clone of a local repository reads every loose ref of the source, one file per branch,
+/// and its object directories: a branch or commit created there after learning, or `git gc`
+/// writing `packed-refs`, was a violation on the next clone. Loose refs, their reflogs and the
+/// object store become `.git/refs/**`, `.git/logs/refs/**`, `.git/objects/**`; a missing
+/// `packed-refs` is also `read`; nothing else of the repository is widened.
+/// See: docs/real-world.md git (the source repository changed after learning)
+#[test]
+fn git_repository_history_admits_new_branches_commits_and_gc() {
+    let read = |path: &str| open(5, &[Access::Read], path, Outcome::Value(3));
+    let events = vec![
+        read("/work/main/.git/refs/heads/main"),
+        read("/work/main/.git/refs/tags"),
+        read("/work/main/.git/config"),
+        read("/work/main/.git/objects/4b/825dc642cb6eb9a060e54bf8d69288fbee4904"),
+        open(
+            5,
+            &[Access::Read],
+            "/work/main/.git/packed-refs",
+            Outcome::Errno(ENOENT),
+        ),
+        open(
+            5,
+            &[Access::Write, Access::Create],
+            &format!("{}/dst/.git/logs/refs/heads/main", ENV_A.cwd),
+            Outcome::Value(3),
+        ),
+    ];
+    let p = one(events, false);
+    let t = text(&p);
+    assert!(t.contains("read /work/main/.git/refs/**\n"), "{t}");
+    assert!(t.contains("read /work/main/.git/objects/**\n"), "{t}");
+    assert!(t.contains("write ${CWD}/dst/.git/logs/refs/**\n"), "{t}");
+    for (verb, path) in [
+        (Verb::Read, "/work/main/.git/refs/heads/walkcache"),
+        (Verb::Read, "/work/main/.git/refs/heads/feature/x"),
+        (Verb::Read, "/work/main/.git/refs/tags/v1.0"),
+        (Verb::Read, "/work/main/.git/packed-refs"),
+        (Verb::Read, "/work/main/.git/objects/pack/pack-1.idx"),
+        (Verb::Write, "/srv/ci/b/proj/dst/.git/logs/refs/heads/dev"),
+    ] {
+        let env = if verb == Verb::Write {
+            &ENV_B_PROJ
+        } else {
+            &ENV_A
+        };
+        assert!(admits(&p, env, verb, path, 9), "{verb:?} {path}\n{t}");
+    }
+    for (verb, path) in [
+        (Verb::Read, "/work/main/.git/logs/HEAD"),
+        (Verb::Read, "/work/main/.git/hooks/pre-commit"),
+        (Verb::Write, "/work/main/.git/objects/4b/x"),
+        (Verb::Write, "/work/main/.git/refs/heads/main"),
+        (Verb::Read, "/work/main/refs/heads/main"),
+    ] {
+        assert!(!admits(&p, &ENV_A, verb, path, 9), "{verb:?} {path}\n{t}");
+    }
+}
+
+const ENV_B_PROJ: Env = Env {
+    cwd: "/srv/ci/b/proj",
+    home: "/home/runner",
+    tmpdir: "/var/tmp/ci",
+    uid: 1001,
+};
