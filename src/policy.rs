@@ -86,8 +86,39 @@ pub enum PolicyErrorKind {
     NotAbsolute { pattern: String, expanded: String },
     #[error("bad glob {pattern:?}: {message}")]
     Glob { pattern: String, message: String },
+    #[error(
+        "{pattern:?} would let the workload write HOME's own files ({home}/.bashrc...): TMPDIR is {tmpdir}; set TMPDIR to a private directory outside HOME"
+    )]
+    TmpdirCoversHome {
+        pattern: String,
+        tmpdir: String,
+        home: String,
+    },
     #[error("{0}")]
     Net(ParseErrorKind),
+}
+
+/// Does `glob` match the files of HOME a workload must never write (shell start-up files,
+/// ssh keys)?
+fn reaches_home_files(glob: &globset::GlobMatcher, env: &Env) -> bool {
+    let home = env.home.trim_end_matches('/');
+    [
+        ".bashrc",
+        ".profile",
+        ".ssh/authorized_keys",
+        ".config/autostart/x.desktop",
+    ]
+    .iter()
+    .any(|f| glob.is_match(format!("{home}/{f}")))
+}
+
+/// Is HOME inside (or equal to) TMPDIR, or TMPDIR the root?
+fn tmpdir_covers_home(env: &Env) -> bool {
+    let tmp = env.tmpdir.trim_end_matches('/');
+    let home = env.home.trim_end_matches('/');
+    tmp.is_empty()
+        || (!home.is_empty()
+            && (home == tmp || home.strip_prefix(tmp).is_some_and(|r| r.starts_with('/'))))
 }
 
 /// The verbs an access implies (every one must be allowed).
@@ -282,6 +313,24 @@ impl CompiledPolicy {
                 span: rule.span,
                 kind,
             };
+            // A ${TMPDIR} write or delete rule (the `tmp` snippet: `write ${TMPDIR}/**`) is
+            // meant for scratch files: refuse to start when TMPDIR is HOME, `/` or above HOME
+            // (~/.bashrc, ~/.ssh would be writable) rather than widen silently.
+            if rule.effect == Effect::Allow
+                && matches!(rule.verb, Verb::Write | Verb::Delete)
+                && let Pattern::Path(pattern) = &rule.pattern
+                && pattern.starts_with("${TMPDIR}")
+                && tmpdir_covers_home(env)
+                && let Ok(expanded) = expand(pattern, env)
+                && let Ok(glob) = glob_builder(&expanded).build()
+                && reaches_home_files(&glob.compile_matcher(), env)
+            {
+                return Err(err(PolicyErrorKind::TmpdirCoversHome {
+                    pattern: pattern.clone(),
+                    tmpdir: env.tmpdir.clone(),
+                    home: env.home.clone(),
+                }));
+            }
             let mut add_glob = |space: Space, pattern: &str, absolute: bool| {
                 let expanded = expand(pattern, env).map_err(|e| err(e.into()))?;
                 if absolute && !(expanded.starts_with('/') || expanded.starts_with("**")) {
@@ -1418,6 +1467,46 @@ mod tests {
             pol.allowed_syscalls(),
             vec!["bpf".to_string(), "ptrace".to_string()]
         );
+    }
+
+    /// `include tmp` with TMPDIR at or above HOME would make HOME writable: refused.
+    #[test]
+    fn tmpdir_covering_home_is_refused_for_tmpdir_writes() {
+        let text = "include tmp\n";
+        assert!(CompiledPolicy::load("t.profile", text, &env()).is_ok());
+        for (tmpdir, home) in [
+            ("/tmp", "/tmp/x/home"),
+            ("/home/u", "/home/u"),
+            ("/", "/home/u"),
+        ] {
+            let e = Env {
+                tmpdir: tmpdir.into(),
+                home: home.into(),
+                ..env()
+            };
+            let err = CompiledPolicy::load("t.profile", text, &e)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                err.contains("would let the workload write HOME's own files"),
+                "{tmpdir} {home}: {err}"
+            );
+            // A narrow temp-file rule cannot reach HOME's files: fine.
+            assert!(
+                CompiledPolicy::load("t.profile", "write ${TMPDIR}/cc*.c\n", &e).is_ok(),
+                "{tmpdir}"
+            );
+            // Reads under ${TMPDIR} alone are not refused.
+            assert!(CompiledPolicy::load("t.profile", "read ${TMPDIR}/**\n", &e).is_ok());
+        }
+        // A sibling with a common prefix is not inside.
+        let e = Env {
+            tmpdir: "/home/u".into(),
+            home: "/home/u2".into(),
+            ..env()
+        };
+        assert!(CompiledPolicy::load("t.profile", text, &e).is_ok());
     }
 
     #[test]
