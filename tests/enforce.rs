@@ -1956,3 +1956,36 @@ for f in *; do stat -c '%A %s %F %n' "$f"; done
         assert_eq!(out.stdout, b.stdout, "{mode}: stderr {}", out.stderr);
     }
 }
+
+/// The workload replaces a directory it already used by a symlink (by rename + symlink, then
+/// by renaming a symlink over the name) and opens through it: enforce resolves each path as it
+/// is now, so the run matches the bare one (no ELOOP from the openat2 rewrite).
+#[test]
+fn workload_replacing_a_directory_by_a_symlink_is_followed() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let args = [
+        "read", "d/f.txt", "rename", "d", "old", "symlink", "e", "d", "read", "d/f.txt", "write",
+        "d/g.txt", "hi", "read", "e/g.txt", "stat", "d/g.txt", "delete", "d", "symlink", "old",
+        "tmp", "rename", "tmp", "d", "read", "d/f.txt", "delete", "d/f.txt", "read", "e/f.txt",
+    ];
+    let setup = |d: &Dir| {
+        let _ = std::fs::remove_dir_all(d.join("work"));
+        d.write("work/d/f.txt", "one\n");
+        d.write("work/e/f.txt", "two\n");
+        d.join("work")
+    };
+    let w = setup(&d);
+    let b = bare(&fs, args, &w);
+    assert!(b.stdout.contains("read d/f.txt ok two"), "{b:?}");
+    assert_eq!(b.code, Some(0), "{b:?}");
+    let prof = open_profile(&d, &fs, "");
+    for mode in ["kill", "deny"] {
+        let w = setup(&d);
+        let mut a = vec![fs.as_str()];
+        a.extend(args);
+        let out = enforce_in(&w, &prof, mode, &[], &a).run();
+        out.assert_code(0);
+        assert_eq!(out.stdout, b.stdout, "{mode}: {}", out.stderr);
+    }
+}
