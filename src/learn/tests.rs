@@ -1633,9 +1633,14 @@ fn snippet_covers(name: &str, env: &Env) -> impl Fn(Verb, &str) -> bool {
         tmpdir: env.tmpdir.into(),
         vars: Default::default(),
     };
-    let policy = crate::policy::CompiledPolicy::compile(&resolved, &venv).unwrap();
+    // As `sbx learn` does: a snippet that does not compile in this environment (`tmp` with
+    // TMPDIR at or above HOME) covers nothing.
+    let policy = crate::policy::CompiledPolicy::compile(&resolved, &venv).ok();
     let tmpdir = env.tmpdir;
     move |verb, pattern| {
+        let Some(policy) = &policy else {
+            return false;
+        };
         let access = match verb {
             Verb::Read => Access::Read,
             Verb::Write => Access::Write,
