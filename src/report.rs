@@ -54,18 +54,26 @@ impl Violation {
         )
     }
 
-    /// A GitHub Actions workflow command (`::error title=...::message`); newlines and `%` are
-    /// escaped as the runner requires.
-    pub fn github_annotation(&self) -> String {
+    /// The GitHub Actions workflow command for this violation
+    /// (`::error file=...,title=...::message`), attached to `file` (the profile: the file a fix
+    /// would change) unless empty; newlines, `%` (and in properties `:` and `,`) are escaped as
+    /// the runner requires.
+    pub fn github_annotation(&self, file: &str) -> String {
         let esc = |s: &str| {
             s.replace('%', "%25")
                 .replace('\r', "%0D")
                 .replace('\n', "%0A")
         };
+        // Property values also escape `:` and `,`.
+        let prop = |s: &str| esc(s).replace(':', "%3A").replace(',', "%2C");
+        let file = if file.is_empty() {
+            String::new()
+        } else {
+            format!("file={},", prop(file))
+        };
         format!(
-            "::error title=sbx violation ({} {})::{}",
-            esc(&self.verb),
-            esc(&self.syscall),
+            "::error {file}title={}::{}",
+            prop(&format!("sbx violation ({} {})", self.verb, self.syscall)),
             esc(&self.line())
         )
     }
@@ -138,10 +146,18 @@ mod tests {
     fn annotation_escapes_newlines_and_percent() {
         let mut t = v();
         t.object = "/tmp/a\nb%".into();
-        let a = t.github_annotation();
+        let a = t.github_annotation("");
         assert!(a.starts_with("::error title=sbx violation (read openat)::"));
         assert!(a.contains("/tmp/a%0Ab%25"));
         assert!(!a.contains('\n'));
+        // The file property: `:` and `,` escaped in property values.
+        let a = t.github_annotation(".sbx/a,b:c.profile");
+        assert!(
+            a.starts_with(
+                "::error file=.sbx/a%2Cb%3Ac.profile,title=sbx violation (read openat)::"
+            ),
+            "{a}"
+        );
     }
 
     #[test]

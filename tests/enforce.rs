@@ -743,7 +743,15 @@ fn github_annotations_only_under_github_actions() {
         .filter(|l| l.starts_with("::error "))
         .collect();
     assert_eq!(ann.len(), 4, "{}", out.stdout);
-    assert!(ann[0].starts_with("::error title=sbx violation (read openat)::"));
+    let prof = d.join("p.profile");
+    assert!(
+        ann[0].starts_with(&format!(
+            "::error file={},title=sbx violation (read openat)::",
+            prof.display()
+        )),
+        "{}",
+        ann[0]
+    );
     assert!(ann[0].contains(&abs(&d, "secret.txt")), "{}", ann[0]);
     // Without the variable: none.
     let out = enforce(d.path(), "deny", &args);

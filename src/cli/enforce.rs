@@ -110,7 +110,7 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
         Mode::Ask => sink::Mode::Ask,
     };
     let header = super::header(arch, &a.command, a.metadata);
-    let mut s = EnforceSink::new(arch, &policy, sink_mode, a.metadata);
+    let mut s = EnforceSink::new(arch, &policy, sink_mode, a.metadata).annotate_file(&profile_name);
     if a.unsafe_no_race_guard {
         s = s.without_guard();
     }

@@ -74,7 +74,8 @@ pub struct EnforceSink<'p> {
     policy: &'p CompiledPolicy,
     mode: Mode,
     metadata: bool,
-    github: bool,
+    /// Under GitHub Actions: the profile file the annotations point at (may be empty).
+    github: Option<String>,
     quiet: bool,
     /// Every violation, in order.
     pub violations: Vec<Violation>,
@@ -116,7 +117,9 @@ impl<'p> EnforceSink<'p> {
             policy,
             mode,
             metadata,
-            github: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
+            github: std::env::var("GITHUB_ACTIONS")
+                .is_ok_and(|v| v == "true")
+                .then(String::new),
             quiet: false,
             violations: Vec::new(),
             violation_events: Vec::new(),
@@ -192,6 +195,14 @@ impl<'p> EnforceSink<'p> {
         self
     }
 
+    /// The profile's path, named by GitHub annotations.
+    pub fn annotate_file(mut self, file: &str) -> Self {
+        if let Some(g) = self.github.as_mut() {
+            *g = file.to_string();
+        }
+        self
+    }
+
     /// Finish the recorder, if any.
     pub fn finish(self) -> Result<(Vec<Violation>, Vec<Event>), Error> {
         if let Some(r) = self.recorder {
@@ -222,8 +233,8 @@ impl<'p> EnforceSink<'p> {
         if !self.quiet {
             eprintln!("sbx: violation: {}", v.line());
         }
-        if self.github {
-            println!("{}", v.github_annotation());
+        if let Some(file) = &self.github {
+            println!("{}", v.github_annotation(file));
         }
         self.violations.push(v);
         self.violation_events.extend(ev);
@@ -1127,8 +1138,8 @@ impl Sink for EnforceSink<'_> {
             if !self.quiet {
                 eprintln!("sbx: violation: {}", v.line());
             }
-            if self.github {
-                println!("{}", v.github_annotation());
+            if let Some(file) = &self.github {
+                println!("{}", v.github_annotation(file));
             }
             self.violations.push(v);
             return if self.mode == Mode::Audit {
