@@ -180,43 +180,43 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
         None => None,
     };
     let arch = h.arch;
-    let nameservers = super::profile::nameservers();
-    let learn_with = |includes: Vec<String>| -> anyhow::Result<Profile> {
-        let opts = LearnOptions {
-            dir_threshold: a.threshold,
-            already_allowed: if includes.is_empty() {
-                None
-            } else {
-                Some(already_allowed(&includes, env.clone())?)
-            },
-            includes,
-            base: base.clone(),
-            // An unknown number (`syscall_N`) is never allowed, so no rule is learned for it.
-            is_gated: Some(Box::new(move |name: &str| {
-                arch.by_name(name)
-                    .is_some_and(|d| matches!(d.class, Class::Gated | Class::Spawn))
-            })),
-            nameservers: nameservers.clone(),
-            answers_are_queries: true,
-        };
-        let mut learner = Learner::new(opts);
-        for t in &a.traces {
-            let mut begun = false;
-            super::show::for_each_event(t, |h, ev| {
-                if !begun {
-                    learner.begin_trace(h);
-                    begun = true;
-                }
-                learner.observe(ev);
-                Ok(())
-            })?;
+    // The traces are folded once; the includes only decide what the profile leaves out.
+    let mut learner = Learner::new(LearnOptions {
+        dir_threshold: a.threshold,
+        already_allowed: None,
+        includes: includes.clone(),
+        base,
+        // An unknown number (`syscall_N`) is never allowed, so no rule is learned for it.
+        is_gated: Some(Box::new(move |name: &str| {
+            arch.by_name(name)
+                .is_some_and(|d| matches!(d.class, Class::Gated | Class::Spawn))
+        })),
+        nameservers: super::profile::nameservers(),
+        answers_are_queries: true,
+    });
+    for t in &a.traces {
+        let mut begun = false;
+        super::show::for_each_event(t, |h, ev| {
             if !begun {
-                learner.begin_trace(super::show::open_trace(t)?.header());
+                learner.begin_trace(h);
+                begun = true;
             }
+            learner.observe(ev);
+            Ok(())
+        })?;
+        if !begun {
+            learner.begin_trace(super::show::open_trace(t)?.header());
         }
-        Ok(learner.finish())
+    }
+    let finish = |includes: &[String]| -> anyhow::Result<Profile> {
+        let allowed = if includes.is_empty() {
+            None
+        } else {
+            Some(already_allowed(includes, env.clone())?)
+        };
+        Ok(learner.finish_with(includes, allowed.as_ref()))
     };
-    let mut profile = learn_with(includes.clone())?;
+    let mut profile = finish(&includes)?;
     let mut text = render(&profile);
     if a.includes.is_empty() && !a.no_includes {
         // `ssl` and `tmp` only where they make the profile shorter. See: docs/real-world.md
@@ -231,7 +231,7 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
             }
             let mut more = includes.clone();
             more.push(name.to_string());
-            let candidate = learn_with(more.clone())?;
+            let candidate = finish(&more)?;
             let candidate_text = render(&candidate);
             if candidate_text.lines().count() < text.lines().count() {
                 includes = more;

@@ -577,18 +577,19 @@ impl Learner {
 
     /// Build the profile: collapse, drop what the includes allow, sort.
     pub fn finish(self) -> Profile {
-        let allowed = |verb: Verb, text: &str| -> bool {
-            self.opts
-                .already_allowed
-                .as_ref()
-                .is_some_and(|f| f(verb, text))
-        };
+        self.finish_with(&self.opts.includes, self.opts.already_allowed.as_ref())
+    }
+
+    /// The profile as [`Learner::finish`] would make it with `includes` and `already_allowed`
+    /// instead of the options': the events are folded once, the includes only decide what is
+    /// left out (`sbx learn` tries the `ssl` and `tmp` snippets this way).
+    pub fn finish_with(&self, includes: &[String], already_allowed: Option<&AllowedFn>) -> Profile {
+        let allowed =
+            |verb: Verb, text: &str| -> bool { already_allowed.is_some_and(|f| f(verb, text)) };
         // Rules an include already allows are left out, globs included (the `already_allowed`
         // hook only sees one pattern at a time and cannot judge globs or `${VARS}`).
         // See: tests/learn.rs npm-demo (every `${HOME}/.npm/...` rule repeated `include node`).
-        let include_names: Vec<String> = self
-            .opts
-            .includes
+        let include_names: Vec<String> = includes
             .iter()
             .chain(self.base_includes.iter())
             .cloned()
@@ -750,9 +751,7 @@ impl Learner {
         header.extend(self.commands.iter().map(|c| format!("command: {c}")));
         header.push(format!("dir threshold: {}", self.opts.dir_threshold));
 
-        let names: BTreeSet<String> = self
-            .opts
-            .includes
+        let names: BTreeSet<String> = includes
             .iter()
             .chain(self.base_includes.iter())
             .cloned()
