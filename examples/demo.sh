@@ -13,23 +13,11 @@
 set -eu
 
 repo=$(cd "$(dirname "$0")/.." && pwd -P)
-step() { printf '\n==> %s\n' "$*"; }
 npm_install() { npm install --offline --no-audit --no-fund --update-notifier=false; }
 
-if [ -z "${SBX:-}" ]; then
-    step "Building sbx (cargo build --release)"
-    (cd "$repo" && cargo build --release --quiet)
-    SBX=$repo/target/release/sbx
-fi
-SBX=$(cd "$(dirname "$SBX")" && pwd -P)/$(basename "$SBX")
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/sbx-demo.XXXXXX")
-work=$(cd "$work" && pwd -P)
-if [ "${KEEP:-}" = 1 ]; then
-    trap 'echo; echo "scratch directory kept: $work"' EXIT
-else
-    trap 'rm -rf "$work"' EXIT
-fi
+name=sbx-demo
+# shellcheck source=examples/common.sh
+. "$repo/examples/common.sh"
 
 step "Setting up a private HOME with a (fake) SSH key and a private TMPDIR in $work"
 home=$work/home

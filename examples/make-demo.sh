@@ -13,25 +13,13 @@
 set -eu
 
 repo=$(cd "$(dirname "$0")/.." && pwd -P)
-step() { printf '\n==> %s\n' "$*"; }
 for tool in make gcc; do
     command -v "$tool" >/dev/null || { echo "make-demo.sh needs $tool" >&2; exit 1; }
 done
 
-if [ -z "${SBX:-}" ]; then
-    step "Building sbx (cargo build --release)"
-    (cd "$repo" && cargo build --release --quiet)
-    SBX=$repo/target/release/sbx
-fi
-SBX=$(cd "$(dirname "$SBX")" && pwd -P)/$(basename "$SBX")
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/sbx-make-demo.XXXXXX")
-work=$(cd "$work" && pwd -P)
-if [ "${KEEP:-}" = 1 ]; then
-    trap 'echo; echo "scratch directory kept: $work"' EXIT
-else
-    trap 'rm -rf "$work"' EXIT
-fi
+name=sbx-make-demo
+# shellcheck source=examples/common.sh
+. "$repo/examples/common.sh"
 
 step "Setting up a private HOME (with a .bashrc) and a private TMPDIR in $work"
 home=$work/home
