@@ -1878,6 +1878,113 @@ fn ask_mode_on_a_pseudo_terminal() {
     );
 }
 
+/// Runs `feeder | script -qec "sbx enforce --mode ask PROFILE -- ARGS" /dev/null` in `dir`:
+/// sbx gets a pseudo-terminal as its controlling terminal, and `feeder` (a shell snippet)
+/// types the answers.
+fn ask_under_pty(dir: &Path, feeder: &str, profile: &Path, args: &str) -> Output {
+    let line = format!(
+        "{} enforce --mode ask {} -- {args}",
+        crate::util::sbx_bin(),
+        profile.display()
+    );
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg(format!("({feeder}) | script -qec '{line}' /dev/null"))
+        .current_dir(dir)
+        .env_remove("LD_LIBRARY_PATH");
+    crate::util::run_guarded(c, Duration::from_secs(60))
+}
+
+/// Ask mode stops only the thread that violated: while its question waits for an answer, the
+/// other threads of the process (and other processes) keep running, and several questions
+/// are put one after the other. A thread that dies while asked about withdraws its question.
+#[test]
+fn ask_mode_other_threads_run_on() {
+    if bare("sh", ["-c", "command -v script"], Path::new("/")).code != Some(0) {
+        eprintln!("N/A: script(1) is not installed");
+        return;
+    }
+    let d = Dir::new();
+    d.write("secret.txt", "s3cret\n");
+    std::fs::create_dir(d.join("ticks")).unwrap();
+    let bin = fixture("ask_threads");
+    let prof = d.write(
+        "threads.profile",
+        &format!(
+            "include base\nexec {b}\nread {b}\nwrite ${{CWD}}/ticks/**\n",
+            b = bin.display()
+        ),
+    );
+    // Without sbx, the ticker runs while the main thread opens the file (the open is quick).
+    let out = bare(bin.to_str().unwrap(), ["secret.txt", "ticks"], d.path());
+    assert!(out.stdout.contains("open: ok"), "{out:?}");
+    // The answer comes 3 s after the start; the ticker makes a tick every 10 ms. Were the
+    // whole process stopped by the question, no tick would be made while it waits.
+    let out = ask_under_pty(
+        d.path(),
+        "sleep 3; printf 'o\\n'",
+        &prof,
+        &format!("{} secret.txt ticks", bin.display()),
+    );
+    assert!(out.stdout.contains("open: ok"), "{out:?}");
+    assert!(out.stdout.contains("(other threads run on)"), "{out:?}");
+    let ticks: u32 = out
+        .stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("ticks while stopped: "))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no tick count: {out:?}"));
+    assert!(
+        ticks >= 20,
+        "only {ticks} ticks while the question waited: {out:?}"
+    );
+    assert_eq!(out.code, Some(0), "{out:?}");
+
+    // Two processes violate at once: two questions, put in turn, each answered.
+    d.write("a.txt", "AAA\n");
+    d.write("b.txt", "BBB\n");
+    let shell = d.write("shell.profile", "include base\ninclude shell\n");
+    let out = ask_under_pty(
+        d.path(),
+        "printf 'o\\na\\n'",
+        &shell,
+        "sh -c \"cat a.txt & cat b.txt; wait; echo end\"",
+    );
+    assert!(
+        out.stdout.contains("AAA") && out.stdout.contains("BBB") && out.stdout.contains("end"),
+        "{out:?}"
+    );
+    assert_eq!(out.stdout.matches("allow always").count(), 2, "{out:?}");
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let text = std::fs::read_to_string(&shell).unwrap();
+    assert_eq!(
+        text.matches("# added by sbx enforce --mode ask").count(),
+        1,
+        "{text}"
+    );
+
+    // The asked-about process is killed from outside: its question is withdrawn, the run
+    // goes on without waiting for an answer.
+    d.write(
+        "w.sh",
+        "sh -c 'echo $$ > pid; exec cat a.txt'\necho after\n",
+    );
+    let wprof = d.write(
+        "w.profile",
+        "include base\ninclude shell\nread ${CWD}/w.sh\nwrite ${CWD}/pid\n",
+    );
+    let out = ask_under_pty(
+        d.path(),
+        "while [ ! -s pid ]; do sleep 0.1; done; sleep 1; kill -KILL $(cat pid); sleep 1; printf 'd\\n'",
+        &wprof,
+        "sh w.sh",
+    );
+    assert!(out.stdout.contains("question withdrawn"), "{out:?}");
+    assert!(out.stdout.contains("after"), "{out:?}");
+    assert!(!out.stdout.contains("AAA"), "{out:?}");
+    assert_eq!(out.code, Some(0), "{out:?}");
+}
+
 /// `--unused` lists the profile's own path and network rules that admitted nothing (on stderr
 /// and in the report); rules that were used are not listed.
 #[test]

@@ -118,11 +118,11 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
         s = s.track_allowed();
     }
     if let Some(tty) = tty {
-        s = s.ask_with(Box::new(TtyAsker {
-            tty: std::io::BufReader::new(tty),
-            profile: a.profile.clone(),
-            header: header.clone(),
-        }));
+        s = s.ask_with(Box::new(TtyAsker::new(
+            tty,
+            a.profile.clone(),
+            header.clone(),
+        )));
     }
     if let Some(out) = &a.output {
         let f = File::create(out).with_context(|| format!("cannot create {}", out.display()))?;
@@ -288,9 +288,25 @@ struct TtyAsker {
     tty: std::io::BufReader<std::fs::File>,
     profile: std::path::PathBuf,
     header: crate::trace::Header,
+    /// The question on screen: its prompt (shown again after an answer sbx does not know)
+    /// and its event (an "allow always" learns the rule from it).
+    current: Option<(String, crate::event::Event)>,
 }
 
 impl TtyAsker {
+    fn new(
+        tty: std::fs::File,
+        profile: std::path::PathBuf,
+        header: crate::trace::Header,
+    ) -> TtyAsker {
+        TtyAsker {
+            tty: std::io::BufReader::new(tty),
+            profile,
+            header,
+            current: None,
+        }
+    }
+
     /// Learn the rule(s) for this one event and append them to the profile file.
     fn append_rule(&self, ev: &crate::event::Event) -> anyhow::Result<Vec<String>> {
         use std::io::Write;
@@ -315,50 +331,93 @@ impl TtyAsker {
         }
         Ok(rules)
     }
+
+    fn say(&mut self, text: &str) -> bool {
+        use std::io::Write;
+        self.tty.get_mut().write_all(text.as_bytes()).is_ok()
+    }
+
+    /// Whether a line can be read without blocking (buffered, or the terminal has one).
+    fn readable(&self, timeout: std::time::Duration) -> bool {
+        use std::os::fd::AsFd;
+        if !self.tty.buffer().is_empty() {
+            return true;
+        }
+        let mut fds = [nix::poll::PollFd::new(
+            self.tty.get_ref().as_fd(),
+            nix::poll::PollFlags::POLLIN,
+        )];
+        let ms = u16::try_from(timeout.as_millis()).unwrap_or(u16::MAX);
+        // EINTR (a signal to sbx): no answer yet; the tracer forwards it and polls again.
+        matches!(nix::poll::poll(&mut fds, ms), Ok(n) if n > 0)
+    }
 }
 
 impl sink::Asker for TtyAsker {
-    fn ask(&mut self, v: &crate::report::Violation, ev: &crate::event::Event) -> sink::Answer {
-        use std::io::{BufRead, Write};
-        loop {
-            let prompt = format!(
-                "\nsbx: {}\n     syscall {}, thread {} stopped until you answer\n     [o] allow once  [a] allow always (add to {})  [d] deny  [k] kill ? ",
-                v.line(),
-                v.syscall,
-                v.tid,
-                self.profile.display()
-            );
-            if self.tty.get_mut().write_all(prompt.as_bytes()).is_err() {
-                return sink::Answer::Deny;
-            }
-            let mut line = String::new();
-            match self.tty.read_line(&mut line) {
-                // No answer possible (terminal gone): fail closed.
-                Ok(0) | Err(_) => return sink::Answer::Kill,
-                Ok(_) => {}
-            }
-            match line.trim() {
-                "o" | "once" => return sink::Answer::Once,
-                "a" | "always" => {
-                    let msg = match self.append_rule(ev) {
-                        Ok(rules) => format!(
-                            "sbx: added to {}: {}\n",
-                            self.profile.display(),
-                            rules.join(", ")
-                        ),
-                        Err(e) => format!(
-                            "sbx: could not update {}: {e:#} (allowed for this run only)\n",
-                            self.profile.display()
-                        ),
-                    };
-                    let _ = self.tty.get_mut().write_all(msg.as_bytes());
-                    return sink::Answer::Always;
-                }
-                "d" | "deny" => return sink::Answer::Deny,
-                "k" | "kill" => return sink::Answer::Kill,
-                _ => {}
-            }
+    fn show(&mut self, v: &crate::report::Violation, ev: &crate::event::Event) {
+        let prompt = format!(
+            "\nsbx: {}\n     syscall {}, thread {} stopped until you answer (other threads run on)\n     [o] allow once  [a] allow always (add to {})  [d] deny  [k] kill ? ",
+            v.line(),
+            v.syscall,
+            v.tid,
+            self.profile.display()
+        );
+        self.say(&prompt);
+        self.current = Some((prompt, ev.clone()));
+    }
+
+    fn poll(&mut self, timeout: std::time::Duration) -> Option<sink::Answer> {
+        use std::io::BufRead;
+        if !self.readable(timeout) {
+            return None;
         }
+        let mut line = String::new();
+        match self.tty.read_line(&mut line) {
+            // No answer possible (terminal gone): fail closed.
+            Ok(0) | Err(_) => return Some(sink::Answer::Kill),
+            Ok(_) => {}
+        }
+        let answer = match line.trim() {
+            "o" | "once" => sink::Answer::Once,
+            "a" | "always" => {
+                let msg = match self.current.as_ref().map(|(_, ev)| self.append_rule(ev)) {
+                    Some(Ok(rules)) => format!(
+                        "sbx: added to {}: {}\n",
+                        self.profile.display(),
+                        rules.join(", ")
+                    ),
+                    Some(Err(e)) => format!(
+                        "sbx: could not update {}: {e:#} (allowed for this run only)\n",
+                        self.profile.display()
+                    ),
+                    None => String::new(),
+                };
+                self.say(&msg);
+                sink::Answer::Always
+            }
+            "d" | "deny" => sink::Answer::Deny,
+            "k" | "kill" => sink::Answer::Kill,
+            _ => {
+                // Not an answer: ask again.
+                let prompt = self.current.as_ref().map(|(p, _)| p.clone());
+                if let Some(p) = prompt
+                    && !self.say(&p)
+                {
+                    return Some(sink::Answer::Kill);
+                }
+                return None;
+            }
+        };
+        self.current = None;
+        Some(answer)
+    }
+
+    fn withdraw(&mut self, v: &crate::report::Violation) {
+        self.current = None;
+        self.say(&format!(
+            "\nsbx: thread {} is gone; question withdrawn\n",
+            v.tid
+        ));
     }
 }
 

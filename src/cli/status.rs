@@ -82,6 +82,10 @@ impl<S: Sink> Sink for StatusSink<'_, S> {
         self.events += 1;
         self.inner.on_exit(t, task, status, process)
     }
+    fn poll_held(&mut self, timeout: Duration) -> Vec<i32> {
+        self.clear();
+        self.inner.poll_held(timeout)
+    }
     fn tick(&mut self, time_ns: u64, processes: usize) {
         self.inner.tick(time_ns, processes);
         if !self.enabled || self.last.elapsed() < Duration::from_millis(200) {

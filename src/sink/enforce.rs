@@ -49,8 +49,35 @@ pub enum Answer {
 }
 
 /// Asks the user about a violation while the violating thread stays stopped (`--mode ask`).
+/// The tracer keeps serving the other threads meanwhile, so asking is split in two: put the
+/// question, then look for the answer now and then.
 pub trait Asker: std::fmt::Debug {
-    fn ask(&mut self, v: &Violation, ev: &Event) -> Answer;
+    /// Put the question (without waiting for the answer).
+    fn show(&mut self, v: &Violation, ev: &Event);
+    /// The answer to the question shown last, waiting up to `timeout` for it; `None` while
+    /// there is none yet. With no way left to answer (the terminal is gone): `Kill`.
+    fn poll(&mut self, timeout: std::time::Duration) -> Option<Answer>;
+    /// The question shown last no longer matters (its thread is gone).
+    fn withdraw(&mut self, v: &Violation);
+}
+
+/// What an ask-mode answer is kept under: the verb's name and the object's text.
+type AccessKey = (String, String);
+
+/// A question of ask mode: the violation, the event it came from (an "allow always" learns
+/// its rule from it), and the (verb, object) the answer is kept under.
+#[derive(Debug)]
+struct Question {
+    violation: Violation,
+    event: Event,
+    key: AccessKey,
+}
+
+/// Ask mode: a thread left in its seccomp stop until its questions are answered.
+#[derive(Debug)]
+struct Waiting {
+    tid: i32,
+    questions: std::collections::VecDeque<Question>,
 }
 
 /// A check to make when a syscall returns.
@@ -102,6 +129,12 @@ pub struct EnforceSink<'p> {
     /// Ask mode: who to ask, and the (verb, object) pairs allowed for the rest of the run.
     asker: Option<Box<dyn Asker>>,
     allowed_now: std::collections::HashSet<(String, String)>,
+    /// Ask mode: threads waiting for answers, in the order their questions are put; whether
+    /// the first one's current question is on screen; the answers given to each thread,
+    /// used when its stop is decided again.
+    waiting: std::collections::VecDeque<Waiting>,
+    showing: bool,
+    answers: HashMap<i32, Vec<(AccessKey, Answer)>>,
     /// `--unused`: every distinct (access, object) that was allowed.
     allowed_seen: Option<std::collections::HashSet<(AccessSet, Object)>>,
     /// Host names the run resolved (DNS answers, /etc/hosts), to decide connects by name.
@@ -146,6 +179,9 @@ impl<'p> EnforceSink<'p> {
             execs: HashMap::new(),
             asker: None,
             allowed_now: std::collections::HashSet::new(),
+            waiting: std::collections::VecDeque::new(),
+            showing: false,
+            answers: HashMap::new(),
             allowed_seen: None,
             dns: DnsTracker::default(),
             resolved_events: Vec::new(),
@@ -381,6 +417,25 @@ fn net_verb(access: AccessSet) -> Verb {
 }
 
 impl EnforceSink<'_> {
+    /// Ask mode: thread `tid` is gone (exited, killed, replaced by an exec): its questions
+    /// are dropped, and withdrawn if on screen.
+    fn forget_waiting(&mut self, tid: i32) {
+        self.answers.remove(&tid);
+        let Some(i) = self.waiting.iter().position(|w| w.tid == tid) else {
+            return;
+        };
+        let w = self.waiting.remove(i);
+        if i == 0 && self.showing {
+            self.showing = false;
+            if let (Some(a), Some(q)) = (
+                self.asker.as_mut(),
+                w.as_ref().and_then(|w| w.questions.front()),
+            ) {
+                a.withdraw(&q.violation);
+            }
+        }
+    }
+
     /// Decide one target; `Some((verb, reason))` when it is not allowed.
     fn decide_target(
         &self,
@@ -680,6 +735,63 @@ impl EnforceSink<'_> {
 }
 
 impl Sink for EnforceSink<'_> {
+    fn poll_held(&mut self, timeout: std::time::Duration) -> Vec<i32> {
+        let mut ready = Vec::new();
+        let Some(front) = self.waiting.front() else {
+            return ready;
+        };
+        let Some(q) = front.questions.front() else {
+            ready.extend(self.waiting.pop_front().map(|w| w.tid));
+            return ready;
+        };
+        let answer = match self.asker.as_mut() {
+            // Nobody to ask: refuse.
+            None => Some(Answer::Deny),
+            Some(a) => {
+                if !self.showing {
+                    a.show(&q.violation, &q.event);
+                    self.showing = true;
+                }
+                a.poll(timeout)
+            }
+        };
+        let Some(answer) = answer else {
+            return ready;
+        };
+        self.showing = false;
+        let Some(w) = self.waiting.front_mut() else {
+            return ready;
+        };
+        let tid = w.tid;
+        let Some(q) = w.questions.pop_front() else {
+            return ready;
+        };
+        if answer == Answer::Always {
+            self.allowed_now.insert(q.key.clone());
+        }
+        self.answers.entry(tid).or_default().push((q.key, answer));
+        if answer == Answer::Kill {
+            // Deciding this stop kills the tree, the other waiting threads with it.
+            self.waiting.clear();
+            ready.push(tid);
+            return ready;
+        }
+        // A thread with nothing left to ask is decided; an "allow always" may have answered
+        // other threads' questions too.
+        let allowed = &self.allowed_now;
+        for w in self.waiting.iter_mut() {
+            w.questions.retain(|q| !allowed.contains(&q.key));
+        }
+        self.waiting.retain(|w| {
+            let done = w.questions.is_empty();
+            if done {
+                ready.push(w.tid);
+            }
+            !done
+        });
+        ready
+    }
+
     fn on_syscall(&mut self, stop: &SyscallStop<'_>) -> Result<Verdict, Error> {
         let class = if stop.audit_arch == self.arch.audit_arch() {
             self.arch.by_nr(stop.nr).map(|d| d.class)
@@ -847,7 +959,9 @@ impl Sink for EnforceSink<'_> {
                 }
             }
         }
-        // Ask mode: what the user already allowed for this run passes; the rest is put to them.
+        // Ask mode: what the user already allowed for this run passes, what they answered for
+        // this stop is applied, and anything else is put to them while the thread waits in
+        // its stop (the tracer goes on with the others; see `poll_held`).
         let mut asked_kill = false;
         if self.mode == Mode::Ask && !unallowable {
             bad.retain(|(verb, object, ..)| {
@@ -856,26 +970,41 @@ impl Sink for EnforceSink<'_> {
                     .contains(&(verb.name().to_string(), object.clone()))
             });
             if !bad.is_empty() {
-                let ev = Self::event(stop, d.syscall.clone());
+                let given = self.answers.remove(&stop.tid).unwrap_or_default();
                 let mut still = Vec::new();
+                let mut unasked = Vec::new();
                 for b in bad.drain(..) {
-                    let v = self.violation(stop, &d.syscall.name, b.0, b.1.clone(), b.2.clone());
-                    let answer = match self.asker.as_mut() {
-                        Some(a) => a.ask(&v, &ev),
-                        None => Answer::Deny,
-                    };
-                    match answer {
-                        Answer::Once => {}
-                        Answer::Always => {
-                            self.allowed_now
-                                .insert((b.0.name().to_string(), b.1.clone()));
-                        }
-                        Answer::Deny => still.push(b),
-                        Answer::Kill => {
+                    let key = (b.0.name().to_string(), b.1.clone());
+                    match given.iter().find(|(k, _)| *k == key).map(|(_, a)| *a) {
+                        Some(Answer::Once | Answer::Always) => {}
+                        Some(Answer::Deny) => still.push(b),
+                        Some(Answer::Kill) => {
                             asked_kill = true;
                             still.push(b);
                         }
+                        None => unasked.push(b),
                     }
+                }
+                if !unasked.is_empty() {
+                    if !stop.still_stopped() {
+                        return Err(Error::TraceeDied { tid: stop.tid });
+                    }
+                    // Decided again once answered: the answers given so far stay.
+                    self.answers.insert(stop.tid, given);
+                    let ev = Self::event(stop, d.syscall.clone());
+                    let questions = unasked
+                        .into_iter()
+                        .map(|(verb, object, reason, _)| Question {
+                            key: (verb.name().to_string(), object.clone()),
+                            violation: self.violation(stop, &d.syscall.name, verb, object, reason),
+                            event: ev.clone(),
+                        })
+                        .collect();
+                    self.waiting.push_back(Waiting {
+                        tid: stop.tid,
+                        questions,
+                    });
+                    return Ok(Verdict::Hold);
                 }
                 bad = still;
             }
@@ -1065,6 +1194,10 @@ impl Sink for EnforceSink<'_> {
 
     fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>) {
         self.watch.remove(&former_tid.unwrap_or(task.tid));
+        // An exec from another thread ends a leader that was waiting for an answer.
+        if former_tid.is_some() {
+            self.forget_waiting(task.tid);
+        }
         if let Some(g) = self.guard.as_mut() {
             g.exec(task.pid, former_tid);
         }
@@ -1109,6 +1242,7 @@ impl Sink for EnforceSink<'_> {
     ) -> Verdict {
         self.watch.remove(&task.tid);
         self.dns.forget(task.tid);
+        self.forget_waiting(task.tid);
         if let Some(rec) = self.recorder.as_mut() {
             rec.on_exit(time_ns, task, status, process);
         }

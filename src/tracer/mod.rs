@@ -71,6 +71,10 @@ pub enum Verdict {
     Deny(i32),
     /// Kill the whole tree before it runs.
     Kill,
+    /// Leave the thread in its seccomp stop, undecided (ask mode: the user has not answered
+    /// yet). The tracer goes on with every other thread and hands the same stop to
+    /// [`Sink::on_syscall`] again once [`Sink::poll_held`] names the thread.
+    Hold,
 }
 
 /// A seccomp stop, as the sink sees it.
@@ -120,6 +124,12 @@ pub trait Sink {
     );
     /// A successful exec; `proc` is already updated (new comm/exe/creds).
     fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>);
+    /// Threads held by [`Verdict::Hold`] that can be decided now. Called from the wait loop
+    /// only while some thread is held, between stops (`timeout` zero) and, when no stop is
+    /// pending, with a short `timeout` to wait in.
+    fn poll_held(&mut self, _timeout: std::time::Duration) -> Vec<i32> {
+        Vec::new()
+    }
     /// Called now and then from the wait loop (after every 256 stops) with the number of
     /// live processes, for a status line.
     fn tick(&mut self, _time_ns: u64, _processes: usize) {}
@@ -253,6 +263,8 @@ pub struct Tracer {
     root: i32,
     root_status: Option<ExitStatus>,
     killing: bool,
+    /// Threads left in their seccomp stop by [`Verdict::Hold`].
+    held: std::collections::HashSet<i32>,
 }
 
 impl Tracer {
@@ -293,6 +305,7 @@ impl Tracer {
             root,
             root_status: None,
             killing: false,
+            held: std::collections::HashSet::new(),
         };
         let forwarded = t.wait_loop(sink)?;
         if let Some(errno) = spawn::exec_failure(&spawned.status_pipe) {
@@ -320,9 +333,11 @@ impl Tracer {
     fn wait_loop(&mut self, sink: &mut dyn Sink) -> Result<Option<i32>, Error> {
         let mut forwarded = None;
         let mut stops: u32 = 0;
+        let mut idle = false;
         loop {
             stops = stops.wrapping_add(1);
-            if stops.is_multiple_of(256) {
+            // No status line while a question is on the terminal.
+            if stops.is_multiple_of(256) && self.held.is_empty() {
                 let now = self.now();
                 sink.tick(now, self.procs.len());
             }
@@ -331,19 +346,49 @@ impl Tracer {
                 forwarded = Some(sig);
                 self.forward(sig);
             }
-            let st = match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL)) {
+            let st = if self.held.is_empty() {
+                waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL))
+            } else {
+                // Some thread waits for a decision (ask mode): the others keep running, so
+                // look for their stops without blocking, and wait a little for the decision
+                // only when none is pending.
+                let timeout = if idle {
+                    std::time::Duration::from_millis(10)
+                } else {
+                    std::time::Duration::ZERO
+                };
+                for tid in sink.poll_held(timeout) {
+                    if self.held.remove(&tid) {
+                        let r = self.seccomp_stop(tid, sink);
+                        self.check(r)?;
+                    }
+                }
+                waitpid(
+                    Pid::from_raw(-1),
+                    Some(WaitPidFlag::__WALL | WaitPidFlag::WNOHANG),
+                )
+            };
+            idle = matches!(st, Ok(WaitStatus::StillAlive));
+            let st = match st {
+                Ok(WaitStatus::StillAlive) => continue,
                 Ok(st) => st,
                 Err(Errno::EINTR) => continue,
                 Err(Errno::ECHILD) => return Ok(forwarded),
                 Err(e) => return Err(Error::Wait(e)),
             };
-            match self.handle(st, sink) {
-                Ok(()) | Err(Error::TraceeDied { .. }) => {}
-                Err(e) => {
-                    // A tracer failure must not leave a half-traced workload running.
-                    self.kill_tree();
-                    return Err(e);
-                }
+            let r = self.handle(st, sink);
+            self.check(r)?;
+        }
+    }
+
+    /// A tracee that died between two requests is expected; any other failure ends the run,
+    /// and must not leave a half-traced workload running.
+    fn check(&mut self, r: Result<(), Error>) -> Result<(), Error> {
+        match r {
+            Ok(()) | Err(Error::TraceeDied { .. }) => Ok(()),
+            Err(e) => {
+                self.kill_tree();
+                Err(e)
             }
         }
     }
@@ -542,6 +587,9 @@ impl Tracer {
         if let Some(t) = self.tasks.get_mut(&tid) {
             t.awaiting_exit = None;
         }
+        // A leader held in a stop is gone when another thread execs (it takes its tid).
+        self.held.remove(&tid);
+        self.held.remove(&former);
         let Some(p) = self.procs.get_mut(&pid) else {
             return;
         };
@@ -627,6 +675,10 @@ impl Tracer {
                 regs::skip_syscall(tid, -i64::from(errno))?;
                 ptrace::cont(tid, None)
             }
+            Verdict::Hold => {
+                self.held.insert(tid);
+                Ok(())
+            }
             Verdict::Kill => {
                 // The syscall must never run: skip it first, then kill everything.
                 let _ = regs::skip_syscall(tid, -i64::from(libc::EPERM));
@@ -686,6 +738,7 @@ impl Tracer {
     }
 
     fn gone(&mut self, tid: i32, status: ExitStatus, sink: &mut dyn Sink) -> Result<(), Error> {
+        self.held.remove(&tid);
         let Some(task) = self.tasks.remove(&tid) else {
             // Not a tracee (e.g. an orphan reparented to sbx that was never traced): reaped.
             return Ok(());
