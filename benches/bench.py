@@ -9,8 +9,10 @@ so slow phases of a shared machine hit all variants alike. Reports medians and r
 Workloads: cbuild (make -j2 of the Lua 5.1-5.5 C sources shipped in the lua-src crate),
 npm (offline `npm install` of ~170 packages from a pre-filled cache), pipe (dd | sha256sum),
 git (git status over a large tree), find (find over the same tree), forkexec (2000 x /bin/true).
-Variants: bare, strace -f, strace -f --seccomp-bpf with sbx's stopped syscalls, sbx record,
-sbx enforce (profile learned from one record run of the same workload).
+Variants: bare, strace -f, strace -f --seccomp-bpf with sbx's stopped syscalls, a null tracer
+(benches/nulltrace.c: the same seccomp stops as sbx enforce, each resumed at once without any
+work: the floor of any ptrace + seccomp design), sbx record, sbx enforce (profile learned from
+one record run of the same workload).
 """
 
 import argparse
@@ -44,6 +46,17 @@ def stopped_syscalls():
         if r.returncode == 0:
             known.append(n)
     return ",".join(known)
+
+
+def null_tracer(tmp):
+    """benches/nulltrace.c, compiled, with the numbers of the syscalls sbx enforce stops on
+    (checked and credential classes): the cost of the stops alone."""
+    exe = os.path.join(tmp, "nulltrace")
+    subprocess.run(["gcc", "-O2", "-o", exe, os.path.join(ROOT, "benches", "nulltrace.c")], check=True)
+    out = subprocess.run([SBX, "syscalls"], check=True, capture_output=True, text=True).stdout
+    nrs = [f[1] for f in (l.split() for l in out.splitlines())
+           if len(f) >= 3 and f[2] in ("Checked", "Creds")]
+    return [exe, ",".join(nrs)]
 
 
 # --- workloads: (setup() -> cwd, command list, reset() before each run) -------------------
@@ -208,6 +221,7 @@ def main():
     os.makedirs(WORK, exist_ok=True)
     seccomp_list = stopped_syscalls()
     tmp = tempfile.mkdtemp(prefix="sbx-bench-")
+    null = null_tracer(tmp)
     lines = []
     for name in a.workloads:
         cwd, cmd, reset = WORKLOADS[name]()
@@ -232,6 +246,7 @@ def main():
             "strace -f": ["strace", "-f", "-qq", "-o", "/dev/null"] + cmd,
             "strace seccomp": ["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=" + seccomp_list,
                                "-o", "/dev/null"] + cmd,
+            "null tracer": null + cmd,
             "sbx record": [SBX, "record", "-o", os.path.join(tmp, "r.trace"), "--"] + cmd,
             "sbx enforce": [SBX, "enforce", profile, "--"] + cmd,
         }
