@@ -38,18 +38,23 @@ impl Violation {
     /// The one-line stderr form:
     /// `node[4711] (/usr/bin/node) read /home/u/.ssh/id_rsa — no rule allows read here`.
     pub fn line(&self) -> String {
-        let who = if self.pid == self.tid {
-            format!("{}[{}]", self.comm, self.pid)
-        } else {
-            format!("{}[{}/{}]", self.comm, self.pid, self.tid)
-        };
         let what = match self.action {
             Action::Killed => "",
             Action::Denied => " (denied)",
             Action::Audited => " (audit)",
         };
+        format!("{}{what}", self.subject())
+    }
+
+    /// The line without what was done about it (ask mode puts it as a question).
+    pub fn subject(&self) -> String {
+        let who = if self.pid == self.tid {
+            format!("{}[{}]", self.comm, self.pid)
+        } else {
+            format!("{}[{}/{}]", self.comm, self.pid, self.tid)
+        };
         format!(
-            "{who} ({}) {} {} — {}{what}",
+            "{who} ({}) {} {} — {}",
             self.exe, self.verb, self.object, self.reason
         )
     }

@@ -357,7 +357,7 @@ impl sink::Asker for TtyAsker {
     fn show(&mut self, v: &crate::report::Violation, ev: &crate::event::Event) {
         let prompt = format!(
             "\nsbx: {}\n     syscall {}, thread {} stopped until you answer (other threads run on)\n     [o] allow once  [a] allow always (add to {})  [d] deny  [k] kill ? ",
-            v.line(),
+            v.subject(),
             v.syscall,
             v.tid,
             self.profile.display()
