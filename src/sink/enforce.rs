@@ -288,6 +288,16 @@ impl<'p> EnforceSink<'p> {
 
 use crate::policy::self_view as canonical_proc;
 
+/// sbx's own real and effective ids.
+fn own_creds() -> crate::event::Creds {
+    crate::event::Creds {
+        uid: nix::unistd::getuid().as_raw(),
+        euid: nix::unistd::geteuid().as_raw(),
+        gid: nix::unistd::getgid().as_raw(),
+        egid: nix::unistd::getegid().as_raw(),
+    }
+}
+
 fn object_text(o: &Object) -> String {
     match o {
         Object::Path(p) => {
@@ -436,12 +446,14 @@ impl EnforceSink<'_> {
         }
     }
 
-    /// Decide one target; `Some((verb, reason))` when it is not allowed.
+    /// Decide one target; `Some((verb, reason))` when it is not allowed; `Err(errno)` when
+    /// only a probe rule admits it and the path is absent (`errno` from looking it up: the
+    /// open must fail).
     fn decide_target(
         &self,
         stop: &SyscallStop<'_>,
         t: &Target,
-    ) -> Result<Option<(Verb, String, String)>, bool> {
+    ) -> Result<Option<(Verb, String, String)>, i32> {
         let access = if self.metadata {
             t.access
         } else {
@@ -498,15 +510,13 @@ impl EnforceSink<'_> {
                     Object::Path(p) => p.effective().to_vec(),
                     _ => return Ok(None),
                 };
-                let exists = std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(&path)).is_ok();
-                if exists {
-                    Ok(Some((
+                match std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(&path)) {
+                    Ok(_) => Ok(Some((
                         Verb::Read,
                         "only a probe rule matches, and the path exists".into(),
                         object_text(&t.object),
-                    )))
-                } else {
-                    Err(true)
+                    ))),
+                    Err(e) => Err(e.raw_os_error().unwrap_or(0)),
                 }
             }
             Decision::Deny { verb, reason } => Ok(Some((
@@ -515,6 +525,40 @@ impl EnforceSink<'_> {
                 object_text(&t.object),
             ))),
         }
+    }
+
+    /// Whether a probe (an open that only a probe rule admits, of a path found absent with
+    /// `errno`) can be answered by sbx with `-errno` instead of running it and watching it
+    /// fail at its exit stop: a plain open/openat without O_CREAT/O_TMPFILE, absent as
+    /// ENOENT or ENOTDIR, looked up with the workload's own ids (so its permissions could not
+    /// have given another errno), in a view of the filesystem that is the workload's (no
+    /// chroot or namespace call allowed), and not in audit mode (which changes nothing).
+    fn answers_probe(
+        &self,
+        stop: &SyscallStop<'_>,
+        def: Option<&SyscallDef>,
+        sc: &Syscall,
+        errno: i32,
+    ) -> bool {
+        if self.guard.is_none()
+            || self.chroot_allowed
+            || !self.held_ok
+            || !matches!(errno, libc::ENOENT | libc::ENOTDIR)
+            || sc.targets.len() != 1
+            || stop.proc.creds != own_creds()
+        {
+            return false;
+        }
+        let Some(crate::arch::Sem::Open {
+            flags: Some(i),
+            how: false,
+            ..
+        }) = def.map(|d| d.sem)
+        else {
+            return false;
+        };
+        let flags = stop.args[usize::from(i)];
+        flags & (crate::decode::oflags::O_CREAT | crate::decode::oflags::O_TMPFILE_BIT) == 0
     }
 
     /// An allowed `open`/`openat`/`creat` that can be turned into a symlink-free `openat2` of
@@ -870,7 +914,8 @@ impl Sink for EnforceSink<'_> {
             d.syscall.targets.extend(q.targets);
         }
         let mut bad: Vec<(Verb, String, String, i32)> = Vec::new();
-        let mut must_fail = false;
+        // Only a probe rule admits it and the path is absent: the errno of the lookup.
+        let mut must_fail: Option<i32> = None;
         // No profile rule can allow this (an unknown number, a touch of the guard region):
         // never asked about in ask mode, never proposed as a rule in the diff.
         let mut unallowable = false;
@@ -954,7 +999,7 @@ impl Sink for EnforceSink<'_> {
                         Ok(Some((verb, reason, object))) => {
                             bad.push((verb, object, reason, errno_for(&t.object)))
                         }
-                        Err(_) => must_fail = true,
+                        Err(errno) => must_fail = Some(errno),
                     }
                 }
             }
@@ -1014,12 +1059,13 @@ impl Sink for EnforceSink<'_> {
                 self.resolved_events.push(Self::resolved_event(stop, r));
             }
         }
-        if (!bad.is_empty() || must_fail) && !stop.still_stopped() {
+        if (!bad.is_empty() || must_fail.is_some()) && !stop.still_stopped() {
             // Killed while sbx looked at it (see `SyscallStop::still_stopped`): the call never
             // runs, and what looked like a violation was the process being torn down.
             return Err(Error::TraceeDied { tid: stop.tid });
         }
         let mut rewritten = false;
+        let mut answered_absent = false;
         let verdict = if let Some(errno) = bad.first().map(|b| b.3) {
             let ev = Self::event(stop, d.syscall.clone());
             for (verb, object, reason, _) in bad {
@@ -1035,7 +1081,15 @@ impl Sink for EnforceSink<'_> {
             } else {
                 self.refuse(errno)
             }
-        } else if must_fail {
+        } else if let Some(errno) =
+            must_fail.filter(|&e| self.answers_probe(stop, def, &d.syscall, e))
+        {
+            // A probe of an absent path: answer as the kernel would have at the check, without
+            // running the open (no exit stop to watch it fail; nothing can appear meanwhile,
+            // the call never runs).
+            answered_absent = true;
+            Verdict::Deny(errno)
+        } else if must_fail.is_some() {
             let ev = Self::event(stop, d.syscall.clone());
             let object = d
                 .syscall
@@ -1088,6 +1142,7 @@ impl Sink for EnforceSink<'_> {
             // See: tests/enforce.rs::recorded_trace_marks_denied_calls
             let _ = rec.on_syscall(stop)?;
             match verdict {
+                Verdict::Deny(e) if answered_absent => rec.complete(stop.tid, Outcome::Errno(e))?,
                 Verdict::Deny(e) => rec.complete(stop.tid, Outcome::Denied(e))?,
                 Verdict::Kill => rec.complete(stop.tid, Outcome::Killed)?,
                 _ => {}
