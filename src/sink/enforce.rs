@@ -134,6 +134,8 @@ pub struct EnforceSink<'p> {
     /// used when its stop is decided again.
     waiting: std::collections::VecDeque<Waiting>,
     showing: bool,
+    /// sbx's own ids (a probe is answered by sbx only for a workload with the same ids).
+    own_creds: crate::event::Creds,
     answers: HashMap<i32, Vec<(AccessKey, Answer)>>,
     /// `--unused`: every distinct (access, object) that was allowed.
     allowed_seen: Option<std::collections::HashSet<(AccessSet, Object)>>,
@@ -181,6 +183,7 @@ impl<'p> EnforceSink<'p> {
             allowed_now: std::collections::HashSet::new(),
             waiting: std::collections::VecDeque::new(),
             showing: false,
+            own_creds: own_creds(),
             answers: HashMap::new(),
             allowed_seen: None,
             dns: DnsTracker::default(),
@@ -545,7 +548,7 @@ impl EnforceSink<'_> {
             || !self.held_ok
             || !matches!(errno, libc::ENOENT | libc::ENOTDIR)
             || sc.targets.len() != 1
-            || stop.proc.creds != own_creds()
+            || stop.proc.creds != self.own_creds
         {
             return false;
         }
@@ -1009,13 +1012,14 @@ impl Sink for EnforceSink<'_> {
         // its stop (the tracer goes on with the others; see `poll_held`).
         let mut asked_kill = false;
         if self.mode == Mode::Ask && !unallowable {
+            // Answers count for this one decision of this stop, whatever it turns out to be.
+            let given = self.answers.remove(&stop.tid).unwrap_or_default();
             bad.retain(|(verb, object, ..)| {
                 !self
                     .allowed_now
                     .contains(&(verb.name().to_string(), object.clone()))
             });
             if !bad.is_empty() {
-                let given = self.answers.remove(&stop.tid).unwrap_or_default();
                 let mut still = Vec::new();
                 let mut unasked = Vec::new();
                 for b in bad.drain(..) {
