@@ -258,6 +258,15 @@ fn check_diff_profiles_and_syscalls_exit_codes() {
             .lines()
             .any(|l| l.starts_with('+') || l.starts_with('-'))
     );
+    // Comments alone (provenance, a WARNING) do not make the profiles differ.
+    let commented = d.write(
+        "commented.profile",
+        "# learned on another day\ninclude base\n# WARNING: a secret\nread /etc/passwd\nwrite /tmp/**\n",
+    );
+    let eq = run_diff(&good, &commented);
+    eq.assert_code(0);
+    assert!(eq.stdout.is_empty(), "{}", eq.stdout);
+    assert!(eq.stderr.contains("only in comments"), "{}", eq.stderr);
     let other = d.write(
         "other.profile",
         "include base\nread /etc/hosts\nwrite /tmp/**\n",

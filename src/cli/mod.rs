@@ -72,7 +72,7 @@ pub enum Command {
     ///
     /// Example: sbx check npm.profile
     Check(CheckArgs),
-    /// Rule-level unified diff of two profiles (exit 0 when equal, 1 when they differ).
+    /// Rule-level unified diff of two profiles (exit 0 when they allow the same, 1 when their rules differ; comments alone do not count).
     ///
     /// Example: sbx diff old.profile new.profile
     Diff(DiffArgs),

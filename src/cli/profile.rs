@@ -106,22 +106,35 @@ pub fn run_check(a: CheckArgs) -> anyhow::Result<u8> {
 }
 
 pub fn run_diff(a: DiffArgs) -> anyhow::Result<u8> {
-    let canon = |p: &Path| -> anyhow::Result<String> {
+    let parse = |p: &Path| -> anyhow::Result<crate::profile::Profile> {
         let text = read_profile(p)?;
-        let prof = parse_str(&p.display().to_string(), &text)
-            .map_err(|e| anyhow::anyhow!("{}", e.render_with_source(&text).trim_end()))?;
-        Ok(render(&prof))
+        parse_str(&p.display().to_string(), &text)
+            .map_err(|e| anyhow::anyhow!("{}", e.render_with_source(&text).trim_end()))
     };
-    let (old, new) = (canon(&a.old)?, canon(&a.new)?);
-    if old == new {
+    let (old, new) = (parse(&a.old)?, parse(&a.new)?);
+    // The exit status says whether what the profiles allow differs: comments (provenance,
+    // learn's WARNINGs) are shown in the diff but do not count.
+    let rules_only = |p: &crate::profile::Profile| {
+        let mut p = p.clone();
+        p.header.clear();
+        for r in &mut p.rules {
+            r.comments.clear();
+        }
+        render(&p)
+    };
+    if rules_only(&old) == rules_only(&new) {
+        if render(&old) != render(&new) && super::chatty() {
+            eprintln!("sbx: the profiles differ only in comments");
+        }
         return Ok(exit::OK);
     }
+    let (old_text, new_text) = (render(&old), render(&new));
     let color = a.color.enabled(std::io::stdout().is_terminal());
     print!(
         "{}",
         crate::diff::unified(
-            &old,
-            &new,
+            &old_text,
+            &new_text,
             &a.old.display().to_string(),
             &a.new.display().to_string(),
             color
