@@ -337,8 +337,11 @@ impl TtyAsker {
         self.tty.get_mut().write_all(text.as_bytes()).is_ok()
     }
 
-    /// Whether a line can be read without blocking (buffered, or the terminal has one).
+    /// Whether a line can be read without blocking (buffered, or the terminal has one),
+    /// waiting up to `timeout` for one. SIGCHLD (a tracee stopped: the tracer has work) is
+    /// let through during the wait and ends it; see `tracer::sigchld_wakeups`.
     fn readable(&self, timeout: std::time::Duration) -> bool {
+        use nix::sys::signal::{SigSet, Signal};
         use std::os::fd::AsFd;
         if !self.tty.buffer().is_empty() {
             return true;
@@ -347,9 +350,12 @@ impl TtyAsker {
             self.tty.get_ref().as_fd(),
             nix::poll::PollFlags::POLLIN,
         )];
-        let ms = u16::try_from(timeout.as_millis()).unwrap_or(u16::MAX);
-        // EINTR (a signal to sbx): no answer yet; the tracer forwards it and polls again.
-        matches!(nix::poll::poll(&mut fds, ms), Ok(n) if n > 0)
+        let mut mask = SigSet::thread_get_mask().unwrap_or_else(|_| SigSet::empty());
+        mask.remove(Signal::SIGCHLD);
+        let ts = nix::sys::time::TimeSpec::from_duration(timeout);
+        // EINTR (a tracee stopped, or a signal to sbx): no answer yet; the tracer looks and
+        // polls again.
+        matches!(nix::poll::ppoll(&mut fds, Some(ts), Some(mask)), Ok(n) if n > 0)
     }
 }
 

@@ -235,6 +235,35 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut li
     }
 }
 
+extern "C" fn on_sigchld(_: libc::c_int) {}
+
+/// While a thread is held (ask mode), the wait loop sleeps in the sink's `poll_held` instead
+/// of `waitpid`; a tracee stop must wake it. On: SIGCHLD gets a no-op handler (no
+/// SA_RESTART, so it interrupts a `ppoll` that unblocks it) and is blocked everywhere else,
+/// so one that comes between `waitpid(WNOHANG)` and the `ppoll` stays pending and ends the
+/// `ppoll` at once. Off: back to the default action (a pending SIGCHLD is discarded, and the
+/// blocking `waitpid` is not interrupted by every stop), then unblocked.
+fn sigchld_wakeups(on: bool) {
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGCHLD);
+    if on {
+        let act = SigAction::new(
+            SigHandler::Handler(on_sigchld),
+            SaFlags::empty(),
+            SigSet::empty(),
+        );
+        // SAFETY: the handler does nothing (async-signal-safe); it exists only so that SIGCHLD
+        // interrupts ppoll.
+        let _ = unsafe { signal::sigaction(Signal::SIGCHLD, &act) };
+        let _ = set.thread_block();
+    } else {
+        let act = SigAction::new(SigHandler::SigDfl, SaFlags::empty(), SigSet::empty());
+        // SAFETY: restoring the default disposition installs no handler.
+        let _ = unsafe { signal::sigaction(Signal::SIGCHLD, &act) };
+        let _ = set.thread_unblock();
+    }
+}
+
 fn install_forwarding() -> Result<(), Error> {
     let act = SigAction::new(
         SigHandler::SigAction(on_signal),
@@ -331,6 +360,19 @@ impl Tracer {
     }
 
     fn wait_loop(&mut self, sink: &mut dyn Sink) -> Result<Option<i32>, Error> {
+        let mut wakeups = false;
+        let r = self.wait_loop_with(sink, &mut wakeups);
+        if wakeups {
+            sigchld_wakeups(false);
+        }
+        r
+    }
+
+    fn wait_loop_with(
+        &mut self,
+        sink: &mut dyn Sink,
+        wakeups: &mut bool,
+    ) -> Result<Option<i32>, Error> {
         let mut forwarded = None;
         let mut stops: u32 = 0;
         let mut idle = false;
@@ -346,14 +388,18 @@ impl Tracer {
                 forwarded = Some(sig);
                 self.forward(sig);
             }
+            if *wakeups == self.held.is_empty() {
+                *wakeups = !*wakeups;
+                sigchld_wakeups(*wakeups);
+            }
             let st = if self.held.is_empty() {
                 waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL))
             } else {
                 // Some thread waits for a decision (ask mode): the others keep running, so
-                // look for their stops without blocking, and wait a little for the decision
-                // only when none is pending.
+                // look for their stops without blocking, and when none is pending wait for the
+                // decision until a tracee stops (SIGCHLD ends the wait, see `sigchld_wakeups`).
                 let timeout = if idle {
-                    std::time::Duration::from_millis(10)
+                    std::time::Duration::from_millis(500)
                 } else {
                     std::time::Duration::ZERO
                 };
