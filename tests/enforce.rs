@@ -1963,6 +1963,23 @@ fn ask_mode_other_threads_run_on() {
         "{text}"
     );
 
+    // "kill" while another question waits: the whole tree dies at once, nothing is left
+    // stopped (sbx returns), the report says killed.
+    let strict = d.write("strict.profile", "include base\ninclude shell\n");
+    let out = ask_under_pty(
+        d.path(),
+        "printf 'k\\n'",
+        &strict,
+        "sh -c \"cat a.txt & cat b.txt; wait; echo end\"",
+    );
+    assert_eq!(out.code, Some(124), "{out:?}");
+    assert!(
+        !out.stdout.contains("AAA") && !out.stdout.contains("BBB"),
+        "{out:?}"
+    );
+    assert!(!out.stdout.lines().any(|l| l.trim() == "end"), "{out:?}");
+    assert!(out.stdout.contains("killed the workload"), "{out:?}");
+
     // The asked-about process is killed from outside: its question is withdrawn, the run
     // goes on without waiting for an answer.
     d.write(

@@ -285,7 +285,9 @@ fn strip_ansi(s: &str) -> String {
 /// Asks on the controlling terminal; "allow always" appends the learned rule to the profile.
 #[derive(Debug)]
 struct TtyAsker {
-    tty: std::io::BufReader<std::fs::File>,
+    tty: std::fs::File,
+    /// Bytes read from the terminal and not yet taken as an answer (an incomplete line).
+    typed: Vec<u8>,
     profile: std::path::PathBuf,
     header: crate::trace::Header,
     /// The question on screen: its prompt (shown again after an answer sbx does not know)
@@ -300,7 +302,8 @@ impl TtyAsker {
         header: crate::trace::Header,
     ) -> TtyAsker {
         TtyAsker {
-            tty: std::io::BufReader::new(tty),
+            tty,
+            typed: Vec::new(),
             profile,
             header,
             current: None,
@@ -334,20 +337,29 @@ impl TtyAsker {
 
     fn say(&mut self, text: &str) -> bool {
         use std::io::Write;
-        self.tty.get_mut().write_all(text.as_bytes()).is_ok()
+        (&self.tty).write_all(text.as_bytes()).is_ok()
     }
 
-    /// Whether a line can be read without blocking (buffered, or the terminal has one),
-    /// waiting up to `timeout` for one. SIGCHLD (a tracee stopped: the tracer has work) is
-    /// let through during the wait and ends it; see `tracer::sigchld_wakeups`.
-    fn readable(&self, timeout: std::time::Duration) -> bool {
+    /// A whole line typed so far (`\n` or `\r`: a terminal in raw mode sends the latter).
+    fn take_line(&mut self) -> Option<String> {
+        let end = self.typed.iter().position(|&b| b == b'\n' || b == b'\r')?;
+        let line: Vec<u8> = self.typed.drain(..=end).collect();
+        Some(String::from_utf8_lossy(&line).into_owned())
+    }
+
+    /// The next line typed, waiting up to `timeout` for the terminal to have input; never
+    /// blocks on an incomplete line. SIGCHLD (a tracee stopped: the tracer has work) is let
+    /// through during the wait and ends it; see `tracer::sigchld_wakeups`. `Err` when the
+    /// terminal is gone.
+    fn next_line(&mut self, timeout: std::time::Duration) -> Result<Option<String>, ()> {
         use nix::sys::signal::{SigSet, Signal};
+        use std::io::Read;
         use std::os::fd::AsFd;
-        if !self.tty.buffer().is_empty() {
-            return true;
+        if let Some(l) = self.take_line() {
+            return Ok(Some(l));
         }
         let mut fds = [nix::poll::PollFd::new(
-            self.tty.get_ref().as_fd(),
+            self.tty.as_fd(),
             nix::poll::PollFlags::POLLIN,
         )];
         let mut mask = SigSet::thread_get_mask().unwrap_or_else(|_| SigSet::empty());
@@ -355,7 +367,20 @@ impl TtyAsker {
         let ts = nix::sys::time::TimeSpec::from_duration(timeout);
         // EINTR (a tracee stopped, or a signal to sbx): no answer yet; the tracer looks and
         // polls again.
-        matches!(nix::poll::ppoll(&mut fds, Some(ts), Some(mask)), Ok(n) if n > 0)
+        if !matches!(nix::poll::ppoll(&mut fds, Some(ts), Some(mask)), Ok(n) if n > 0) {
+            return Ok(None);
+        }
+        // Readable: one read returns what is there without blocking.
+        let mut buf = [0u8; 256];
+        match (&self.tty).read(&mut buf) {
+            Ok(0) => Err(()),
+            Ok(n) => {
+                self.typed.extend_from_slice(&buf[..n]);
+                Ok(self.take_line())
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Ok(None),
+            Err(_) => Err(()),
+        }
     }
 }
 
@@ -373,16 +398,12 @@ impl sink::Asker for TtyAsker {
     }
 
     fn poll(&mut self, timeout: std::time::Duration) -> Option<sink::Answer> {
-        use std::io::BufRead;
-        if !self.readable(timeout) {
-            return None;
-        }
-        let mut line = String::new();
-        match self.tty.read_line(&mut line) {
+        let line = match self.next_line(timeout) {
+            Ok(Some(line)) => line,
+            Ok(None) => return None,
             // No answer possible (terminal gone): fail closed.
-            Ok(0) | Err(_) => return Some(sink::Answer::Kill),
-            Ok(_) => {}
-        }
+            Err(()) => return Some(sink::Answer::Kill),
+        };
         let answer = match line.trim() {
             "o" | "once" => sink::Answer::Once,
             "a" | "always" => {
@@ -419,7 +440,10 @@ impl sink::Asker for TtyAsker {
     }
 
     fn withdraw(&mut self, v: &crate::report::Violation) {
+        // What was typed for the withdrawn question must not answer the next one.
         self.current = None;
+        self.typed.clear();
+        let _ = nix::sys::termios::tcflush(&self.tty, nix::sys::termios::FlushArg::TCIFLUSH);
         self.say(&format!(
             "\nsbx: thread {} is gone; question withdrawn\n",
             v.tid

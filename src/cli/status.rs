@@ -82,7 +82,7 @@ impl<S: Sink> Sink for StatusSink<'_, S> {
         self.events += 1;
         self.inner.on_exit(t, task, status, process)
     }
-    fn poll_held(&mut self, timeout: Duration) -> Vec<i32> {
+    fn poll_held(&mut self, timeout: Duration) -> crate::tracer::Released {
         self.clear();
         self.inner.poll_held(timeout)
     }

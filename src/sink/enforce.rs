@@ -19,7 +19,7 @@ use crate::report::{Action, Violation};
 use crate::show::{escape, sockaddr};
 use crate::tracer::guard::{self, Guard, Prepared, Protected, Rewrite, Via};
 use crate::tracer::procfs;
-use crate::tracer::{Error, Sink, SyscallStop, TaskRef, Verdict};
+use crate::tracer::{Error, Released, Sink, SyscallStop, TaskRef, Verdict};
 
 use super::dns::DnsTracker;
 use super::record::RecordSink;
@@ -547,9 +547,22 @@ impl EnforceSink<'_> {
             || self.chroot_allowed
             || !self.held_ok
             || !matches!(errno, libc::ENOENT | libc::ENOTDIR)
-            || sc.targets.len() != 1
             || stop.proc.creds != self.own_creds
         {
+            return false;
+        }
+        // `..` after a component that is not a directory: the kernel says ENOTDIR where the
+        // lexically normalized path says ENOENT.
+        let [
+            Target {
+                object: Object::Path(p),
+                ..
+            },
+        ] = sc.targets.as_slice()
+        else {
+            return false;
+        };
+        if p.literal.split(|&b| b == b'/').any(|c| c == b"..") {
             return false;
         }
         let Some(crate::arch::Sem::Open {
@@ -782,14 +795,14 @@ impl EnforceSink<'_> {
 }
 
 impl Sink for EnforceSink<'_> {
-    fn poll_held(&mut self, timeout: std::time::Duration) -> Vec<i32> {
+    fn poll_held(&mut self, timeout: std::time::Duration) -> Released {
         let mut ready = Vec::new();
         let Some(front) = self.waiting.front() else {
-            return ready;
+            return Released::All;
         };
         let Some(q) = front.questions.front() else {
             ready.extend(self.waiting.pop_front().map(|w| w.tid));
-            return ready;
+            return Released::Threads(ready);
         };
         let answer = match self.asker.as_mut() {
             // Nobody to ask: refuse.
@@ -803,26 +816,30 @@ impl Sink for EnforceSink<'_> {
             }
         };
         let Some(answer) = answer else {
-            return ready;
+            return Released::Threads(ready);
         };
         self.showing = false;
         let Some(w) = self.waiting.front_mut() else {
-            return ready;
+            return Released::Threads(ready);
         };
         let tid = w.tid;
         let Some(q) = w.questions.pop_front() else {
-            return ready;
+            return Released::Threads(ready);
         };
+        if answer == Answer::Kill {
+            // Final, whatever the thread's memory says by now: the tree dies, the waiting
+            // threads with it.
+            let mut v = q.violation;
+            v.action = Action::Killed;
+            self.report(v, Some(q.event));
+            self.waiting.clear();
+            self.answers.clear();
+            return Released::KillTree;
+        }
         if answer == Answer::Always {
             self.allowed_now.insert(q.key.clone());
         }
         self.answers.entry(tid).or_default().push((q.key, answer));
-        if answer == Answer::Kill {
-            // Deciding this stop kills the tree, the other waiting threads with it.
-            self.waiting.clear();
-            ready.push(tid);
-            return ready;
-        }
         // A thread with nothing left to ask is decided; an "allow always" may have answered
         // other threads' questions too.
         let allowed = &self.allowed_now;
@@ -836,7 +853,7 @@ impl Sink for EnforceSink<'_> {
             }
             !done
         });
-        ready
+        Released::Threads(ready)
     }
 
     fn on_syscall(&mut self, stop: &SyscallStop<'_>) -> Result<Verdict, Error> {

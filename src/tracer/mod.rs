@@ -77,6 +77,17 @@ pub enum Verdict {
     Hold,
 }
 
+/// What [`Sink::poll_held`] has for the tracer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Released {
+    /// Decide these held threads again (none: no decision yet).
+    Threads(Vec<i32>),
+    /// Kill the whole tree now (ask mode, answered "kill").
+    KillTree,
+    /// The sink waits for no decision: decide every held thread again.
+    All,
+}
+
 /// A seccomp stop, as the sink sees it.
 #[derive(Debug)]
 pub struct SyscallStop<'a> {
@@ -124,11 +135,12 @@ pub trait Sink {
     );
     /// A successful exec; `proc` is already updated (new comm/exe/creds).
     fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>);
-    /// Threads held by [`Verdict::Hold`] that can be decided now. Called from the wait loop
-    /// only while some thread is held, between stops (`timeout` zero) and, when no stop is
-    /// pending, with a short `timeout` to wait in.
-    fn poll_held(&mut self, _timeout: std::time::Duration) -> Vec<i32> {
-        Vec::new()
+    /// What to do with the threads held by [`Verdict::Hold`]. Called from the wait loop only
+    /// while some thread is held, between stops (`timeout` zero) and, when no stop is
+    /// pending, with a `timeout` to wait in (a tracee stop may end the wait early: SIGCHLD is
+    /// unblocked during a `ppoll`, see `sigchld_wakeups`).
+    fn poll_held(&mut self, _timeout: std::time::Duration) -> Released {
+        Released::All
     }
     /// Called now and then from the wait loop (after every 256 stops) with the number of
     /// live processes, for a status line.
@@ -243,24 +255,33 @@ extern "C" fn on_sigchld(_: libc::c_int) {}
 /// so one that comes between `waitpid(WNOHANG)` and the `ppoll` stays pending and ends the
 /// `ppoll` at once. Off: back to the default action (a pending SIGCHLD is discarded, and the
 /// blocking `waitpid` is not interrupted by every stop), then unblocked.
-fn sigchld_wakeups(on: bool) {
+fn sigchld_wakeups(saved: &mut Option<(SigAction, bool)>, on: bool) {
     let mut set = SigSet::empty();
     set.add(Signal::SIGCHLD);
-    if on {
-        let act = SigAction::new(
-            SigHandler::Handler(on_sigchld),
-            SaFlags::empty(),
-            SigSet::empty(),
-        );
-        // SAFETY: the handler does nothing (async-signal-safe); it exists only so that SIGCHLD
-        // interrupts ppoll.
-        let _ = unsafe { signal::sigaction(Signal::SIGCHLD, &act) };
-        let _ = set.thread_block();
-    } else {
-        let act = SigAction::new(SigHandler::SigDfl, SaFlags::empty(), SigSet::empty());
-        // SAFETY: restoring the default disposition installs no handler.
-        let _ = unsafe { signal::sigaction(Signal::SIGCHLD, &act) };
-        let _ = set.thread_unblock();
+    match (on, saved.take()) {
+        (true, None) => {
+            let act = SigAction::new(
+                SigHandler::Handler(on_sigchld),
+                SaFlags::empty(),
+                SigSet::empty(),
+            );
+            // SAFETY: the handler does nothing (async-signal-safe); it exists only so that
+            // SIGCHLD interrupts ppoll.
+            let Ok(old) = (unsafe { signal::sigaction(Signal::SIGCHLD, &act) }) else {
+                return;
+            };
+            let blocked = SigSet::thread_get_mask().is_ok_and(|m| m.contains(Signal::SIGCHLD));
+            let _ = set.thread_block();
+            *saved = Some((old, blocked));
+        }
+        (false, Some((old, blocked))) => {
+            // SAFETY: puts back the disposition sbx had (default, or whatever it inherited).
+            let _ = unsafe { signal::sigaction(Signal::SIGCHLD, &old) };
+            if !blocked {
+                let _ = set.thread_unblock();
+            }
+        }
+        (_, state) => *saved = state,
     }
 }
 
@@ -292,8 +313,9 @@ pub struct Tracer {
     root: i32,
     root_status: Option<ExitStatus>,
     killing: bool,
-    /// Threads left in their seccomp stop by [`Verdict::Hold`].
-    held: std::collections::HashSet<i32>,
+    /// Threads left in their seccomp stop by [`Verdict::Hold`], with the call they stopped
+    /// at.
+    held: HashMap<i32, (u32, u64, [u64; 6])>,
 }
 
 impl Tracer {
@@ -334,7 +356,7 @@ impl Tracer {
             root,
             root_status: None,
             killing: false,
-            held: std::collections::HashSet::new(),
+            held: HashMap::new(),
         };
         let forwarded = t.wait_loop(sink)?;
         if let Some(errno) = spawn::exec_failure(&spawned.status_pipe) {
@@ -360,18 +382,16 @@ impl Tracer {
     }
 
     fn wait_loop(&mut self, sink: &mut dyn Sink) -> Result<Option<i32>, Error> {
-        let mut wakeups = false;
+        let mut wakeups = None;
         let r = self.wait_loop_with(sink, &mut wakeups);
-        if wakeups {
-            sigchld_wakeups(false);
-        }
+        sigchld_wakeups(&mut wakeups, false);
         r
     }
 
     fn wait_loop_with(
         &mut self,
         sink: &mut dyn Sink,
-        wakeups: &mut bool,
+        wakeups: &mut Option<(SigAction, bool)>,
     ) -> Result<Option<i32>, Error> {
         let mut forwarded = None;
         let mut stops: u32 = 0;
@@ -388,10 +408,7 @@ impl Tracer {
                 forwarded = Some(sig);
                 self.forward(sig);
             }
-            if *wakeups == self.held.is_empty() {
-                *wakeups = !*wakeups;
-                sigchld_wakeups(*wakeups);
-            }
+            sigchld_wakeups(wakeups, !self.held.is_empty());
             let st = if self.held.is_empty() {
                 waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL))
             } else {
@@ -403,11 +420,17 @@ impl Tracer {
                 } else {
                     std::time::Duration::ZERO
                 };
-                for tid in sink.poll_held(timeout) {
-                    if self.held.remove(&tid) {
-                        let r = self.seccomp_stop(tid, sink);
-                        self.check(r)?;
+                let tids: Vec<i32> = match sink.poll_held(timeout) {
+                    Released::Threads(t) => t,
+                    Released::All => self.held.keys().copied().collect(),
+                    Released::KillTree => {
+                        self.kill_tree();
+                        Vec::new()
                     }
+                };
+                for tid in tids {
+                    let r = self.decide_held(tid, sink);
+                    self.check(r)?;
                 }
                 waitpid(
                     Pid::from_raw(-1),
@@ -424,6 +447,21 @@ impl Tracer {
             };
             let r = self.handle(st, sink);
             self.check(r)?;
+        }
+    }
+
+    /// Decide a held thread's stop again, if it is still the stop it was held in. A leader
+    /// whose process exec'd from another thread now stands for the new program (the exec
+    /// event comes through waitpid): it is left alone.
+    fn decide_held(&mut self, tid: i32, sink: &mut dyn Sink) -> Result<(), Error> {
+        let Some(call) = self.held.remove(&tid) else {
+            return Ok(());
+        };
+        match ptrace::syscall_info(tid)? {
+            ptrace::SyscallInfo::Seccomp { arch, nr, args, .. } if (arch, nr, args) == call => {
+                self.seccomp_stop(tid, sink)
+            }
+            _ => Ok(()),
         }
     }
 
@@ -722,7 +760,7 @@ impl Tracer {
                 ptrace::cont(tid, None)
             }
             Verdict::Hold => {
-                self.held.insert(tid);
+                self.held.insert(tid, call);
                 Ok(())
             }
             Verdict::Kill => {
