@@ -291,6 +291,19 @@ impl<'p> EnforceSink<'p> {
 
 use crate::policy::self_view as canonical_proc;
 
+/// The path of a call with exactly one target, a path.
+fn only_path(sc: &Syscall) -> Option<&crate::event::PathObj> {
+    match sc.targets.as_slice() {
+        [
+            Target {
+                object: Object::Path(p),
+                ..
+            },
+        ] => Some(p),
+        _ => None,
+    }
+}
+
 /// sbx's own real and effective ids.
 fn own_creds() -> crate::event::Creds {
     crate::event::Creds {
@@ -553,13 +566,7 @@ impl EnforceSink<'_> {
         }
         // `..` after a component that is not a directory: the kernel says ENOTDIR where the
         // lexically normalized path says ENOENT.
-        let [
-            Target {
-                object: Object::Path(p),
-                ..
-            },
-        ] = sc.targets.as_slice()
-        else {
+        let Some(p) = only_path(sc) else {
             return false;
         };
         if p.literal.split(|&b| b == b'/').any(|c| c == b"..") {
@@ -596,15 +603,7 @@ impl EnforceSink<'_> {
         else {
             return None;
         };
-        let [
-            Target {
-                object: Object::Path(p),
-                ..
-            },
-        ] = sc.targets.as_slice()
-        else {
-            return None;
-        };
+        let p = only_path(sc)?;
         let path = p.effective();
         if !path.starts_with(b"/") || path.starts_with(b"/proc/") || p.abs.starts_with(b"/proc/") {
             return None;
