@@ -253,8 +253,9 @@ extern "C" fn on_sigchld(_: libc::c_int) {}
 /// of `waitpid`; a tracee stop must wake it. On: SIGCHLD gets a no-op handler (no
 /// SA_RESTART, so it interrupts a `ppoll` that unblocks it) and is blocked everywhere else,
 /// so one that comes between `waitpid(WNOHANG)` and the `ppoll` stays pending and ends the
-/// `ppoll` at once. Off: back to the default action (a pending SIGCHLD is discarded, and the
-/// blocking `waitpid` is not interrupted by every stop), then unblocked.
+/// `ppoll` at once. Off: back to the disposition and mask sbx had (by default: SIGCHLD
+/// ignored, so a pending one is discarded and the blocking `waitpid` is not interrupted by
+/// every stop).
 fn sigchld_wakeups(saved: &mut Option<(SigAction, bool)>, on: bool) {
     let mut set = SigSet::empty();
     set.add(Signal::SIGCHLD);
