@@ -193,8 +193,9 @@ pub enum Mode {
     Deny,
     /// Nothing is blocked; every violation is reported.
     Audit,
-    /// Interactive: on a violation the thread stays stopped and sbx asks on the terminal
-    /// (allow once, allow always — the rule is appended to the profile —, deny, kill).
+    /// Interactive: on a violation the thread stays stopped (the others run on) and sbx asks on
+    /// the terminal (allow once, allow always — the rule is appended to the profile —, deny,
+    /// kill).
     Ask,
 }
 
