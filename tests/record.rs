@@ -690,3 +690,65 @@ fn root_execve_carries_the_programs_comm() {
     o.assert_code(0);
     assert_eq!(v.len(), 2, "{v:?}");
 }
+
+/// sbx names an exec'd program as the kernel does (the last component of the path it was
+/// given, cut to 15 bytes) without reading `/proc/PID/comm`: each program prints the comm the
+/// kernel gave it, and the trace's exec events must say the same, in order.
+#[test]
+fn exec_comm_is_the_kernels() {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    let d = Dir::new();
+    symlink("/bin/cat", d.join("a-very-long-program-name")).unwrap();
+    std::fs::create_dir(d.join("sub")).unwrap();
+    symlink("/bin/cat", d.join("short")).unwrap();
+    let script = d.write(
+        "run-me.sh",
+        "#!/bin/sh\nread c < /proc/$$/comm; echo \"$c\"\n",
+    );
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cmd = String::from(
+        "./a-very-long-program-name /proc/self/comm; ./run-me.sh; ./sub/../short /proc/self/comm",
+    );
+    // fexecve: execveat(fd, "", AT_EMPTY_PATH), named after the fd or the file by the
+    // kernel; sbx reads /proc for it.
+    let python = std::path::Path::new("/usr/bin/python3").exists();
+    if python {
+        cmd.push_str(
+            "; /usr/bin/python3 -c \"import os; fd = os.open('/bin/cat', os.O_RDONLY); \
+             os.execve(fd, ['cat', '/proc/self/comm'], {})\"",
+        );
+    }
+    let (out, _, ev) = record(d.path(), &["sh", "-c", &cmd]);
+    out.assert_code(0);
+    let printed: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(printed[..3], ["a-very-long-pro", "run-me.sh", "short"]);
+    assert_eq!(printed.len(), if python { 4 } else { 3 }, "{printed:?}");
+    let named: Vec<String> = ev
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Exec(_)) && e.proc.ppid != 0)
+        .map(|e| s(&e.proc.comm))
+        .filter(|c| !c.starts_with("python3"))
+        .collect();
+    assert_eq!(named, printed, "exec events' comm against the kernel's");
+}
+
+/// A parent killed while it forks: its children's first stops may come with no fork event
+/// after them (the dying parent skips it), and sbx must still let them run and return.
+#[test]
+fn parent_killed_while_forking_leaves_no_hang() {
+    let d = Dir::new();
+    for _ in 0..20 {
+        let mut sbx = Sbx::new([
+            "record",
+            "-o",
+            "trace.bin",
+            "--",
+            "sh",
+            "-c",
+            "(sleep 0.02; kill -9 $$) & while :; do /bin/true & done",
+        ]);
+        sbx.timeout = std::time::Duration::from_secs(20);
+        let out = sbx.cwd(d.path()).run();
+        out.assert_code(128 + 9);
+    }
+}

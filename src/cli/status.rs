@@ -68,6 +68,9 @@ impl<S: Sink> Sink for StatusSink<'_, S> {
         }
         self.inner.on_spawn(t, parent, child, thread, via);
     }
+    fn exec_comm(&self, tid: i32) -> Option<Vec<u8>> {
+        self.inner.exec_comm(tid)
+    }
     fn on_exec(&mut self, t: u64, task: &TaskRef<'_>, former_tid: Option<i32>) {
         self.events += 1;
         self.inner.on_exec(t, task, former_tid);

@@ -200,6 +200,27 @@ fn read_u32(mem: &dyn Memory, addr: u64) -> Option<u32> {
     Some(u32::from_le_bytes(b.try_into().ok()?))
 }
 
+/// The name the kernel gives a program at a successful exec (its new `comm`), from the
+/// execve/execveat call that started it: the last component of the path it was given,
+/// cut to 15 bytes (`begin_new_exec`: `__set_task_comm(kbasename(bprm->filename))`). `None`
+/// when the kernel names the program some other way: an execveat relative to a directory fd
+/// or of the fd itself names it `/dev/fd/N/...` or after the file's dentry (Linux 6.14+).
+pub fn exec_comm(def: &SyscallDef, args: &[u64; 6], literal: &[u8]) -> Option<Vec<u8>> {
+    let Sem::Exec { dirfd, .. } = def.sem else {
+        return None;
+    };
+    if literal.is_empty() {
+        return None;
+    }
+    let by_fd = dirfd.is_some_and(|i| int_arg(arg_at(args, i)) != AT_FDCWD);
+    if by_fd && literal[0] != b'/' {
+        return None;
+    }
+    let base = literal.rsplit(|&b| b == b'/').next().unwrap_or(literal);
+    // TASK_COMM_LEN is 16 with the terminating NUL.
+    Some(base[..base.len().min(15)].to_vec())
+}
+
 /// Whether a call with these arguments follows a symlink in the last component of its path.
 pub fn follow_of(follow: Follow, args: &[u64; 6]) -> bool {
     match follow {
@@ -865,6 +886,39 @@ mod tests {
         v.symlinks
             .insert(b"/etc/hosts".to_vec(), b"/tmp/evil".to_vec());
         v
+    }
+
+    #[test]
+    fn exec_comm_is_the_last_component_cut_to_15_bytes() {
+        let execve = Arch::X86_64.by_name("execve").unwrap();
+        let execveat = Arch::X86_64.by_name("execveat").unwrap();
+        let cwd = u64::from_le_bytes(i64::from(AT_FDCWD).to_le_bytes());
+        let c =
+            |def, args, p: &[u8]| exec_comm(def, &args, p).map(|v| String::from_utf8(v).unwrap());
+        assert_eq!(c(execve, [0; 6], b"/usr/bin/true").as_deref(), Some("true"));
+        assert_eq!(c(execve, [0; 6], b"true").as_deref(), Some("true"));
+        assert_eq!(
+            c(execve, [0; 6], b"./a/b/run.sh").as_deref(),
+            Some("run.sh")
+        );
+        assert_eq!(
+            c(execve, [0; 6], b"/x/a-very-long-program-name").as_deref(),
+            Some("a-very-long-pro")
+        );
+        assert_eq!(c(execve, [0; 6], b"").as_deref(), None);
+        // execveat: by name from the cwd or an absolute path only.
+        assert_eq!(
+            c(execveat, [cwd, 0, 0, 0, 0, 0], b"bin/ls").as_deref(),
+            Some("ls")
+        );
+        assert_eq!(
+            c(execveat, [3, 0, 0, 0, 0, 0], b"/bin/ls").as_deref(),
+            Some("ls")
+        );
+        assert_eq!(c(execveat, [3, 0, 0, 0, 0, 0], b"ls").as_deref(), None);
+        assert_eq!(c(execveat, [3, 0, 0, 0, 0, 0x1000], b"").as_deref(), None);
+        let openat = Arch::X86_64.by_name("openat").unwrap();
+        assert_eq!(c(openat, [cwd, 0, 0, 0, 0, 0], b"/bin/ls").as_deref(), None);
     }
 
     fn run(name: &str, args: [u64; 6], img: &Img) -> Decoded {

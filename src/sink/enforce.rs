@@ -124,8 +124,9 @@ pub struct EnforceSink<'p> {
     /// No call that can change a root ever runs (kill/deny mode, none allowed): path
     /// resolution may use the tracer's cached root (`procfs::RootCache`).
     stable_root: bool,
-    /// Allowed execs waiting for their exec event, by tid.
-    execs: HashMap<i32, Vec<u8>>,
+    /// Allowed execs waiting for their exec event, by tid: the program checked, and the
+    /// name the kernel will give it (`decode::exec_comm`).
+    execs: HashMap<i32, (Vec<u8>, Option<Vec<u8>>)>,
     /// Ask mode: who to ask, and the (verb, object) pairs allowed for the rest of the run.
     asker: Option<Box<dyn Asker>>,
     allowed_now: std::collections::HashSet<(String, String)>,
@@ -733,7 +734,11 @@ impl EnforceSink<'_> {
                     ..
                 }) = sc.targets.first()
                 {
-                    self.execs.insert(stop.tid, p.effective().to_vec());
+                    let comm = self
+                        .arch
+                        .by_name(&sc.name)
+                        .and_then(|def| crate::decode::exec_comm(def, &sc.args, &p.literal));
+                    self.execs.insert(stop.tid, (p.effective().to_vec(), comm));
                 }
                 None
             }
@@ -1267,6 +1272,10 @@ impl Sink for EnforceSink<'_> {
         }
     }
 
+    fn exec_comm(&self, tid: i32) -> Option<Vec<u8>> {
+        self.execs.get(&tid).and_then(|(_, comm)| comm.clone())
+    }
+
     fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>) {
         self.watch.remove(&former_tid.unwrap_or(task.tid));
         // An exec from another thread ends a leader that was waiting for an answer.
@@ -1276,7 +1285,7 @@ impl Sink for EnforceSink<'_> {
         if let Some(g) = self.guard.as_mut() {
             g.exec(task.pid, former_tid);
         }
-        if let Some(checked) = self.execs.remove(&former_tid.unwrap_or(task.tid))
+        if let Some((checked, _)) = self.execs.remove(&former_tid.unwrap_or(task.tid))
             && checked != task.proc.exe
             && !is_script(&checked)
             && self.mode != Mode::Audit

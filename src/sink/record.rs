@@ -7,7 +7,8 @@ use std::io::Write;
 use crate::arch::{Arch, Class};
 use crate::decode::ExecArgs;
 use crate::event::{
-    Event, EventKind, Exec, Exit, ExitStatus, Outcome, ProcInfo, Resolved, Spawn, SpawnVia, Syscall,
+    Event, EventKind, Exec, Exit, ExitStatus, Object, Outcome, ProcInfo, Resolved, Spawn, SpawnVia,
+    Syscall,
 };
 use crate::trace::TraceWriter;
 use crate::tracer::{Error, Sink, SyscallStop, TaskRef, Verdict};
@@ -33,7 +34,15 @@ pub struct RecordSink<W: Write> {
     dns: super::dns::DnsTracker,
     /// Whether the root of the tree has exec'd (before that it is sbx's own spawn code).
     root_exec_seen: bool,
+    /// When the trace was last flushed at a process boundary (event time).
+    flushed_ns: u64,
 }
+
+/// The trace is flushed at an exec or the end of a process if this much time passed since
+/// the last such flush (the buffer is written whenever it fills, too): a recorder killed by
+/// SIGKILL loses at most the events of the last 100 ms before its last process boundary,
+/// and a loop of short processes does not pay a `write` for each.
+const FLUSH_EVERY_NS: u64 = 100_000_000;
 
 impl<W: Write> RecordSink<W> {
     pub fn new(arch: Arch, writer: TraceWriter<W>) -> Self {
@@ -44,6 +53,7 @@ impl<W: Write> RecordSink<W> {
             links: super::LinkCache::default(),
             dns: super::dns::DnsTracker::default(),
             root_exec_seen: false,
+            flushed_ns: 0,
         }
     }
 
@@ -72,6 +82,14 @@ impl<W: Write> RecordSink<W> {
         self.writer
             .write(ev)
             .map_err(|e| Error::Sink(format!("cannot write the trace: {e}")))
+    }
+
+    /// Flush at a process boundary, at most every [`FLUSH_EVERY_NS`].
+    fn flush_at_boundary(&mut self, time_ns: u64) {
+        if time_ns.saturating_sub(self.flushed_ns) >= FLUSH_EVERY_NS {
+            self.flushed_ns = time_ns;
+            let _ = self.writer.flush();
+        }
     }
 
     fn write_resolved(&mut self, stop: &SyscallStop<'_>, r: Resolved) -> Result<(), Error> {
@@ -169,6 +187,15 @@ impl<W: Write> Sink for RecordSink<W> {
         let _ = self.write(&ev);
     }
 
+    fn exec_comm(&self, tid: i32) -> Option<Vec<u8>> {
+        let sc = &self.pending.get(&tid)?.syscall;
+        let def = self.arch.by_name(&sc.name)?;
+        match &sc.targets.first()?.object {
+            Object::Path(p) => crate::decode::exec_comm(def, &sc.args, &p.literal),
+            _ => None,
+        }
+    }
+
     fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>) {
         let caller = former_tid.unwrap_or(task.tid);
         let pending = self.pending.remove(&caller);
@@ -203,7 +230,7 @@ impl<W: Write> Sink for RecordSink<W> {
             }),
         };
         let _ = self.write(&ev);
-        let _ = self.writer.flush();
+        self.flush_at_boundary(time_ns);
     }
 
     fn on_exit(
@@ -226,7 +253,7 @@ impl<W: Write> Sink for RecordSink<W> {
         };
         let _ = self.write(&ev);
         if process {
-            let _ = self.writer.flush();
+            self.flush_at_boundary(time_ns);
         }
         Verdict::Allow
     }

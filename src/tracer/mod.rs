@@ -133,6 +133,12 @@ pub trait Sink {
         thread: bool,
         via: SpawnVia,
     );
+    /// The name the kernel gives the program thread `tid` is exec'ing (its new `comm`, see
+    /// [`crate::decode::exec_comm`]), if the sink decoded that execve; called at the exec
+    /// event, before [`Sink::on_exec`]. `None` makes the tracer read `/proc/PID/comm`.
+    fn exec_comm(&self, _tid: i32) -> Option<Vec<u8>> {
+        None
+    }
     /// A successful exec; `proc` is already updated (new comm/exe/creds).
     fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>);
     /// What to do with the threads held by [`Verdict::Hold`]. Called from the wait loop only
@@ -317,6 +323,9 @@ pub struct Tracer {
     /// Threads left in their seccomp stop by [`Verdict::Hold`], with the call they stopped
     /// at.
     held: HashMap<i32, (u32, u64, [u64; 6])>,
+    /// New threads and processes whose first stop came before their creator's fork, vfork or
+    /// clone event: left in that stop until the event names them (see `park`).
+    parked: std::collections::HashSet<i32>,
 }
 
 impl Tracer {
@@ -358,6 +367,7 @@ impl Tracer {
             root_status: None,
             killing: false,
             held: HashMap::new(),
+            parked: std::collections::HashSet::new(),
         };
         let forwarded = t.wait_loop(sink)?;
         if let Some(errno) = spawn::exec_failure(&spawned.status_pipe) {
@@ -397,6 +407,8 @@ impl Tracer {
         let mut forwarded = None;
         let mut stops: u32 = 0;
         let mut idle = false;
+        // Stops collected but not yet handled, in the order waitpid gave them.
+        let mut batch = std::collections::VecDeque::new();
         loop {
             stops = stops.wrapping_add(1);
             // No status line while a question is on the terminal.
@@ -409,46 +421,79 @@ impl Tracer {
                 forwarded = Some(sig);
                 self.forward(sig);
             }
-            sigchld_wakeups(wakeups, !self.held.is_empty());
-            let st = if self.held.is_empty() {
-                waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL))
-            } else {
-                // Some thread waits for a decision (ask mode): the others keep running, so
-                // look for their stops without blocking, and when none is pending wait for the
-                // decision until a tracee stops (SIGCHLD ends the wait, see `sigchld_wakeups`).
-                let timeout = if idle {
-                    std::time::Duration::from_millis(500)
-                } else {
-                    std::time::Duration::ZERO
-                };
-                let tids: Vec<i32> = match sink.poll_held(timeout) {
-                    Released::Threads(t) => t,
-                    Released::All => self.held.keys().copied().collect(),
-                    Released::KillTree => {
-                        self.kill_tree();
-                        Vec::new()
+            let st = match batch.pop_front() {
+                Some(st) => st,
+                None => {
+                    let st = match self.wait_any(sink, wakeups, idle)? {
+                        Ok(WaitStatus::StillAlive) => {
+                            idle = true;
+                            continue;
+                        }
+                        Ok(st) => st,
+                        Err(Errno::EINTR) => continue,
+                        Err(Errno::ECHILD) => return Ok(forwarded),
+                        Err(e) => return Err(Error::Wait(e)),
+                    };
+                    idle = false;
+                    // Take every other stop already pending too, and handle them all before
+                    // looking again. waitpid(-1) picks among stopped tracees in a fixed
+                    // order, so without this a tracee could wait forever behind others that
+                    // keep stopping (a fork storm), as in
+                    // tests/record.rs::parent_killed_while_forking_leaves_no_hang.
+                    while let Ok(more) = waitpid(
+                        Pid::from_raw(-1),
+                        Some(WaitPidFlag::__WALL | WaitPidFlag::WNOHANG),
+                    ) {
+                        if more == WaitStatus::StillAlive {
+                            break;
+                        }
+                        batch.push_back(more);
                     }
-                };
-                for tid in tids {
-                    let r = self.decide_held(tid, sink);
-                    self.check(r)?;
+                    st
                 }
-                waitpid(
-                    Pid::from_raw(-1),
-                    Some(WaitPidFlag::__WALL | WaitPidFlag::WNOHANG),
-                )
-            };
-            idle = matches!(st, Ok(WaitStatus::StillAlive));
-            let st = match st {
-                Ok(WaitStatus::StillAlive) => continue,
-                Ok(st) => st,
-                Err(Errno::EINTR) => continue,
-                Err(Errno::ECHILD) => return Ok(forwarded),
-                Err(e) => return Err(Error::Wait(e)),
             };
             let r = self.handle(st, sink);
             self.check(r)?;
         }
+    }
+
+    /// The next stop of any tracee: a blocking waitpid, or while a thread is held (ask mode)
+    /// a look without blocking after giving the sink `poll_held` (with a timeout if the
+    /// last look found nothing, `idle`).
+    fn wait_any(
+        &mut self,
+        sink: &mut dyn Sink,
+        wakeups: &mut Option<(SigAction, bool)>,
+        idle: bool,
+    ) -> Result<nix::Result<WaitStatus>, Error> {
+        sigchld_wakeups(wakeups, !self.held.is_empty());
+        if self.held.is_empty() {
+            return Ok(waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL)));
+        }
+        // Some thread waits for a decision (ask mode): the others keep running, so look for
+        // their stops without blocking, and when none is pending wait for the decision until
+        // a tracee stops (SIGCHLD ends the wait, see `sigchld_wakeups`).
+        let timeout = if idle {
+            std::time::Duration::from_millis(500)
+        } else {
+            std::time::Duration::ZERO
+        };
+        let tids: Vec<i32> = match sink.poll_held(timeout) {
+            Released::Threads(t) => t,
+            Released::All => self.held.keys().copied().collect(),
+            Released::KillTree => {
+                self.kill_tree();
+                Vec::new()
+            }
+        };
+        for tid in tids {
+            let r = self.decide_held(tid, sink);
+            self.check(r)?;
+        }
+        Ok(waitpid(
+            Pid::from_raw(-1),
+            Some(WaitPidFlag::__WALL | WaitPidFlag::WNOHANG),
+        ))
     }
 
     /// Decide a held thread's stop again, if it is still the stop it was held in. A leader
@@ -490,8 +535,30 @@ impl Tracer {
     /// instruction; EXITKILL covers the case where sbx itself dies.
     fn kill_tree(&mut self) {
         self.killing = true;
-        for &pid in self.procs.keys() {
+        for &pid in self.procs.keys().chain(self.parked.iter()) {
             let _ = signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+        }
+    }
+
+    /// The first stop of a thread sbx does not know yet: its creator's fork/vfork/clone
+    /// event is on its way (the creator stops for it right after the clone), and will tell
+    /// who the child is without reading `/proc/TID/status` (a third of what a fork costs
+    /// sbx). Until then the child stays in its stop, so nothing it does goes unattributed.
+    /// The creator skips the event only when it is dying (a fatal signal): its exit then
+    /// adopts every parked child from `/proc` (`adopt_parked`). True when parked.
+    fn park(&mut self, tid: i32) -> bool {
+        if self.tasks.contains_key(&tid) || self.killing {
+            return false;
+        }
+        self.parked.insert(tid);
+        true
+    }
+
+    /// Take in every parked child as `ensure_task` does, and let it run.
+    fn adopt_parked(&mut self) {
+        for tid in std::mem::take(&mut self.parked) {
+            self.ensure_task(tid);
+            let _ = ptrace::cont(tid, None);
         }
     }
 
@@ -535,6 +602,9 @@ impl Tracer {
             }
             WaitStatus::PtraceEvent(pid, sig, event) => {
                 let tid = pid.as_raw();
+                if event == libc::PTRACE_EVENT_STOP && sig == Signal::SIGTRAP && self.park(tid) {
+                    return Ok(());
+                }
                 self.ensure_task(tid);
                 self.event(tid, sig, event, sink)
             }
@@ -566,6 +636,10 @@ impl Tracer {
                 let child = i32::try_from(ptrace::event_msg(tid)?)
                     .map_err(|_| Error::Internal("child tid out of range".into()))?;
                 self.spawned(tid, child, event, sink);
+                if self.parked.remove(&child) {
+                    // Its first stop came before this event (see `park`).
+                    let _ = ptrace::cont(child, None);
+                }
                 ptrace::cont(tid, None)
             }
             libc::PTRACE_EVENT_EXEC => {
@@ -679,7 +753,9 @@ impl Tracer {
             return;
         };
         p.exec_seen = true;
-        p.info.comm = procfs::comm(pid);
+        // The name the program was started by, as the kernel derives it, saves opening
+        // `/proc/PID/comm` (a third of the work of an exec event).
+        p.info.comm = sink.exec_comm(former).unwrap_or_else(|| procfs::comm(pid));
         p.info.exe = procfs::exe(pid);
         // Only a set-user-ID or set-group-ID program changes the ids at exec: read them again
         // only then (or when the program cannot be looked at).
@@ -824,6 +900,14 @@ impl Tracer {
 
     fn gone(&mut self, tid: i32, status: ExitStatus, sink: &mut dyn Sink) -> Result<(), Error> {
         self.held.remove(&tid);
+        // A parked child killed before its creator's event: nothing to report.
+        if self.parked.remove(&tid) {
+            return Ok(());
+        }
+        // A creator that died between its clone and its event leaves its child parked.
+        if !self.parked.is_empty() {
+            self.adopt_parked();
+        }
         let Some(task) = self.tasks.remove(&tid) else {
             // Not a tracee (e.g. an orphan reparented to sbx that was never traced): reaped.
             return Ok(());
