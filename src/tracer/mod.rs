@@ -13,6 +13,7 @@ pub mod procfs;
 pub mod ptrace;
 pub mod regs;
 pub mod spawn;
+pub mod spin;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -326,6 +327,10 @@ pub struct Tracer {
     /// New threads and processes whose first stop came before their creator's fork, vfork or
     /// clone event: left in that stop until the event names them (see `park`).
     parked: std::collections::HashSet<i32>,
+    /// Whether and how long to poll for the next stop before sleeping (see [`spin`]).
+    spin: spin::SpinPolicy,
+    /// The last thread resumed was resumed to its syscall's exit stop.
+    exit_next: bool,
 }
 
 impl Tracer {
@@ -368,6 +373,8 @@ impl Tracer {
             killing: false,
             held: HashMap::new(),
             parked: std::collections::HashSet::new(),
+            spin: spin::SpinPolicy::new(spin::max_from_env()),
+            exit_next: false,
         };
         let forwarded = t.wait_loop(sink)?;
         if let Some(errno) = spawn::exec_failure(&spawned.status_pipe) {
@@ -468,7 +475,7 @@ impl Tracer {
     ) -> Result<nix::Result<WaitStatus>, Error> {
         sigchld_wakeups(wakeups, !self.held.is_empty());
         if self.held.is_empty() {
-            return Ok(waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL)));
+            return Ok(self.next_stop());
         }
         // Some thread waits for a decision (ask mode): the others keep running, so look for
         // their stops without blocking, and when none is pending wait for the decision until
@@ -494,6 +501,35 @@ impl Tracer {
             Pid::from_raw(-1),
             Some(WaitPidFlag::__WALL | WaitPidFlag::WNOHANG),
         ))
+    }
+
+    /// The next stop of any tracee: polled for during the adaptive window, then waited for.
+    fn next_stop(&mut self) -> nix::Result<WaitStatus> {
+        let window = self.spin.window();
+        let exit = std::mem::take(&mut self.exit_next);
+        let t0 = Instant::now();
+        if !window.is_zero() {
+            loop {
+                match waitpid(
+                    Pid::from_raw(-1),
+                    Some(WaitPidFlag::__WALL | WaitPidFlag::WNOHANG),
+                ) {
+                    Ok(WaitStatus::StillAlive) => {}
+                    r => {
+                        self.spin.update(true, t0.elapsed(), exit);
+                        return r;
+                    }
+                }
+                if t0.elapsed() >= window {
+                    break;
+                }
+                // A runnable task on this CPU (perhaps the tracee) goes first.
+                let _ = nix::sched::sched_yield();
+            }
+        }
+        let r = waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL));
+        self.spin.update(false, t0.elapsed(), exit);
+        r
     }
 
     /// Decide a held thread's stop again, if it is still the stop it was held in. A leader
@@ -830,6 +866,7 @@ impl Tracer {
                 if let Some(t) = self.tasks.get_mut(&tid) {
                     t.awaiting_exit = Some(call);
                 }
+                self.exit_next = true;
                 ptrace::syscall(tid)
             }
             Verdict::Deny(errno) => {
