@@ -373,7 +373,11 @@ impl Tracer {
             killing: false,
             held: HashMap::new(),
             parked: std::collections::HashSet::new(),
-            spin: spin::SpinPolicy::new(spin::max_from_env()),
+            spin: spin::SpinPolicy::new(
+                spin::max_from_env(),
+                std::thread::available_parallelism()
+                    .map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX)),
+            ),
             exit_next: false,
         };
         let forwarded = t.wait_loop(sink)?;
@@ -507,6 +511,12 @@ impl Tracer {
     fn next_stop(&mut self) -> nix::Result<WaitStatus> {
         let window = self.spin.window();
         let exit = std::mem::take(&mut self.exit_next);
+        if exit
+            && self.spin.wants_load()
+            && let Some(n) = procfs::runnable_tasks()
+        {
+            self.spin.note_load(n);
+        }
         let t0 = Instant::now();
         if !window.is_zero() {
             loop {
@@ -516,7 +526,7 @@ impl Tracer {
                 ) {
                     Ok(WaitStatus::StillAlive) => {}
                     r => {
-                        self.spin.update(true, t0.elapsed(), exit);
+                        self.spin.update(true, t0.elapsed(), exit, self.now());
                         return r;
                     }
                 }
@@ -528,7 +538,7 @@ impl Tracer {
             }
         }
         let r = waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL));
-        self.spin.update(false, t0.elapsed(), exit);
+        self.spin.update(false, t0.elapsed(), exit, self.now());
         r
     }
 

@@ -115,6 +115,19 @@ fn read_head<const N: usize>(path: &str) -> Option<([u8; N], usize)> {
     Some((buf, n))
 }
 
+/// The tasks runnable on the machine now, the reader included: the numerator of the 4th
+/// field of `/proc/loadavg` ("1/78").
+pub fn runnable_tasks() -> Option<u32> {
+    let (buf, n) = read_head::<128>("/proc/loadavg")?;
+    let text = std::str::from_utf8(&buf[..n]).ok()?;
+    text.split_whitespace()
+        .nth(3)?
+        .split('/')
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// `/proc/PID/comm` without the newline.
 pub fn comm(pid: i32) -> Vec<u8> {
     // TASK_COMM_LEN is 16: 15 bytes and the newline fit in 32.

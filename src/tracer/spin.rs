@@ -14,14 +14,17 @@
 //! single-threaded workload (`find` over a kernel tree) polling made sbx record 2.5 times
 //! faster; on a fork+exec loop, 6% slower (docs/performance.md).
 //!
-//! So [`SpinPolicy`] measures instead of guessing: it times the wait for the exit stop of
-//! each resumed syscall (a round trip plus a usually short syscall) over epochs of
-//! [`EPOCH`] waits, in each mode, and polls only while that makes the round trip clearly
-//! shorter ([`SPIN_GAIN`]). Every [`EXPLORE_EVERY`] epochs it tries the other mode for one
-//! epoch, so it follows the workload through its phases. While polling, the window is
-//! bounded and adaptive ([`SpinWindow`], as the kernel's haltpoll governor does): it doubles
-//! when a stop came shortly after polling gave up and halves when the tracer then slept much
-//! longer, so a workload computing between its checked syscalls costs little polling. The
+//! So [`SpinPolicy`] measures instead of guessing. It counts the exit stops of resumed
+//! syscalls, and scores each mode by the wall time an epoch of [`EPOCH`] of them takes
+//! (everything in between included: the tracer's work, the other waits, the workload's own
+//! progress). It polls only while that makes the epochs clearly shorter ([`SPIN_GAIN`]), and
+//! not while more tasks are runnable than there are CPUs: a poll on a crowded machine takes a
+//! CPU the workload wants. It tries the other mode for one epoch in [`EXPLORE_EVERY`], and
+//! stops polling as soon as an epoch of polling no longer pays, so it follows the workload
+//! through its phases. While polling, the window is bounded and adaptive
+//! ([`SpinWindow`], as the kernel's haltpoll governor does): it doubles when a stop came
+//! shortly after polling gave up and halves when the tracer then slept much longer, so a
+//! workload computing between its checked syscalls costs little polling. The
 //! tracer yields the CPU at each turn of the poll.
 
 use std::time::Duration;
@@ -41,7 +44,9 @@ impl SpinWindow {
     pub fn new(max: Duration) -> SpinWindow {
         let max_ns = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
         SpinWindow {
-            cur_ns: max_ns.min(GROW_FROM_NS),
+            // Start wide: a window too long for the workload halves after each long sleep,
+            // one too short would spoil the first epoch of polling that SpinPolicy measures.
+            cur_ns: max_ns,
             max_ns,
         }
     }
@@ -86,7 +91,7 @@ pub const DEFAULT_MAX_US: u64 = 200;
 /// Exit waits per measuring epoch.
 pub const EPOCH: u32 = 128;
 /// Epochs in the chosen mode between two trials of the other.
-pub const EXPLORE_EVERY: u32 = 32;
+pub const EXPLORE_EVERY: u32 = 16;
 /// How much shorter polling must make the mean exit wait to be chosen.
 pub const SPIN_GAIN: f64 = 1.5;
 
@@ -95,28 +100,60 @@ pub const SPIN_GAIN: f64 = 1.5;
 pub struct SpinPolicy {
     window: SpinWindow,
     spin: bool,
-    /// Exit waits timed in the current epoch and their sum (ns).
+    /// Exit waits counted in the current epoch, and when (ns) the epoch began.
     n: u32,
-    sum_ns: u64,
+    start_ns: u64,
     /// The mean exit wait (ns) last measured sleeping (0) and polling (1).
     mean: [Option<u64>; 2],
     /// Epochs since the other mode was last tried.
     epochs: u32,
     exploring: bool,
+    /// Runnable tasks on the machine (sbx included) sampled in this epoch: their sum and
+    /// count, and the CPUs sbx may use.
+    load_sum: u32,
+    load_n: u32,
+    cpus: u32,
+    /// The unit tests' clock.
+    #[cfg(test)]
+    clock_ns: u64,
 }
+
+/// Exit waits between two samples of the machine's runnable tasks.
+pub const LOAD_EVERY: u32 = 32;
 
 impl SpinPolicy {
     /// A policy that polls for at most `max` (zero: never polls). It starts sleeping.
-    pub fn new(max: Duration) -> SpinPolicy {
+    /// `cpus`: how many CPUs the tracer and the workload share.
+    pub fn new(max: Duration, cpus: u32) -> SpinPolicy {
         SpinPolicy {
             window: SpinWindow::new(max),
             spin: false,
             n: 0,
-            sum_ns: 0,
+            start_ns: 0,
             mean: [None, None],
             epochs: 0,
             exploring: false,
+            load_sum: 0,
+            load_n: 0,
+            cpus: cpus.max(1),
+            #[cfg(test)]
+            clock_ns: 0,
         }
+    }
+
+    /// Whether the caller should now sample the runnable tasks (`note_load`): every
+    /// [`LOAD_EVERY`] measured waits while polling.
+    pub fn wants_load(&self) -> bool {
+        self.spin && self.n % LOAD_EVERY == LOAD_EVERY - 1
+    }
+
+    /// A sample of the runnable tasks on the machine, sbx included (`/proc/loadavg`). While
+    /// polling, more of them than CPUs means the poll takes a CPU the workload wants: a
+    /// shorter wait for the tracer is then no gain for the workload (a parallel build got
+    /// 4% slower with polling chosen on wait times alone).
+    pub fn note_load(&mut self, runnable: u32) {
+        self.load_sum = self.load_sum.saturating_add(runnable);
+        self.load_n += 1;
     }
 
     /// How long to poll before the next sleep (zero while sleeping is the better mode).
@@ -133,37 +170,57 @@ impl SpinPolicy {
         self.spin
     }
 
-    /// A wait ended after `waited` (`caught` when a poll found the stop). `exit` when the
-    /// tracer had just resumed a thread to its syscall's exit stop: only those waits are
-    /// measured.
-    pub fn update(&mut self, caught: bool, waited: Duration, exit: bool) {
+    /// A wait ended at `now_ns` (any monotonic clock) after `waited` (`caught` when a poll
+    /// found the stop). `exit` when the tracer had just resumed a thread to its syscall's
+    /// exit stop. An epoch is [`EPOCH`] such waits; its score is the wall time it took per
+    /// exit wait, everything between them included (the tracer's work, the other waits, the
+    /// workload's progress), so a mode that shortens the exit waits by taking CPU from the
+    /// workload does not score better.
+    pub fn update(&mut self, caught: bool, waited: Duration, exit: bool, now_ns: u64) {
         if self.spin {
             self.window.update(caught, waited);
         }
         if !exit || self.window.max_ns == 0 {
             return;
         }
+        if self.n == 0 {
+            self.start_ns = now_ns.saturating_sub(u64::try_from(waited.as_nanos()).unwrap_or(0));
+        }
         self.n += 1;
-        self.sum_ns = self
-            .sum_ns
-            .saturating_add(u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX));
         if self.n >= EPOCH {
-            let mean = self.sum_ns / u64::from(self.n);
+            let mean = now_ns.saturating_sub(self.start_ns) / u64::from(self.n);
             self.n = 0;
-            self.sum_ns = 0;
             self.end_epoch(mean);
         }
     }
 
+    /// Whether polling measured clearly better than sleeping.
+    fn polling_pays(&self) -> bool {
+        match self.mean {
+            #[allow(clippy::cast_precision_loss)]
+            [Some(sleep), Some(spin)] => {
+                spin != u64::MAX && (spin as f64) * SPIN_GAIN < sleep as f64
+            }
+            _ => false,
+        }
+    }
+
     fn end_epoch(&mut self, mean: u64) {
+        let crowded = self.spin && self.load_n > 0 && self.load_sum > self.cpus * self.load_n;
+        self.load_sum = 0;
+        self.load_n = 0;
+        // Polling on a crowded machine counts as no gain (see `note_load`).
+        let mean = if crowded { u64::MAX } else { mean };
         self.mean[usize::from(self.spin)] = Some(mean);
         if self.exploring {
             self.exploring = false;
-            self.spin = match self.mean {
-                #[allow(clippy::cast_precision_loss)]
-                [Some(sleep), Some(spin)] => (spin as f64) * SPIN_GAIN < sleep as f64,
-                _ => false,
-            };
+            self.spin = self.polling_pays();
+            self.epochs = 0;
+            return;
+        }
+        if self.spin && !self.polling_pays() {
+            // Polling stopped paying (the workload changed phase): sleep again.
+            self.spin = false;
             self.epochs = 0;
             return;
         }
@@ -185,9 +242,12 @@ mod tests {
     #[test]
     fn grows_when_a_stop_came_just_after_polling_gave_up() {
         let mut w = SpinWindow::new(200 * US);
-        assert_eq!(w.window(), 10 * US);
-        w.update(false, 30 * US);
-        assert_eq!(w.window(), 20 * US);
+        assert_eq!(w.window(), 200 * US, "starts wide");
+        w.update(false, 5000 * US);
+        w.update(false, 5000 * US);
+        assert_eq!(w.window(), 50 * US, "halved twice");
+        w.update(false, 60 * US);
+        assert_eq!(w.window(), 100 * US, "a stop just missed: doubled");
         for _ in 0..10 {
             w.update(false, 150 * US);
         }
@@ -226,16 +286,14 @@ mod tests {
         assert_eq!(w.window(), before);
     }
 
-    /// Feed one epoch of exit waits of `us` each.
+    /// Feed one epoch of exit waits of `us` each, back to back (a fake clock per policy).
     fn epoch(p: &mut SpinPolicy, us: u64) {
-        for _ in 0..EPOCH {
-            p.update(true, Duration::from_micros(us), true);
-        }
+        loaded_epoch(p, us, 1);
     }
 
     #[test]
     fn policy_polls_only_where_it_measured_clearly_shorter_waits() {
-        let mut p = SpinPolicy::new(200 * US);
+        let mut p = SpinPolicy::new(200 * US, 2);
         assert!(!p.spinning(), "starts sleeping");
         epoch(&mut p, 60);
         assert!(p.spinning(), "then tries polling");
@@ -259,18 +317,54 @@ mod tests {
 
     #[test]
     fn policy_keeps_sleeping_when_polling_gains_too_little() {
-        let mut p = SpinPolicy::new(200 * US);
+        let mut p = SpinPolicy::new(200 * US, 2);
         epoch(&mut p, 30);
         assert!(p.spinning());
         epoch(&mut p, 25);
         assert!(!p.spinning(), "25 vs 30 us is under SPIN_GAIN");
     }
 
+    /// One epoch of exit waits of `us` each, sampling `runnable` tasks when asked.
+    fn loaded_epoch(p: &mut SpinPolicy, us: u64, runnable: u32) {
+        for _ in 0..EPOCH {
+            if p.wants_load() {
+                p.note_load(runnable);
+            }
+            p.clock_ns += us * 1000;
+            let now = p.clock_ns;
+            p.update(true, Duration::from_micros(us), true, now);
+        }
+    }
+
+    #[test]
+    fn policy_does_not_poll_on_a_crowded_machine() {
+        let mut p = SpinPolicy::new(200 * US, 2);
+        loaded_epoch(&mut p, 60, 3);
+        assert!(p.spinning(), "tries polling");
+        loaded_epoch(&mut p, 10, 3);
+        assert!(
+            !p.spinning(),
+            "3 runnable tasks on 2 CPUs while polling: sleeps"
+        );
+        let mut p = SpinPolicy::new(200 * US, 2);
+        loaded_epoch(&mut p, 60, 2);
+        loaded_epoch(&mut p, 10, 2);
+        assert!(
+            p.spinning(),
+            "2 runnable (sbx and the tracee) on 2 CPUs: polls"
+        );
+        loaded_epoch(&mut p, 10, 4);
+        assert!(
+            !p.spinning(),
+            "the machine got crowded while polling: stops at once"
+        );
+    }
+
     #[test]
     fn only_exit_waits_are_measured() {
-        let mut p = SpinPolicy::new(200 * US);
+        let mut p = SpinPolicy::new(200 * US, 2);
         for _ in 0..10 * EPOCH {
-            p.update(false, Duration::from_micros(900), false);
+            p.update(false, Duration::from_micros(900), false, 0);
         }
         assert!(!p.spinning(), "no epoch ended");
     }
@@ -281,7 +375,7 @@ mod tests {
         assert_eq!(w.window(), Duration::ZERO);
         w.update(false, 10 * US);
         assert_eq!(w.window(), Duration::ZERO);
-        let mut p = SpinPolicy::new(Duration::ZERO);
+        let mut p = SpinPolicy::new(Duration::ZERO, 2);
         epoch(&mut p, 60);
         assert!(!p.spinning());
     }
