@@ -30,25 +30,47 @@ impl Memory for TraceeMemory {
         process_vm_readv(Pid::from_raw(self.tid), &mut local, &remote).unwrap_or(0)
     }
 
-    /// All heads in one `process_vm_readv` with one iovec each. The kernel copies the iovecs in
-    /// order and stops at the first one it cannot read: the bytes it reports are handed out in
-    /// order, and the entries after are `None` (the caller reads those one by one).
+    /// All heads in one `process_vm_readv`. Heads close together (an environment's strings
+    /// lie back to back on the stack) are read as one range: the kernel pins the pages of each
+    /// iovec separately, and 36 small iovecs over the same 3 pages cost sbx 16 us per exec
+    /// against a few us for one. The kernel copies the ranges in address order and stops at
+    /// the first byte it cannot read: a head past that point is `None` or cut short, and the
+    /// caller reads it on its own.
     fn read_heads(&self, addrs: &[u64]) -> Vec<Option<Vec<u8>>> {
-        let lens: Vec<usize> = addrs
+        // Heads at most this far apart are read as one range.
+        const MERGE_GAP: u64 = 256;
+        let heads: Vec<(u64, usize)> = addrs
             .iter()
-            .map(|&a| crate::decode::memory::head_len(a))
+            .map(|&a| (a, crate::decode::memory::head_len(a)))
             .collect();
-        let mut bufs: Vec<Vec<u8>> = lens.iter().map(|&n| vec![0u8; n]).collect();
-        let remote: Option<Vec<RemoteIoVec>> = addrs
+        let mut order: Vec<usize> = (0..heads.len()).collect();
+        order.sort_by_key(|&i| heads[i].0);
+        // [start, end) of each range, and the range of each head.
+        let mut ranges: Vec<(u64, u64)> = Vec::new();
+        let mut range_of = vec![0usize; heads.len()];
+        for &i in &order {
+            let (a, len) = heads[i];
+            let end = a.saturating_add(len as u64);
+            match ranges.last_mut() {
+                Some((_, e)) if a <= e.saturating_add(MERGE_GAP) => *e = (*e).max(end),
+                _ => ranges.push((a, end)),
+            }
+            range_of[i] = ranges.len() - 1;
+        }
+        let mut bufs: Vec<Vec<u8>> = ranges
             .iter()
-            .zip(&lens)
-            .map(|(&a, &len)| {
-                usize::try_from(a)
+            .map(|&(s, e)| vec![0u8; usize::try_from(e - s).unwrap_or(0)])
+            .collect();
+        let remote: Option<Vec<RemoteIoVec>> = ranges
+            .iter()
+            .zip(&bufs)
+            .map(|(&(s, _), b)| {
+                usize::try_from(s)
                     .ok()
-                    .map(|base| RemoteIoVec { base, len })
+                    .map(|base| RemoteIoVec { base, len: b.len() })
             })
             .collect();
-        let mut got = match remote {
+        let mut left = match remote {
             Some(remote) => {
                 let mut local: Vec<IoSliceMut<'_>> =
                     bufs.iter_mut().map(|b| IoSliceMut::new(b)).collect();
@@ -56,16 +78,80 @@ impl Memory for TraceeMemory {
             }
             None => 0,
         };
-        bufs.into_iter()
-            .map(|mut b| {
-                if got == 0 {
-                    return None;
-                }
-                let n = got.min(b.len());
-                got -= n;
-                b.truncate(n);
-                Some(b)
+        // The bytes read of each range, in order.
+        let valid: Vec<usize> = bufs
+            .iter()
+            .map(|b| {
+                let n = left.min(b.len());
+                left -= n;
+                n
+            })
+            .collect();
+        heads
+            .iter()
+            .zip(&range_of)
+            .map(|(&(a, len), &r)| {
+                let off = usize::try_from(a - ranges[r].0).ok()?;
+                let n = len.min(valid[r].checked_sub(off).filter(|&n| n > 0)?);
+                Some(bufs[r][off..off + n].to_vec())
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `read_heads` on sbx's own memory: heads back to back, far apart and repeated come
+    /// back as `read` alone would give them; with an unmapped one among them, nothing comes
+    /// back wrong (a head may then be missing or cut short: the caller reads it alone).
+    #[test]
+    fn read_heads_matches_one_read_per_head() {
+        let mut block = vec![0u8; 3 * 4096];
+        for (i, b) in block.iter_mut().enumerate() {
+            *b = u8::try_from(i % 251).unwrap();
+        }
+        let far = vec![7u8; 600];
+        let base = block.as_ptr() as u64;
+        let mut addrs = vec![
+            base + 10,
+            base + 40,
+            base + 4000,
+            base + 4096 + 300,
+            base + 10, // repeated
+            far.as_ptr() as u64 + 5,
+            base + 2 * 4096 + 100,
+        ];
+        let mem = TraceeMemory {
+            tid: i32::try_from(std::process::id()).unwrap(),
+        };
+        let alone = |a: u64| {
+            let mut one = vec![0u8; crate::decode::memory::head_len(a)];
+            let n = mem.read(a, &mut one);
+            one.truncate(n);
+            (n > 0).then_some(one)
+        };
+        let got = mem.read_heads(&addrs);
+        for (a, g) in addrs.iter().zip(&got) {
+            assert_eq!(g, &alone(*a), "{a:#x}");
+        }
+        assert_eq!(got[0].as_deref(), Some(&block[10..266]));
+        assert_eq!(
+            got[2].as_ref().map(Vec::len),
+            Some(crate::decode::memory::head_len(base + 4000)),
+            "a head stops at its page end"
+        );
+
+        addrs.push(0x1000); // unmapped
+        let got = mem.read_heads(&addrs);
+        assert_eq!(got.last(), Some(&None));
+        for (a, g) in addrs.iter().zip(&got) {
+            if let Some(g) = g {
+                let w = alone(*a).expect("read_heads read what read cannot");
+                assert!(w.starts_with(g) && !g.is_empty(), "{a:#x}");
+            }
+        }
+        drop(far);
     }
 }
