@@ -1,7 +1,9 @@
 //! The tracer core shared by record and enforce (design.md section 2).
 //!
 //! [`Tracer::run`] spawns the workload with the seccomp programs it is given, then runs the
-//! single blocking `waitpid(-1, __WALL)` loop: seccomp stops go to the [`Sink`], which answers
+//! `waitpid(-1, __WALL)` loop (each wait collects every stop pending, all handled before the
+//! next wait; the wait polls first when [`spin`] measured that it pays): seccomp stops go to
+//! the [`Sink`], which answers
 //! with a [`Verdict`]; fork/vfork/clone/exec events and exits keep the process table current
 //! and are reported to the sink; signals pass through unchanged; group-stops are honoured with
 //! `PTRACE_LISTEN`. The loop ends when no tracee is left (`ECHILD`), like `strace -f`.
