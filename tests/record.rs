@@ -732,6 +732,67 @@ fn exec_comm_is_the_kernels() {
     assert_eq!(named, printed, "exec events' comm against the kernel's");
 }
 
+/// sbx names the program an exec started without reading `/proc/PID/exe` when the kernel
+/// runs the file itself: each program prints `/proc/self/exe` as the kernel has it, and the
+/// trace's exec events must say the same, in order. Covered: a symlinked program (exe is the
+/// target), `..` in the path, a copy in the test directory, a script (exe is its interpreter,
+/// not the file named), the same file rewritten in place from program to script (same inode),
+/// a program replaced by another file under its name, and fexecve (read from `/proc`).
+#[test]
+fn exec_exe_is_the_kernels() {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    let d = Dir::new();
+    let readlink = std::fs::canonicalize("/bin/readlink").unwrap();
+    symlink("/bin/readlink", d.join("rl")).unwrap();
+    std::fs::create_dir(d.join("sub")).unwrap();
+    std::fs::copy(&readlink, d.join("copy")).unwrap();
+    let script = d.write("run-me.sh", "#!/bin/sh\nreadlink /proc/$$/exe\n");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cmd = String::from(
+        "./rl /proc/self/exe; ./sub/../rl /proc/self/exe; ./copy /proc/self/exe; ./run-me.sh; \
+         ./copy /proc/self/exe; printf '#!/bin/sh\\nreadlink /proc/$$/exe\\n' > copy; ./copy; \
+         rm copy; cp run-me.sh copy; ./copy; rm copy; cp rl copy; ./copy /proc/self/exe",
+    );
+    let python = std::path::Path::new("/usr/bin/python3").exists();
+    if python {
+        cmd.push_str(
+            "; /usr/bin/python3 -c \"import os; fd = os.open('/bin/readlink', os.O_RDONLY); \
+             os.execve(fd, ['readlink', '/proc/self/exe'], {})\"",
+        );
+    }
+    let (out, _, ev) = record(d.path(), &["sh", "-c", &cmd]);
+    out.assert_code(0);
+    let printed: Vec<&str> = out.stdout.lines().collect();
+    let rl = readlink.to_str().unwrap();
+    let sh = std::fs::canonicalize("/bin/sh").unwrap();
+    let sh = sh.to_str().unwrap();
+    let copy = std::fs::canonicalize(d.path()).unwrap().join("copy");
+    let copy = copy.to_str().unwrap();
+    let mut want = vec![rl, rl, copy, sh, copy, sh, sh, copy];
+    if python {
+        want.push(rl);
+    }
+    assert_eq!(printed, want, "what the programs saw");
+    // In the trace each script's exec (its shell) is followed by that of the `readlink` it
+    // runs, which printed the shell's exe, not its own.
+    let mut events = vec![rl, rl, copy, sh, rl, copy, sh, rl, sh, rl, copy];
+    if python {
+        events.push(rl);
+    }
+    let named: Vec<String> = ev
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Exec(_)) && e.proc.ppid != 0)
+        .map(|e| s(&e.proc.exe))
+        .filter(|e| !e.contains("python3") && !e.ends_with("/cp") && !e.ends_with("/rm"))
+        .collect();
+    assert_eq!(named, events, "exec events' exe against the kernel's");
+    for e in &ev {
+        if let EventKind::Exec(x) = &e.kind {
+            assert_eq!(x.path, e.proc.exe, "the exec event's path is its exe");
+        }
+    }
+}
+
 /// A parent killed while it forks: its children's first stops may come with no fork event
 /// after them (the dying parent skips it), and sbx must still let them run and return.
 #[test]

@@ -67,6 +67,14 @@ impl Arch {
         }
     }
 
+    /// The ELF machine (`e_machine`) of its programs: EM_X86_64, EM_AARCH64.
+    pub fn elf_machine(self) -> u16 {
+        match self {
+            Arch::X86_64 => 62,
+            Arch::Aarch64 => 183,
+        }
+    }
+
     /// The `AUDIT_ARCH_*` value the kernel reports for this ABI in seccomp data.
     pub fn audit_arch(self) -> u32 {
         match self {
@@ -526,6 +534,14 @@ mod tests {
                 .flatten()
                 .collect(),
             Sem::Fd { fd, .. } => vec![*fd],
+        }
+    }
+
+    #[test]
+    fn elf_machine_is_the_audit_arch_machine() {
+        // AUDIT_ARCH_* is EM_* with the 64-bit and little-endian bits.
+        for arch in ARCHES {
+            assert_eq!(u32::from(arch.elf_machine()), arch.audit_arch() & 0xffff);
         }
     }
 

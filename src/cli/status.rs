@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use crate::event::{ExitStatus, SpawnVia};
-use crate::tracer::{Error, Sink, SyscallStop, TaskRef, Verdict};
+use crate::tracer::{Error, ExecFile, Sink, SyscallStop, TaskRef, Verdict};
 
 /// Forwards everything to `inner` and redraws the status line at most 5 times a second.
 #[derive(Debug)]
@@ -70,6 +70,9 @@ impl<S: Sink> Sink for StatusSink<'_, S> {
     }
     fn exec_comm(&self, tid: i32) -> Option<Vec<u8>> {
         self.inner.exec_comm(tid)
+    }
+    fn exec_file(&self, tid: i32) -> Option<ExecFile> {
+        self.inner.exec_file(tid)
     }
     fn on_exec(&mut self, t: u64, task: &TaskRef<'_>, former_tid: Option<i32>) {
         self.events += 1;

@@ -221,6 +221,22 @@ pub fn exec_comm(def: &SyscallDef, args: &[u64; 6], literal: &[u8]) -> Option<Ve
     Some(base[..base.len().min(15)].to_vec())
 }
 
+/// The file an execve/execveat runs, from the path it decoded: the absolute path in the
+/// caller's root with every symlink resolved ([`PathObj::effective`]). `None` when that is not
+/// the file's own name: an exec of the fd itself (`AT_EMPTY_PATH`, an empty path), or a path
+/// under `/proc` or `/dev` (magic links such as `/proc/self/exe` or `/dev/fd/N` stand for a
+/// file whose name the path does not give).
+pub fn exec_file<'a>(def: &SyscallDef, p: &'a PathObj) -> Option<&'a [u8]> {
+    if !matches!(def.sem, Sem::Exec { .. }) || p.literal.is_empty() {
+        return None;
+    }
+    let file = p.effective();
+    let magic = [b"/proc/".as_slice(), b"/dev/"]
+        .iter()
+        .any(|dir| file.starts_with(dir));
+    (file.first() == Some(&b'/') && !magic).then_some(file)
+}
+
 /// Whether a call with these arguments follows a symlink in the last component of its path.
 pub fn follow_of(follow: Follow, args: &[u64; 6]) -> bool {
     match follow {
@@ -886,6 +902,36 @@ mod tests {
         v.symlinks
             .insert(b"/etc/hosts".to_vec(), b"/tmp/evil".to_vec());
         v
+    }
+
+    #[test]
+    fn exec_file_is_the_resolved_path_unless_the_path_does_not_name_it() {
+        let execve = Arch::X86_64.by_name("execve").unwrap();
+        let openat = Arch::X86_64.by_name("openat").unwrap();
+        let obj = |literal: &str, abs: &str, resolved: Option<&str>| PathObj {
+            literal: literal.into(),
+            abs: abs.into(),
+            resolved: resolved.map(Into::into),
+        };
+        let f =
+            |def, p: &PathObj| exec_file(def, p).map(|v| String::from_utf8(v.to_vec()).unwrap());
+        let linked = obj("/bin/true", "/bin/true", Some("/usr/bin/true"));
+        assert_eq!(f(execve, &linked).as_deref(), Some("/usr/bin/true"));
+        let plain = obj("./x", "/w/x", None);
+        assert_eq!(f(execve, &plain).as_deref(), Some("/w/x"));
+        // Not an exec; an exec of the fd itself; magic links; a path not made absolute.
+        assert_eq!(f(openat, &linked), None);
+        assert_eq!(f(execve, &obj("", "/w", None)), None);
+        assert_eq!(
+            f(execve, &obj("/proc/self/exe", "/proc/self/exe", None)),
+            None
+        );
+        assert_eq!(
+            f(execve, &obj("/dev/fd/3", "/dev/fd/3", Some("/proc/7/fd/3"))),
+            None
+        );
+        assert_eq!(f(execve, &obj("/x/fd3", "/x/fd3", Some("/dev/fd/3"))), None);
+        assert_eq!(f(execve, &obj("x", "x", None)), None);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::event::{
     Syscall,
 };
 use crate::trace::TraceWriter;
-use crate::tracer::{Error, Sink, SyscallStop, TaskRef, Verdict};
+use crate::tracer::{Error, ExecFile, Sink, SyscallStop, TaskRef, Verdict};
 
 #[derive(Debug)]
 struct Pending {
@@ -192,6 +192,18 @@ impl<W: Write> Sink for RecordSink<W> {
         let def = self.arch.by_name(&sc.name)?;
         match &sc.targets.first()?.object {
             Object::Path(p) => crate::decode::exec_comm(def, &sc.args, &p.literal),
+            _ => None,
+        }
+    }
+
+    fn exec_file(&self, tid: i32) -> Option<ExecFile> {
+        let sc = &self.pending.get(&tid)?.syscall;
+        let def = self.arch.by_name(&sc.name)?;
+        match &sc.targets.first()?.object {
+            Object::Path(p) => Some(ExecFile {
+                path: crate::decode::exec_file(def, p)?.to_vec(),
+                named: p.literal.clone(),
+            }),
             _ => None,
         }
     }

@@ -12,6 +12,7 @@
 pub mod guard;
 pub mod memory;
 pub mod procfs;
+pub mod programs;
 pub mod ptrace;
 pub mod regs;
 pub mod spawn;
@@ -142,6 +143,15 @@ pub trait Sink {
     fn exec_comm(&self, _tid: i32) -> Option<Vec<u8>> {
         None
     }
+    /// The file thread `tid`'s execve runs, if the sink decoded that execve and may report
+    /// a program named by its path (see [`programs`]): called at the exec event, before
+    /// [`Sink::on_exec`]. The tracer takes it for the new exe when the thread's root is `/`
+    /// and the kernel runs that file itself (a native ELF program); otherwise, and on `None`,
+    /// it reads `/proc/PID/exe`. A sink that decides on the exe (enforce) must answer `None`:
+    /// the path was read before the exec ran.
+    fn exec_file(&self, _tid: i32) -> Option<ExecFile> {
+        None
+    }
     /// A successful exec; `proc` is already updated (new comm/exe/creds).
     fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>);
     /// What to do with the threads held by [`Verdict::Hold`]. Called from the wait loop only
@@ -165,6 +175,15 @@ pub trait Sink {
         status: ExitStatus,
         process: bool,
     ) -> Verdict;
+}
+
+/// The file an execve runs, as a sink decoded it (see [`Sink::exec_file`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecFile {
+    /// Absolute in the caller's root, every symlink resolved.
+    pub path: Vec<u8>,
+    /// The path as the execve gave it.
+    pub named: Vec<u8>,
 }
 
 /// Identity of a task for sink callbacks.
@@ -333,6 +352,8 @@ pub struct Tracer {
     spin: spin::SpinPolicy,
     /// The last thread resumed was resumed to its syscall's exit stop.
     exit_next: bool,
+    /// Which files the kernel runs itself (see [`programs`]).
+    programs: programs::Programs,
 }
 
 impl Tracer {
@@ -381,6 +402,10 @@ impl Tracer {
                     .map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX)),
             ),
             exit_next: false,
+            programs: programs::Programs::new(
+                Arch::native().elf_machine(),
+                programs::binfmt_handlers(),
+            ),
         };
         let forwarded = t.wait_loop(sink)?;
         if let Some(errno) = spawn::exec_failure(&spawned.status_pipe) {
@@ -783,6 +808,12 @@ impl Tracer {
 
     fn exec(&mut self, tid: i32, former: i32, sink: &mut dyn Sink) {
         let pid = self.tasks.get(&tid).map(|t| t.pid).unwrap_or(tid);
+        // The caller's root, while its task is still there: a path it decoded names the file
+        // as sbx sees it only if that root is sbx's.
+        let root_is_ours = self
+            .tasks
+            .get(&former)
+            .is_some_and(|t| t.root.known() == Some(b"/".as_slice()));
         // After a non-leader exec the execing thread took the leader's tid; all other threads
         // are gone (the kernel reports no exit for the former tid).
         if former != tid
@@ -804,10 +835,23 @@ impl Tracer {
         // The name the program was started by, as the kernel derives it, saves opening
         // `/proc/PID/comm` (a third of the work of an exec event).
         p.info.comm = sink.exec_comm(former).unwrap_or_else(|| procfs::comm(pid));
-        p.info.exe = procfs::exe(pid);
+        // The program: the file the execve named when the kernel runs that file itself, which
+        // saves a `/proc/PID/exe` readlink (see `programs`); else the kernel's answer.
+        let named = sink
+            .exec_file(former)
+            .filter(|_| root_is_ours)
+            .and_then(|f| Some((self.programs.native_binary(&f.path, &f.named)?, f.path)));
+        let (mode, exe) = match named {
+            Some((mode, path)) => (Some(mode), path),
+            None => {
+                let exe = procfs::exe(pid);
+                (procfs::mode(&exe), exe)
+            }
+        };
+        p.info.exe = exe;
         // Only a set-user-ID or set-group-ID program changes the ids at exec: read them again
         // only then (or when the program cannot be looked at).
-        if procfs::is_setid(&p.info.exe)
+        if mode.is_none_or(|m| m & 0o6000 != 0)
             && let Some(c) = procfs::creds(pid)
         {
             p.info.creds = c;

@@ -85,6 +85,11 @@ impl RootCache {
         c
     }
 
+    /// The root if it is cached (nothing is read).
+    pub fn known(&self) -> Option<&[u8]> {
+        self.0.get().map(Vec::as_slice)
+    }
+
     /// Forget the root (it may have changed).
     pub fn clear(&mut self) {
         self.0.take();
@@ -98,11 +103,12 @@ impl TraceeProc {
     }
 }
 
-/// Whether the program at `exe` is set-user-ID or set-group-ID (true when it cannot be
-/// looked at, so the caller re-reads the ids rather than assume).
-pub fn is_setid(exe: &[u8]) -> bool {
+/// The mode of the file at `path` (following symlinks), if it can be looked at.
+pub fn mode(path: &[u8]) -> Option<u32> {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(OsStr::from_bytes(exe)).map_or(true, |m| m.permissions().mode() & 0o6000 != 0)
+    std::fs::metadata(OsStr::from_bytes(path))
+        .ok()
+        .map(|m| m.permissions().mode())
 }
 
 /// The start of a small `/proc` file: one `open`, one `read`, one `close` (`std::fs::read`
