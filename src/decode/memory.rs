@@ -38,12 +38,20 @@ pub trait Memory {
 
     /// Read up to 256 bytes (never across a page boundary) at each address, as many as
     /// possible in one go; `None` for an address that could not be read. Used to read the
-    /// strings of an argv/envp array with few system calls; the default reads one by one.
+    /// strings of an argv/envp array with few system calls.
     fn read_heads(&self, addrs: &[u64]) -> Vec<Option<Vec<u8>>> {
-        addrs
+        let spans: Vec<(u64, usize)> = addrs.iter().map(|&a| (a, head_len(a))).collect();
+        self.read_spans(&spans)
+    }
+
+    /// Read each `(addr, len)` span (none across a page boundary), as many as possible in one
+    /// go: up to `len` bytes each, `None` for a span that could not be read at all. The
+    /// default reads one by one.
+    fn read_spans(&self, spans: &[(u64, usize)]) -> Vec<Option<Vec<u8>>> {
+        spans
             .iter()
-            .map(|&a| {
-                let mut b = vec![0u8; head_len(a)];
+            .map(|&(a, len)| {
+                let mut b = vec![0u8; len];
                 let n = self.read(a, &mut b);
                 (n > 0).then(|| {
                     b.truncate(n);
@@ -51,6 +59,111 @@ pub trait Memory {
                 })
             })
             .collect()
+    }
+}
+
+/// A [`Memory`] that answers from spans read beforehand (all in one go, see
+/// [`Prefetched::new`]) whatever falls inside them, and asks `inner` for the rest. Memory
+/// that changed since is not seen: use it within one stop, for reads that decide nothing
+/// (an exec's argv and environment names).
+pub struct Prefetched<'a> {
+    inner: &'a dyn Memory,
+    /// Start, the bytes read, and whether the read stopped short (unreadable memory follows).
+    spans: Vec<(u64, Vec<u8>, bool)>,
+}
+
+impl std::fmt::Debug for Prefetched<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prefetched")
+            .field("spans", &self.spans.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Prefetched<'a> {
+    /// Read `spans` from `inner` at once and keep what was read.
+    pub fn new(inner: &'a dyn Memory, spans: &[(u64, usize)]) -> Prefetched<'a> {
+        let mut p = Prefetched {
+            inner,
+            spans: Vec::new(),
+        };
+        p.add(spans);
+        p
+    }
+
+    /// Read more spans (the ones not answered already) in one go, and keep them.
+    pub fn add(&mut self, spans: &[(u64, usize)]) {
+        let missing: Vec<(u64, usize)> = spans
+            .iter()
+            .copied()
+            .filter(|&(a, len)| a != 0 && len > 0 && self.head(a, len).is_none())
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        let got = self.inner.read_spans(&missing);
+        for (&(a, len), data) in missing.iter().zip(got) {
+            if let Some(data) = data {
+                let short = data.len() < len;
+                self.spans.push((a, data, short));
+            }
+        }
+    }
+
+    /// What a read of `len` bytes at `addr` gives, if a span knows: all `len` bytes, or the
+    /// bytes up to where unreadable memory cut the span's own read short.
+    pub fn held(&self, addr: u64, len: usize) -> Option<&[u8]> {
+        self.find(addr, len, false)
+    }
+
+    /// [`Prefetched::held`], or fewer bytes if a NUL ends them first (a string's head needs no
+    /// more).
+    fn head(&self, addr: u64, len: usize) -> Option<&[u8]> {
+        self.find(addr, len, true)
+    }
+
+    fn find(&self, addr: u64, len: usize, to_nul: bool) -> Option<&[u8]> {
+        self.spans.iter().find_map(|(start, data, short)| {
+            let off = usize::try_from(addr.checked_sub(*start)?).ok()?;
+            let have = data.get(off..)?;
+            if have.len() >= len {
+                Some(&have[..len])
+            } else if *short && !have.is_empty() {
+                Some(have)
+            } else if to_nul {
+                let nul = have.iter().position(|&b| b == 0)?;
+                Some(&have[..=nul])
+            } else {
+                None
+            }
+        })
+    }
+}
+
+impl Memory for Prefetched<'_> {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> usize {
+        match self.held(addr, buf.len()) {
+            Some(data) => {
+                buf[..data.len()].copy_from_slice(data);
+                data.len()
+            }
+            None => self.inner.read(addr, buf),
+        }
+    }
+
+    fn read_spans(&self, spans: &[(u64, usize)]) -> Vec<Option<Vec<u8>>> {
+        let mut out: Vec<Option<Vec<u8>>> = spans
+            .iter()
+            .map(|&(a, len)| self.head(a, len).map(<[u8]>::to_vec))
+            .collect();
+        let missing: Vec<usize> = (0..spans.len()).filter(|&i| out[i].is_none()).collect();
+        if !missing.is_empty() {
+            let asked: Vec<(u64, usize)> = missing.iter().map(|&i| spans[i]).collect();
+            for (i, got) in missing.into_iter().zip(self.inner.read_spans(&asked)) {
+                out[i] = got;
+            }
+        }
+        out
     }
 }
 
@@ -134,5 +247,47 @@ impl ProcView for FakeProc {
     }
     fn readlink(&self, path: &[u8]) -> Option<Vec<u8>> {
         self.symlinks.get(path).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever was prefetched, a read or a span read gives what the memory below gives
+        /// (a head may stop early at its NUL), also around the end of readable memory.
+        #[test]
+        fn prefetched_reads_as_the_memory_below(
+            bytes in proptest::collection::vec(any::<u8>(), 1..600),
+            spans in proptest::collection::vec((0u64..700, 1usize..300), 0..6),
+            asks in proptest::collection::vec((0u64..700, 1usize..300), 1..8),
+        ) {
+            let base = 0x1000;
+            let mem = FakeMemory { base, bytes };
+            let at = |v: &[(u64, usize)]| -> Vec<(u64, usize)> {
+                v.iter().map(|&(a, l)| (base + a, l)).collect()
+            };
+            let pre = Prefetched::new(&mem, &at(&spans));
+            for (a, len) in at(&asks) {
+                let (mut want, mut got) = (vec![0u8; len], vec![0u8; len]);
+                let n = mem.read(a, &mut want);
+                prop_assert_eq!(pre.read(a, &mut got), n, "read at {:#x}+{}", a, len);
+                prop_assert_eq!(&got[..n], &want[..n]);
+            }
+            let asked = at(&asks);
+            for ((a, len), got) in asked.iter().zip(pre.read_spans(&asked)) {
+                let mut want = vec![0u8; *len];
+                let n = mem.read(*a, &mut want);
+                match got {
+                    None => prop_assert_eq!(n, 0),
+                    Some(g) => {
+                        prop_assert!(!g.is_empty() && want[..n].starts_with(&g));
+                        prop_assert!(g.len() == n || g.last() == Some(&0), "{:#x}+{}", a, len);
+                    }
+                }
+            }
+        }
     }
 }

@@ -14,7 +14,7 @@
 
 pub mod memory;
 
-pub use memory::{Memory, ProcView};
+pub use memory::{Memory, Prefetched, ProcView};
 pub mod flags;
 pub mod path;
 pub mod sockaddr;
@@ -433,9 +433,7 @@ impl Ctx<'_> {
         let mut at = 0usize;
         while out.len() < MAX_EXEC_ENTRIES && total < MAX_EXEC_BYTES {
             if at == block.len() {
-                let to_page_end = 4096 - (addr % 4096);
-                let n = usize::try_from(to_page_end / 8).unwrap_or(1).clamp(1, 64);
-                let mut buf = vec![0u8; n * 8];
+                let mut buf = vec![0u8; pointer_block_len(addr)];
                 let got = self.mem.read(addr, &mut buf) / 8;
                 if got == 0 {
                     break;
@@ -725,6 +723,36 @@ impl Ctx<'_> {
     }
 }
 
+/// How many bytes of a pointer array [`Ctx::string_array`] reads at a time from `addr`: up to
+/// 64 pointers, not past the page end.
+fn pointer_block_len(addr: u64) -> usize {
+    let to_page_end = 4096 - (addr % 4096);
+    usize::try_from(to_page_end / 8).unwrap_or(1).clamp(1, 64) * 8
+}
+
+/// An exec's path, the first block of both pointer arrays and the first bytes of every string
+/// those blocks point to, read in two goes (one read each would be five: the path, the argv
+/// block, its strings, the envp block, its strings; each read costs a `process_vm_readv`).
+fn exec_prefetch<'a>(mem: &'a dyn Memory, path: u64, argv: u64, envp: u64) -> Prefetched<'a> {
+    let blocks = [argv, envp].map(|a| (a, pointer_block_len(a)));
+    let mut pre = Prefetched::new(mem, &[(path, memory::head_len(path)), blocks[0], blocks[1]]);
+    let mut heads = Vec::new();
+    for (at, len) in blocks {
+        let Some(block) = pre.held(at, len) else {
+            continue;
+        };
+        heads.extend(
+            block
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                .take_while(|&p| p != 0)
+                .map(|p| (p, memory::head_len(p))),
+        );
+    }
+    pre.add(&heads);
+    pre
+}
+
 /// Decode `raw`, a call of `def`, against the tracee's memory and `/proc` view.
 pub fn decode(
     def: &SyscallDef,
@@ -744,6 +772,17 @@ pub fn decode_with(
     view: &dyn ProcView,
     exec_args: bool,
 ) -> Decoded {
+    let prefetched;
+    let mem: &dyn Memory = match def.sem {
+        Sem::Exec {
+            path, argv, envp, ..
+        } if exec_args => {
+            let at = |i| arg_at(&raw.args, i);
+            prefetched = exec_prefetch(mem, at(path), at(argv), at(envp));
+            &prefetched
+        }
+        _ => mem,
+    };
     let mut c = Ctx {
         def,
         raw,
@@ -1138,6 +1177,78 @@ mod tests {
         let d = run("execveat", [5, empty, 0, 0, AT_EMPTY_PATH, 0], &img);
         assert_eq!(paths(&d), one(&["exec"], "/memfd:x (deleted)"));
         assert_eq!(d.exec, Some(ExecArgs::default()));
+    }
+
+    /// Counts what a decoder asks of the memory below it.
+    struct Counting<'a> {
+        inner: &'a dyn Memory,
+        reads: std::cell::Cell<usize>,
+        span_reads: std::cell::Cell<usize>,
+    }
+
+    impl Memory for Counting<'_> {
+        fn read(&self, addr: u64, buf: &mut [u8]) -> usize {
+            self.reads.set(self.reads.get() + 1);
+            self.inner.read(addr, buf)
+        }
+        fn read_spans(&self, spans: &[(u64, usize)]) -> Vec<Option<Vec<u8>>> {
+            self.span_reads.set(self.span_reads.get() + 1);
+            spans
+                .iter()
+                .map(|&(a, len)| {
+                    let mut b = vec![0u8; len];
+                    let n = self.inner.read(a, &mut b);
+                    b.truncate(n);
+                    (n > 0).then_some(b)
+                })
+                .collect()
+        }
+    }
+
+    #[test]
+    fn exec_args_are_read_in_two_goes() {
+        let mut img = Img::new();
+        let path = img.str(b"/bin/ls");
+        let a1 = img.str(b"-l");
+        let env: Vec<u64> = (0..40)
+            .map(|i| img.str(format!("VAR{i}=value {i}").as_bytes()))
+            .collect();
+        let long = img.str(&[b'L'; 300]);
+        let mut envp = env.clone();
+        envp.extend([long, 0]);
+        let argv = img.ptrs(&[path, a1, 0]);
+        let envp = img.ptrs(&envp);
+        let def = Arch::X86_64.by_name("execve").unwrap();
+        let raw = RawSyscall {
+            arch: Arch::X86_64,
+            nr: u64::from(def.nr),
+            args: [path, argv, envp, 0, 0, 0],
+        };
+        let mem = Counting {
+            inner: &img.0,
+            reads: 0.into(),
+            span_reads: 0.into(),
+        };
+        let d = decode(def, &raw, &mem, &view());
+        // The path, both pointer blocks, then every string's head; only the rest of the
+        // string longer than a head is read on its own (read_cstr's second chunk).
+        assert_eq!((mem.span_reads.get(), mem.reads.get()), (2, 1));
+        let plain = decode(def, &raw, &img.0, &view());
+        assert_eq!(d, plain, "the same decoding as one read at a time");
+        let exec = d.exec.expect("exec args");
+        assert_eq!(exec.argv, vec![b"/bin/ls".to_vec(), b"-l".to_vec()]);
+        assert_eq!(exec.env_names.len(), 41);
+        assert_eq!(exec.env_names[39], b"VAR39");
+        assert_eq!(exec.env_names[40], vec![b'L'; 300]);
+        // Enforce (no exec args) reads only the path.
+        let mem = Counting {
+            inner: &img.0,
+            reads: 0.into(),
+            span_reads: 0.into(),
+        };
+        let d = decode_with(def, &raw, &mem, &view(), false);
+        assert_eq!(d.exec, None);
+        assert_eq!((mem.span_reads.get(), mem.reads.get()), (0, 1));
     }
 
     #[test]

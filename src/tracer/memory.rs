@@ -30,19 +30,16 @@ impl Memory for TraceeMemory {
         process_vm_readv(Pid::from_raw(self.tid), &mut local, &remote).unwrap_or(0)
     }
 
-    /// All heads in one `process_vm_readv`. Heads close together (an environment's strings
+    /// All spans in one `process_vm_readv`. Spans close together (an environment's strings
     /// lie back to back on the stack) are read as one range: the kernel pins the pages of each
     /// iovec separately, and 36 small iovecs over the same 3 pages cost sbx 16 us per exec
     /// against a few us for one. The kernel copies the ranges in address order and stops at
-    /// the first byte it cannot read: a head past that point is `None` or cut short, and the
+    /// the first byte it cannot read: a span past that point is `None` or cut short, and the
     /// caller reads it on its own.
-    fn read_heads(&self, addrs: &[u64]) -> Vec<Option<Vec<u8>>> {
-        // Heads at most this far apart are read as one range.
+    fn read_spans(&self, spans: &[(u64, usize)]) -> Vec<Option<Vec<u8>>> {
+        // Spans at most this far apart are read as one range.
         const MERGE_GAP: u64 = 256;
-        let heads: Vec<(u64, usize)> = addrs
-            .iter()
-            .map(|&a| (a, crate::decode::memory::head_len(a)))
-            .collect();
+        let heads = spans;
         let mut order: Vec<usize> = (0..heads.len()).collect();
         order.sort_by_key(|&i| heads[i].0);
         // [start, end) of each range, and the range of each head.
