@@ -2,7 +2,7 @@
 //!
 //! [`Tracer::run`] spawns the workload with the seccomp programs it is given, then runs the
 //! `waitpid(-1, __WALL)` loop (each wait collects every stop pending, all handled before the
-//! next wait; the wait polls first when [`spin`] measured that it pays): seccomp stops go to
+//! next wait; the wait polls first unless the machine is crowded, see [`spin`]): seccomp stops go to
 //! the [`Sink`], which answers
 //! with a [`Verdict`]; fork/vfork/clone/exec events and exits keep the process table current
 //! and are reported to the sink; signals pass through unchanged; group-stops are honoured with
@@ -350,8 +350,6 @@ pub struct Tracer {
     parked: std::collections::HashSet<i32>,
     /// Whether and how long to poll for the next stop before sleeping (see [`spin`]).
     spin: spin::SpinPolicy,
-    /// The last thread resumed was resumed to its syscall's exit stop.
-    exit_next: bool,
     /// Which files the kernel runs itself (see [`programs`]).
     programs: programs::Programs,
 }
@@ -401,7 +399,6 @@ impl Tracer {
                 std::thread::available_parallelism()
                     .map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX)),
             ),
-            exit_next: false,
             programs: programs::Programs::new(
                 Arch::native().elf_machine(),
                 programs::binfmt_handlers(),
@@ -536,14 +533,12 @@ impl Tracer {
 
     /// The next stop of any tracee: polled for during the adaptive window, then waited for.
     fn next_stop(&mut self) -> nix::Result<WaitStatus> {
-        let window = self.spin.window();
-        let exit = std::mem::take(&mut self.exit_next);
-        if exit
-            && self.spin.wants_load()
+        if self.spin.wants_load()
             && let Some(n) = procfs::runnable_tasks()
         {
             self.spin.note_load(n);
         }
+        let window = self.spin.window();
         let t0 = Instant::now();
         if !window.is_zero() {
             loop {
@@ -553,7 +548,7 @@ impl Tracer {
                 ) {
                     Ok(WaitStatus::StillAlive) => {}
                     r => {
-                        self.spin.update(true, t0.elapsed(), exit, self.now());
+                        self.spin.update(true, t0.elapsed());
                         return r;
                     }
                 }
@@ -565,7 +560,7 @@ impl Tracer {
             }
         }
         let r = waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL));
-        self.spin.update(false, t0.elapsed(), exit, self.now());
+        self.spin.update(false, t0.elapsed());
         r
     }
 
@@ -922,7 +917,6 @@ impl Tracer {
                 if let Some(t) = self.tasks.get_mut(&tid) {
                     t.awaiting_exit = Some(call);
                 }
-                self.exit_next = true;
                 ptrace::syscall(tid)
             }
             Verdict::Deny(errno) => {

@@ -7,25 +7,23 @@
 //!   machine is a trip through the hypervisor (tens of microseconds, more than all of
 //!   sbx's own work at a stop).
 //!
-//! The scheduler flips between the two on its own (it moves a woken task to an idle CPU when
-//! it sees one). When the tracer polls (`waitpid(WNOHANG)`) instead of sleeping, the
-//! tracee's stop needs no wakeup of the tracer; but a polling tracer never leaves its CPU, so
-//! the tracee is never put on it, and the one-CPU case is lost. On a metadata-heavy
-//! single-threaded workload (`find` over a kernel tree) polling made sbx record 2.5 times
-//! faster; on a fork+exec loop, 6% slower (docs/performance.md).
+//! When the tracer polls (`waitpid(WNOHANG)`) instead of sleeping, a stop needs no wakeup of
+//! the tracer. On a metadata-heavy single-threaded workload (`find` over a kernel tree)
+//! polling makes sbx record 2.2 times faster; on a parallel build it would take a CPU the
+//! compilers want. So [`SpinPolicy`] polls unless the machine is crowded: it samples the
+//! runnable tasks (`/proc/loadavg`) every [`LOAD_EVERY`] waits, and sleeps for the next
+//! [`EPOCH`] waits when there were more of them than CPUs (a single CPU is always crowded).
+//! While polling, the window is bounded and adaptive ([`SpinWindow`], as the kernel's
+//! haltpoll governor does): it doubles when a stop came shortly after polling gave up and
+//! halves when the tracer then slept much longer, so a workload computing between its
+//! checked syscalls costs little polling. The tracer yields the CPU at each turn of the poll.
 //!
-//! So [`SpinPolicy`] measures instead of guessing. It counts the exit stops of resumed
-//! syscalls, and scores each mode by the wall time an epoch of [`EPOCH`] of them takes
-//! (everything in between included: the tracer's work, the other waits, the workload's own
-//! progress). It polls only while that makes the epochs clearly shorter ([`SPIN_GAIN`]), and
-//! not while more tasks are runnable than there are CPUs: a poll on a crowded machine takes a
-//! CPU the workload wants. It tries the other mode for one epoch in [`EXPLORE_EVERY`], and
-//! stops polling as soon as an epoch of polling no longer pays, so it follows the workload
-//! through its phases. While polling, the window is bounded and adaptive
-//! ([`SpinWindow`], as the kernel's haltpoll governor does): it doubles when a stop came
-//! shortly after polling gave up and halves when the tracer then slept much longer, so a
-//! workload computing between its checked syscalls costs little polling. The
-//! tracer yields the CPU at each turn of the poll.
+//! An earlier policy measured instead: it tried each mode for an epoch and polled only where
+//! polling made the epochs 1.5 times shorter. That measurement was poisoned: once a polling
+//! epoch has put the tracer and the tracee on two CPUs, they stay there (the scheduler wakes
+//! each on its own, now idle, CPU), so the sleeping epochs after it measured the slow state,
+//! and the policy went on sleeping in it, the worst of both modes: 2000 fork+exec took
+//! 2560 ms with it, 2070-2566 ms never polling and 2231 ms always polling (docs/performance.md).
 
 use std::time::Duration;
 
@@ -88,147 +86,81 @@ pub fn max_from_env() -> Duration {
 /// The default longest poll, in microseconds.
 pub const DEFAULT_MAX_US: u64 = 200;
 
-/// Exit waits per measuring epoch.
+/// Waits per epoch: a crowded machine stops polling for this many waits.
 pub const EPOCH: u32 = 128;
-/// Epochs in the chosen mode between two trials of the other.
-pub const EXPLORE_EVERY: u32 = 16;
-/// How much shorter polling must make the mean exit wait to be chosen.
-pub const SPIN_GAIN: f64 = 1.5;
+/// Waits between two samples of the machine's runnable tasks.
+pub const LOAD_EVERY: u32 = 32;
 
-/// Whether to poll before sleeping, chosen by measurement (see the module documentation).
+/// Whether to poll before sleeping (see the module documentation).
 #[derive(Debug, Clone)]
 pub struct SpinPolicy {
     window: SpinWindow,
-    spin: bool,
-    /// Exit waits counted in the current epoch, and when (ns) the epoch began.
+    /// The last epoch found more runnable tasks than CPUs.
+    crowded: bool,
+    /// Waits counted in the current epoch.
     n: u32,
-    start_ns: u64,
-    /// The mean exit wait (ns) last measured sleeping (0) and polling (1).
-    mean: [Option<u64>; 2],
-    /// Epochs since the other mode was last tried.
-    epochs: u32,
-    exploring: bool,
     /// Runnable tasks on the machine (sbx included) sampled in this epoch: their sum and
     /// count, and the CPUs sbx may use.
     load_sum: u32,
     load_n: u32,
     cpus: u32,
-    /// The unit tests' clock.
-    #[cfg(test)]
-    clock_ns: u64,
 }
 
-/// Exit waits between two samples of the machine's runnable tasks.
-pub const LOAD_EVERY: u32 = 32;
-
 impl SpinPolicy {
-    /// A policy that polls for at most `max` (zero: never polls). It starts sleeping.
-    /// `cpus`: how many CPUs the tracer and the workload share.
+    /// A policy that polls for at most `max` (zero: never polls). `cpus`: how many CPUs the
+    /// tracer and the workload share (with one, it never polls: the tracee needs that CPU).
     pub fn new(max: Duration, cpus: u32) -> SpinPolicy {
         SpinPolicy {
             window: SpinWindow::new(max),
-            spin: false,
+            crowded: cpus <= 1,
             n: 0,
-            start_ns: 0,
-            mean: [None, None],
-            epochs: 0,
-            exploring: false,
             load_sum: 0,
             load_n: 0,
             cpus: cpus.max(1),
-            #[cfg(test)]
-            clock_ns: 0,
         }
     }
 
     /// Whether the caller should now sample the runnable tasks (`note_load`): every
-    /// [`LOAD_EVERY`] measured waits while polling.
+    /// [`LOAD_EVERY`] waits.
     pub fn wants_load(&self) -> bool {
-        self.spin && self.n % LOAD_EVERY == LOAD_EVERY - 1
+        self.window.max_ns > 0 && self.cpus > 1 && self.n % LOAD_EVERY == LOAD_EVERY - 1
     }
 
-    /// A sample of the runnable tasks on the machine, sbx included (`/proc/loadavg`). While
-    /// polling, more of them than CPUs means the poll takes a CPU the workload wants: a
-    /// shorter wait for the tracer is then no gain for the workload (a parallel build got
-    /// 4% slower with polling chosen on wait times alone).
+    /// A sample of the runnable tasks on the machine, sbx included (`/proc/loadavg`). More of
+    /// them than CPUs means a poll takes a CPU the workload wants: a shorter wait for the
+    /// tracer is then no gain for the workload.
     pub fn note_load(&mut self, runnable: u32) {
         self.load_sum = self.load_sum.saturating_add(runnable);
         self.load_n += 1;
     }
 
-    /// How long to poll before the next sleep (zero while sleeping is the better mode).
+    /// How long to poll before the next sleep (zero while the machine is crowded).
     pub fn window(&self) -> Duration {
-        if self.spin {
-            self.window.window()
-        } else {
+        if self.crowded {
             Duration::ZERO
+        } else {
+            self.window.window()
         }
     }
 
     /// Whether the policy polls now.
     pub fn spinning(&self) -> bool {
-        self.spin
+        !self.window().is_zero()
     }
 
-    /// A wait ended at `now_ns` (any monotonic clock) after `waited` (`caught` when a poll
-    /// found the stop). `exit` when the tracer had just resumed a thread to its syscall's
-    /// exit stop. An epoch is [`EPOCH`] such waits; its score is the wall time it took per
-    /// exit wait, everything between them included (the tracer's work, the other waits, the
-    /// workload's progress), so a mode that shortens the exit waits by taking CPU from the
-    /// workload does not score better.
-    pub fn update(&mut self, caught: bool, waited: Duration, exit: bool, now_ns: u64) {
-        if self.spin {
+    /// A wait ended after `waited` (`caught` when a poll found the stop).
+    pub fn update(&mut self, caught: bool, waited: Duration) {
+        if !self.crowded {
             self.window.update(caught, waited);
-        }
-        if !exit || self.window.max_ns == 0 {
-            return;
-        }
-        if self.n == 0 {
-            self.start_ns = now_ns.saturating_sub(u64::try_from(waited.as_nanos()).unwrap_or(0));
         }
         self.n += 1;
         if self.n >= EPOCH {
-            let mean = now_ns.saturating_sub(self.start_ns) / u64::from(self.n);
             self.n = 0;
-            self.end_epoch(mean);
-        }
-    }
-
-    /// Whether polling measured clearly better than sleeping.
-    fn polling_pays(&self) -> bool {
-        match self.mean {
-            #[allow(clippy::cast_precision_loss)]
-            [Some(sleep), Some(spin)] => {
-                spin != u64::MAX && (spin as f64) * SPIN_GAIN < sleep as f64
+            if self.cpus > 1 {
+                self.crowded = self.load_n > 0 && self.load_sum > self.cpus * self.load_n;
             }
-            _ => false,
-        }
-    }
-
-    fn end_epoch(&mut self, mean: u64) {
-        let crowded = self.spin && self.load_n > 0 && self.load_sum > self.cpus * self.load_n;
-        self.load_sum = 0;
-        self.load_n = 0;
-        // Polling on a crowded machine counts as no gain (see `note_load`).
-        let mean = if crowded { u64::MAX } else { mean };
-        self.mean[usize::from(self.spin)] = Some(mean);
-        if self.exploring {
-            self.exploring = false;
-            self.spin = self.polling_pays();
-            self.epochs = 0;
-            return;
-        }
-        if self.spin && !self.polling_pays() {
-            // Polling stopped paying (the workload changed phase): sleep again.
-            self.spin = false;
-            self.epochs = 0;
-            return;
-        }
-        self.epochs += 1;
-        if self.epochs >= EXPLORE_EVERY || self.mean[usize::from(!self.spin)].is_none() {
-            self.epochs = 0;
-            self.exploring = true;
-            self.spin = !self.spin;
+            self.load_sum = 0;
+            self.load_n = 0;
         }
     }
 }
@@ -286,87 +218,58 @@ mod tests {
         assert_eq!(w.window(), before);
     }
 
-    /// Feed one epoch of exit waits of `us` each, back to back (a fake clock per policy).
-    fn epoch(p: &mut SpinPolicy, us: u64) {
-        loaded_epoch(p, us, 1);
-    }
-
-    #[test]
-    fn policy_polls_only_where_it_measured_clearly_shorter_waits() {
-        let mut p = SpinPolicy::new(200 * US, 2);
-        assert!(!p.spinning(), "starts sleeping");
-        epoch(&mut p, 60);
-        assert!(p.spinning(), "then tries polling");
-        epoch(&mut p, 20);
-        assert!(p.spinning(), "3x shorter: keeps polling");
-        for _ in 0..EXPLORE_EVERY - 1 {
-            epoch(&mut p, 20);
-            assert!(p.spinning());
-        }
-        epoch(&mut p, 20);
-        assert!(
-            !p.spinning(),
-            "tries sleeping again after EXPLORE_EVERY epochs"
-        );
-        epoch(&mut p, 5);
-        assert!(
-            !p.spinning(),
-            "sleeping became better (one CPU): stays sleeping"
-        );
-    }
-
-    #[test]
-    fn policy_keeps_sleeping_when_polling_gains_too_little() {
-        let mut p = SpinPolicy::new(200 * US, 2);
-        epoch(&mut p, 30);
-        assert!(p.spinning());
-        epoch(&mut p, 25);
-        assert!(!p.spinning(), "25 vs 30 us is under SPIN_GAIN");
-    }
-
-    /// One epoch of exit waits of `us` each, sampling `runnable` tasks when asked.
-    fn loaded_epoch(p: &mut SpinPolicy, us: u64, runnable: u32) {
+    /// One epoch of waits of `us` each (caught by the poll), sampling `runnable` tasks when
+    /// asked.
+    fn epoch(p: &mut SpinPolicy, us: u64, runnable: u32) {
         for _ in 0..EPOCH {
             if p.wants_load() {
                 p.note_load(runnable);
             }
-            p.clock_ns += us * 1000;
-            let now = p.clock_ns;
-            p.update(true, Duration::from_micros(us), true, now);
+            p.update(true, Duration::from_micros(us));
         }
     }
 
     #[test]
-    fn policy_does_not_poll_on_a_crowded_machine() {
+    fn policy_polls_unless_the_machine_is_crowded() {
         let mut p = SpinPolicy::new(200 * US, 2);
-        loaded_epoch(&mut p, 60, 3);
-        assert!(p.spinning(), "tries polling");
-        loaded_epoch(&mut p, 10, 3);
-        assert!(
-            !p.spinning(),
-            "3 runnable tasks on 2 CPUs while polling: sleeps"
-        );
-        let mut p = SpinPolicy::new(200 * US, 2);
-        loaded_epoch(&mut p, 60, 2);
-        loaded_epoch(&mut p, 10, 2);
+        assert!(p.spinning(), "starts polling");
+        epoch(&mut p, 20, 2);
         assert!(
             p.spinning(),
             "2 runnable (sbx and the tracee) on 2 CPUs: polls"
         );
-        loaded_epoch(&mut p, 10, 4);
-        assert!(
-            !p.spinning(),
-            "the machine got crowded while polling: stops at once"
-        );
+        epoch(&mut p, 20, 3);
+        assert!(!p.spinning(), "3 runnable tasks on 2 CPUs: sleeps");
+        epoch(&mut p, 20, 3);
+        assert!(!p.spinning(), "still crowded");
+        epoch(&mut p, 20, 1);
+        assert!(p.spinning(), "the machine calmed down: polls again");
+        let mut p = SpinPolicy::new(200 * US, 4);
+        epoch(&mut p, 20, 4);
+        assert!(p.spinning(), "4 on 4 CPUs is not crowded");
     }
 
     #[test]
-    fn only_exit_waits_are_measured() {
+    fn policy_never_polls_on_one_cpu() {
+        let mut p = SpinPolicy::new(200 * US, 1);
+        assert!(!p.spinning());
+        assert!(!p.wants_load(), "no samples needed");
+        epoch(&mut p, 20, 1);
+        assert!(!p.spinning());
+    }
+
+    #[test]
+    fn long_waits_close_the_window_while_polling() {
         let mut p = SpinPolicy::new(200 * US, 2);
-        for _ in 0..10 * EPOCH {
-            p.update(false, Duration::from_micros(900), false, 0);
+        for _ in 0..10 {
+            p.update(false, Duration::from_millis(5));
         }
-        assert!(!p.spinning(), "no epoch ended");
+        assert!(
+            !p.spinning(),
+            "a workload computing between its stops: no polling"
+        );
+        p.update(false, 40 * US);
+        assert!(p.spinning(), "a short sleep opens the window again");
     }
 
     #[test]
@@ -376,7 +279,8 @@ mod tests {
         w.update(false, 10 * US);
         assert_eq!(w.window(), Duration::ZERO);
         let mut p = SpinPolicy::new(Duration::ZERO, 2);
-        epoch(&mut p, 60);
+        assert!(!p.wants_load());
+        epoch(&mut p, 60, 1);
         assert!(!p.spinning());
     }
 }
