@@ -703,6 +703,9 @@ impl Tracer {
             libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK | libc::PTRACE_EVENT_CLONE => {
                 let child = i32::try_from(ptrace::event_msg(tid)?)
                     .map_err(|_| Error::Internal("child tid out of range".into()))?;
+                if event != libc::PTRACE_EVENT_CLONE {
+                    self.spin.note_spawn();
+                }
                 self.spawned(tid, child, event, sink);
                 if self.parked.remove(&child) {
                     // Its first stop came before this event (see `park`).
@@ -721,6 +724,7 @@ impl Tracer {
                     i32::try_from(ptrace::event_msg(tid)?).unwrap_or(tid)
                 };
                 self.exec(tid, former, sink);
+                self.spin.note_spawn();
                 ptrace::cont(tid, None)
             }
             libc::PTRACE_EVENT_STOP => match sig {

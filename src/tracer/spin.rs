@@ -13,6 +13,9 @@
 //! compilers want. So [`SpinPolicy`] polls unless the machine is crowded: it samples the
 //! runnable tasks (`/proc/loadavg`) every [`LOAD_EVERY`] waits, and sleeps for the next
 //! [`EPOCH`] waits when there were more of them than CPUs (a single CPU is always crowded).
+//! It also sleeps while the workload churns processes ([`CHURN`] forks or execs in an epoch):
+//! on a fork+exec loop polling cost 11% (every new program and every resume lands on the
+//! other, idle, CPU), where sleeping keeps the tracer and the tracee on one CPU in most runs.
 //! While polling, the window is bounded and adaptive ([`SpinWindow`], as the kernel's
 //! haltpoll governor does): it doubles when a stop came shortly after polling gave up and
 //! halves when the tracer then slept much longer, so a workload computing between its
@@ -90,13 +93,17 @@ pub const DEFAULT_MAX_US: u64 = 200;
 pub const EPOCH: u32 = 128;
 /// Waits between two samples of the machine's runnable tasks.
 pub const LOAD_EVERY: u32 = 32;
+/// New processes and execs per epoch from which the workload counts as process churn.
+pub const CHURN: u32 = 8;
 
 /// Whether to poll before sleeping (see the module documentation).
 #[derive(Debug, Clone)]
 pub struct SpinPolicy {
     window: SpinWindow,
-    /// The last epoch found more runnable tasks than CPUs.
+    /// The last epoch found more runnable tasks than CPUs, or process churn.
     crowded: bool,
+    /// New processes and execs in this epoch.
+    spawns: u32,
     /// Waits counted in the current epoch.
     n: u32,
     /// Runnable tasks on the machine (sbx included) sampled in this epoch: their sum and
@@ -113,6 +120,7 @@ impl SpinPolicy {
         SpinPolicy {
             window: SpinWindow::new(max),
             crowded: cpus <= 1,
+            spawns: 0,
             n: 0,
             load_sum: 0,
             load_n: 0,
@@ -134,7 +142,13 @@ impl SpinPolicy {
         self.load_n += 1;
     }
 
-    /// How long to poll before the next sleep (zero while the machine is crowded).
+    /// A new process or an exec in the workload.
+    pub fn note_spawn(&mut self) {
+        self.spawns = self.spawns.saturating_add(1);
+    }
+
+    /// How long to poll before the next sleep (zero while the machine is crowded or the
+    /// workload churns processes).
     pub fn window(&self) -> Duration {
         if self.crowded {
             Duration::ZERO
@@ -157,10 +171,12 @@ impl SpinPolicy {
         if self.n >= EPOCH {
             self.n = 0;
             if self.cpus > 1 {
-                self.crowded = self.load_n > 0 && self.load_sum > self.cpus * self.load_n;
+                self.crowded = (self.load_n > 0 && self.load_sum > self.cpus * self.load_n)
+                    || self.spawns >= CHURN;
             }
             self.load_sum = 0;
             self.load_n = 0;
+            self.spawns = 0;
         }
     }
 }
@@ -247,6 +263,21 @@ mod tests {
         let mut p = SpinPolicy::new(200 * US, 4);
         epoch(&mut p, 20, 4);
         assert!(p.spinning(), "4 on 4 CPUs is not crowded");
+    }
+
+    #[test]
+    fn policy_sleeps_while_the_workload_churns_processes() {
+        let mut p = SpinPolicy::new(200 * US, 2);
+        for _ in 0..CHURN {
+            p.note_spawn();
+        }
+        epoch(&mut p, 20, 1);
+        assert!(!p.spinning(), "a fork+exec loop: sleeps");
+        for _ in 0..CHURN - 1 {
+            p.note_spawn();
+        }
+        epoch(&mut p, 20, 1);
+        assert!(p.spinning(), "a few processes per epoch: polls");
     }
 
     #[test]
