@@ -1193,15 +1193,7 @@ mod tests {
         }
         fn read_spans(&self, spans: &[(u64, usize)]) -> Vec<Option<Vec<u8>>> {
             self.span_reads.set(self.span_reads.get() + 1);
-            spans
-                .iter()
-                .map(|&(a, len)| {
-                    let mut b = vec![0u8; len];
-                    let n = self.inner.read(a, &mut b);
-                    b.truncate(n);
-                    (n > 0).then_some(b)
-                })
-                .collect()
+            self.inner.read_spans(spans)
         }
     }
 

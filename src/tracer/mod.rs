@@ -2,9 +2,9 @@
 //!
 //! [`Tracer::run`] spawns the workload with the seccomp programs it is given, then runs the
 //! `waitpid(-1, __WALL)` loop (each wait collects every stop pending, all handled before the
-//! next wait; the wait polls first unless the machine is crowded, see [`spin`]): seccomp stops go to
-//! the [`Sink`], which answers
-//! with a [`Verdict`]; fork/vfork/clone/exec events and exits keep the process table current
+//! next wait; the wait polls first unless the machine is crowded or the workload churns
+//! processes, see [`spin`]): seccomp stops go to the [`Sink`], which answers with a
+//! [`Verdict`]; fork/vfork/clone/exec events and exits keep the process table current
 //! and are reported to the sink; signals pass through unchanged; group-stops are honoured with
 //! `PTRACE_LISTEN`. The loop ends when no tracee is left (`ECHILD`), like `strace -f`.
 //! This module knows nothing of profiles or traces: record and enforce differ only in the sink.
