@@ -46,7 +46,7 @@ impl SpinWindow {
         let max_ns = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
         SpinWindow {
             // Start wide: a window too long for the workload halves after each long sleep,
-            // one too short would spoil the first epoch of polling that SpinPolicy measures.
+            // one too short would miss the stops it is meant to catch while it grows.
             cur_ns: max_ns,
             max_ns,
         }
