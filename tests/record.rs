@@ -213,6 +213,63 @@ fn vfork_and_exec() {
     assert!(execs(&ev).iter().any(|(_, p, _)| p.ends_with("/echo")));
 }
 
+/// sbx leaves a vfork parent stopped until its child execs or dies. Every way the child can
+/// end the wait releases the parent, with the same outcome as without sbx: an exit without
+/// exec, a failed exec, a death by signal, the parent killed meanwhile, and a CLONE_VFORK
+/// thread that execs from outside the leader (the waiting leader is then replaced, and must
+/// not be resumed as if it were still waiting: the program after the exec is traced whole).
+#[test]
+fn vfork_parent_waits_out_every_end_of_its_child() {
+    let bin = fixture("vfork_exec");
+    let bin = bin.to_str().unwrap();
+    // (mode, exit code, stdout must contain)
+    let cases: &[(&str, i32, &str)] = &[
+        ("exit", 7, "child status 7"),
+        ("enoent", 0, "vfork-child"),
+        ("signal", 109, "child signal 9"),
+        ("killparent", 137, "vfork-child"),
+        ("thread", 0, "vfork-thread"),
+    ];
+    for &(mode, code, text) in cases {
+        let d = Dir::new();
+        // Without sbx first: the fixture does what the case says.
+        let b = bare(bin, [mode], d.path());
+        let b_code = b.code.or(b.signal.map(|s| 128 + s));
+        assert_eq!(b_code, Some(code), "{mode} bare: {b:?}");
+        assert!(b.stdout.contains(text), "{mode} bare: {}", b.stdout);
+        let (out, _, ev) = record(d.path(), &[bin, mode]);
+        out.assert_code(code);
+        assert!(out.stdout.contains(text), "{mode}: {}", out.stdout);
+        assert!(!out.stdout.contains("leader-after-thread"), "{mode}");
+        let vforks = ev
+            .iter()
+            .filter(|e| matches!(&e.kind, EventKind::Spawn(sp) if sp.via == SpawnVia::Vfork))
+            .count();
+        assert_eq!(vforks, 1, "{mode}");
+        if mode == "enoent" {
+            assert!(
+                syscalls(&ev).any(
+                    |(_, sc)| sc.name == "execve" && sc.outcome == Outcome::Errno(libc::ENOENT)
+                ),
+                "the failed exec is recorded"
+            );
+        }
+        if matches!(mode, "enoent" | "killparent" | "thread") {
+            let (pid, _, _) = *execs(&ev)
+                .iter()
+                .find(|(_, p, _)| p.ends_with("/echo"))
+                .unwrap_or_else(|| panic!("{mode}: echo exec'd"));
+            // The new program's own checked calls still stop: its loader opens libc.
+            assert!(
+                path_accesses(&ev)
+                    .iter()
+                    .any(|(_, p, _, ev_pid, _)| *ev_pid == pid && p.ends_with("/libc.so.6")),
+                "{mode}: echo's openat of libc recorded"
+            );
+        }
+    }
+}
+
 #[test]
 fn five_hundred_short_lived_processes() {
     let d = Dir::new();

@@ -25,7 +25,7 @@ use std::time::Instant;
 
 use nix::errno::Errno;
 use nix::sys::signal::{self, SaFlags, SigAction, SigHandler, SigSet, Signal};
-use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid, waitpid};
 use nix::unistd::Pid;
 
 use crate::arch::Arch;
@@ -348,6 +348,9 @@ pub struct Tracer {
     /// New threads and processes whose first stop came before their creator's fork, vfork or
     /// clone event: left in that stop until the event names them (see `park`).
     parked: std::collections::HashSet<i32>,
+    /// vfork parents left in their vfork event stop, by the child they wait for (see
+    /// `hold_vfork_parent`).
+    vfork_parents: HashMap<i32, i32>,
     /// Whether and how long to poll for the next stop before sleeping (see [`spin`]).
     spin: spin::SpinPolicy,
     /// Which files the kernel runs itself (see [`programs`]).
@@ -394,6 +397,7 @@ impl Tracer {
             killing: false,
             held: HashMap::new(),
             parked: std::collections::HashSet::new(),
+            vfork_parents: HashMap::new(),
             spin: spin::SpinPolicy::new(
                 spin::max_from_env(),
                 std::thread::available_parallelism()
@@ -711,6 +715,9 @@ impl Tracer {
                     // Its first stop came before this event (see `park`).
                     let _ = ptrace::cont(child, None);
                 }
+                if event == libc::PTRACE_EVENT_VFORK && self.hold_vfork_parent(tid, child) {
+                    return Ok(());
+                }
                 ptrace::cont(tid, None)
             }
             libc::PTRACE_EVENT_EXEC => {
@@ -725,7 +732,12 @@ impl Tracer {
                 };
                 self.exec(tid, former, sink);
                 self.spin.note_spawn();
-                ptrace::cont(tid, None)
+                // A parent held under the leader's tid is gone if another thread exec'd (that
+                // thread has the tid now and is not in a vfork stop): never resume it.
+                self.vfork_parents.retain(|_, parent| *parent != tid);
+                let r = ptrace::cont(tid, None);
+                self.release_vfork_parent(former);
+                r
             }
             libc::PTRACE_EVENT_STOP => match sig {
                 // Group-stop: stay stopped (job control works) but keep reporting.
@@ -736,6 +748,34 @@ impl Tracer {
                 _ => ptrace::cont(tid, None),
             },
             _ => ptrace::cont(tid, None),
+        }
+    }
+
+    /// Leave a vfork parent in its event stop until its child execs or dies. The kernel
+    /// would not let it run before then anyway (it waits for the child to give up the
+    /// memory they share), so resuming it at once only costs the parent a wakeup and a sleep
+    /// more per vfork. True when held: the child has not exited (`waitid` without reaping),
+    /// so its exec or its death, which sbx sees, will release the parent. A child whose exit
+    /// sbx already took is no longer sbx's to wait for (ECHILD): the parent runs at once.
+    fn hold_vfork_parent(&mut self, parent: i32, child: i32) -> bool {
+        let alive = waitid(
+            Id::Pid(Pid::from_raw(child)),
+            WaitPidFlag::WEXITED
+                | WaitPidFlag::WNOHANG
+                | WaitPidFlag::WNOWAIT
+                | WaitPidFlag::__WALL,
+        ) == Ok(WaitStatus::StillAlive);
+        if self.killing || !alive {
+            return false;
+        }
+        self.vfork_parents.insert(child, parent);
+        true
+    }
+
+    /// Resume the vfork parent waiting for `child`, if one is held.
+    fn release_vfork_parent(&mut self, child: i32) {
+        if let Some(parent) = self.vfork_parents.remove(&child) {
+            let _ = ptrace::cont(parent, None);
         }
     }
 
@@ -991,6 +1031,11 @@ impl Tracer {
 
     fn gone(&mut self, tid: i32, status: ExitStatus, sink: &mut dyn Sink) -> Result<(), Error> {
         self.held.remove(&tid);
+        if !self.vfork_parents.is_empty() {
+            // A held parent that died (SIGKILL ends a ptrace stop) is not resumed.
+            self.vfork_parents.retain(|_, parent| *parent != tid);
+            self.release_vfork_parent(tid);
+        }
         // A parked child killed before its creator's event: nothing to report.
         if self.parked.remove(&tid) {
             return Ok(());
