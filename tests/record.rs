@@ -870,3 +870,44 @@ fn parent_killed_while_forking_leaves_no_hang() {
         out.assert_code(128 + 9);
     }
 }
+
+/// record remembers symlink lookups between stops; each change to a link (replaced, renamed,
+/// moved with its directory) must show in the paths recorded after it. The files' contents
+/// say which file each `cat` really opened.
+#[test]
+fn symlink_changes_show_in_later_paths() {
+    let d = Dir::new();
+    let script = "mkdir a b; echo A > a/f; echo B > b/f
+        ln -s a l; cat l/f
+        rm l; ln -s b l; cat l/f
+        mv l m; ln -s a l; cat l/f; cat m/f
+        mkdir d; ln -s ../a d/s; cat d/s/f
+        mv d e; mkdir d; ln -s ../b d/s; cat d/s/f; cat e/s/f";
+    let (out, _, ev) = record(d.path(), &["sh", "-c", script]);
+    out.assert_code(0);
+    let opened: Vec<String> = out.stdout.lines().map(str::to_string).collect();
+    assert_eq!(opened, ["A", "B", "A", "B", "A", "B", "A"]);
+    let root = std::fs::canonicalize(d.path()).unwrap();
+    let want: Vec<String> = opened
+        .iter()
+        .map(|c| {
+            root.join(c.to_lowercase())
+                .join("f")
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    let got: Vec<String> = syscalls(&ev)
+        .filter(|(e, sc)| e.proc.comm == b"cat" && sc.name == "openat")
+        .flat_map(|(_, sc)| sc.targets.iter())
+        .filter_map(|t| match &t.object {
+            Object::Path(p)
+                if [&b"l/f"[..], b"m/f", b"d/s/f", b"e/s/f"].contains(&&p.literal[..]) =>
+            {
+                Some(s(p.effective()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(got, want);
+}

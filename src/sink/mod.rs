@@ -7,7 +7,7 @@ pub mod record;
 
 use crate::arch::{AUDIT_ARCH_I386, Arch, SyscallDef};
 use crate::decode::{self, Decoded, RawSyscall};
-use crate::event::{Object, Outcome, SockAddr, Syscall};
+use crate::event::{Object, Outcome, SockAddr, Syscall, Target};
 use crate::tracer::SyscallStop;
 use crate::tracer::memory::TraceeMemory;
 use crate::tracer::procfs;
@@ -22,28 +22,70 @@ pub struct DecodedStop {
 }
 
 /// Symlink lookups remembered between stops, for `record` only: a permissive run loses
-/// nothing but precision when a path changes behind it, and it forgets everything whenever a
-/// traced syscall could change what is a symlink (rename, unlink, rmdir, symlink, link), at
-/// entry and at exit. Enforce never uses it: its decisions need the filesystem as it is.
+/// nothing but precision when a path changes behind it. The calls that can change what is a
+/// symlink (rename, unlink, rmdir, symlink, link) resolve their own paths afresh, and when
+/// one succeeds the cache forgets its paths and everything below them; a gated call (mount
+/// and the like) empties it. Keys are paths with every symlink before their last component
+/// resolved, as the walk reaches them, so a change at `P` can only make stale the entries at
+/// `P` and below it. Not seen: a change made outside the traced tree, or through another
+/// mount of the same directory (a bind mount), until the next gated call. Enforce never uses
+/// it: its decisions need the filesystem as it is.
 #[derive(Debug, Default)]
 pub struct LinkCache {
-    map: std::cell::RefCell<std::collections::HashMap<Vec<u8>, Option<Vec<u8>>>>,
+    map: std::cell::RefCell<std::collections::BTreeMap<Vec<u8>, Option<Vec<u8>>>>,
 }
 
 impl LinkCache {
     const MAX: usize = 200_000;
 
-    /// Forget everything if `def` can change symlinks.
-    pub fn invalidate_for(&self, def: Option<&SyscallDef>) {
+    /// Whether a call of `def` can change what is a symlink.
+    pub fn changes_links(def: Option<&SyscallDef>) -> bool {
         use crate::arch::Sem;
-        let changes = match def.map(|d| d.sem) {
+        match def.map(|d| d.sem) {
             Some(Sem::TwoPath { .. } | Sem::Symlink { .. }) => true,
             Some(Sem::Path { access, .. }) => access.contains(crate::event::Access::Delete),
             // Mounts change everything (gated, rare).
             _ => def.is_some_and(|d| d.class == crate::arch::Class::Gated),
-        };
-        if changes {
-            self.map.borrow_mut().clear();
+        }
+    }
+
+    /// A call of `def` on `targets` ended with `outcome`: forget what it may have changed.
+    /// A failed call changed nothing.
+    pub fn after(&self, def: Option<&SyscallDef>, targets: &[Target], outcome: Outcome) {
+        if !Self::changes_links(def) || matches!(outcome, Outcome::Errno(_) | Outcome::Denied(_)) {
+            return;
+        }
+        if def.is_some_and(|d| d.class == crate::arch::Class::Gated) {
+            self.clear();
+            return;
+        }
+        for t in targets {
+            if let Object::Path(p) = &t.object {
+                self.forget_below(&p.abs);
+                if let Some(r) = &p.resolved {
+                    self.forget_below(r);
+                }
+            }
+        }
+    }
+
+    /// Forget everything.
+    pub fn clear(&self) {
+        self.map.borrow_mut().clear();
+    }
+
+    /// Forget `path` and every path below it.
+    fn forget_below(&self, path: &[u8]) {
+        let mut m = self.map.borrow_mut();
+        let below: Vec<Vec<u8>> = m
+            .range::<[u8], _>((std::ops::Bound::Included(path), std::ops::Bound::Unbounded))
+            .map(|(k, _)| k)
+            .take_while(|k| k.starts_with(path))
+            .filter(|k| k.len() == path.len() || k[path.len()] == b'/' || path.ends_with(b"/"))
+            .cloned()
+            .collect();
+        for k in below {
+            m.remove(&k);
         }
     }
 }
@@ -152,9 +194,8 @@ pub fn decode_stop_opts(arch: Arch, stop: &SyscallStop<'_>, opts: DecodeOpts<'_>
         pid: stop.pid,
         tid: stop.tid,
     };
-    if let Some(cache) = cache {
-        cache.invalidate_for(def);
-    }
+    // A call that changes symlinks resolves its own paths afresh.
+    let cache = cache.filter(|_| !LinkCache::changes_links(def));
     let view = StopView {
         inner: view,
         links: cache,
@@ -189,5 +230,105 @@ pub fn decode_stop_opts(arch: Arch, stop: &SyscallStop<'_>, opts: DecodeOpts<'_>
         def,
         syscall,
         decoded,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Access, AccessSet, PathObj};
+
+    /// Names both architectures have (aarch64 has only the `*at` calls).
+    fn def(name: &str) -> Option<&'static SyscallDef> {
+        let d = Arch::native().by_name(name);
+        assert!(d.is_some(), "{name}");
+        d
+    }
+
+    fn path(abs: &str, resolved: Option<&str>) -> Target {
+        Target {
+            access: AccessSet::of(Access::Delete),
+            object: Object::Path(PathObj {
+                literal: abs.as_bytes().to_vec(),
+                abs: abs.as_bytes().to_vec(),
+                resolved: resolved.map(|r| r.as_bytes().to_vec()),
+            }),
+        }
+    }
+
+    fn cache(keys: &[&str]) -> LinkCache {
+        let c = LinkCache::default();
+        for k in keys {
+            c.map.borrow_mut().insert(k.as_bytes().to_vec(), None);
+        }
+        c
+    }
+
+    fn keys(c: &LinkCache) -> Vec<String> {
+        c.map
+            .borrow()
+            .keys()
+            .map(|k| String::from_utf8_lossy(k).into_owned())
+            .collect()
+    }
+
+    const KEYS: &[&str] = &["/a", "/a/b", "/a/b/c", "/a/bc", "/a/b.d", "/x/y", "/z"];
+
+    #[test]
+    fn a_change_forgets_its_path_and_below_only() {
+        let c = cache(KEYS);
+        c.after(def("unlinkat"), &[path("/a/b", None)], Outcome::Value(0));
+        assert_eq!(keys(&c), ["/a", "/a/b.d", "/a/bc", "/x/y", "/z"]);
+    }
+
+    #[test]
+    fn a_rename_forgets_both_names_as_written_and_as_resolved() {
+        let c = cache(KEYS);
+        c.after(
+            def("renameat2"),
+            &[path("/a/bc", None), path("/l/y", Some("/x/y"))],
+            Outcome::Value(0),
+        );
+        assert_eq!(keys(&c), ["/a", "/a/b", "/a/b.d", "/a/b/c", "/z"]);
+    }
+
+    #[test]
+    fn failed_or_harmless_calls_forget_nothing() {
+        let c = cache(KEYS);
+        c.after(
+            def("unlinkat"),
+            &[path("/a", None)],
+            Outcome::Errno(libc::ENOENT),
+        );
+        c.after(def("openat"), &[path("/a", None)], Outcome::Value(3));
+        c.after(def("mkdirat"), &[path("/a", None)], Outcome::Value(0));
+        assert_eq!(keys(&c).len(), KEYS.len());
+    }
+
+    #[test]
+    fn an_unknown_outcome_counts_as_done() {
+        let c = cache(KEYS);
+        c.after(def("unlinkat"), &[path("/x", None)], Outcome::Unknown);
+        assert!(!keys(&c).iter().any(|k| k.starts_with("/x")));
+    }
+
+    #[test]
+    fn gated_calls_and_the_root_forget_everything() {
+        let c = cache(KEYS);
+        c.after(def("mount"), &[], Outcome::Value(0));
+        assert!(keys(&c).is_empty());
+        let c = cache(KEYS);
+        c.after(def("renameat2"), &[path("/", None)], Outcome::Value(0));
+        assert!(keys(&c).is_empty());
+    }
+
+    #[test]
+    fn calls_that_change_links_bypass_the_cache() {
+        for n in ["renameat", "renameat2", "unlinkat", "symlinkat", "linkat"] {
+            assert!(LinkCache::changes_links(def(n)), "{n}");
+        }
+        for n in ["openat", "mkdirat", "fchmodat", "execve"] {
+            assert!(!LinkCache::changes_links(def(n)), "{n}");
+        }
     }
 }

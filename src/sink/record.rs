@@ -102,9 +102,23 @@ impl<W: Write> RecordSink<W> {
         })
     }
 
+    /// Write a syscall with its outcome. Every recorded call passes here once: what it
+    /// changed (when it succeeded) is forgotten by the symlink cache now.
     fn write_syscall(&mut self, tid: i32, p: Pending, outcome: Outcome) -> Result<(), Error> {
         let mut syscall = p.syscall;
         syscall.outcome = outcome;
+        match self
+            .arch
+            .by_nr(u64::from(syscall.nr))
+            .filter(|d| d.name == syscall.name)
+        {
+            Some(def) => self.links.after(Some(def), &syscall.targets, outcome),
+            // Another ABI's call (i386), not decoded: it may have changed anything.
+            None if !matches!(outcome, Outcome::Errno(_) | Outcome::Denied(_)) => {
+                self.links.clear();
+            }
+            None => {}
+        }
         self.write(&Event {
             time_ns: p.time_ns,
             pid: p.pid,
@@ -155,10 +169,6 @@ impl<W: Write> Sink for RecordSink<W> {
                 self.write_resolved(stop, r)?;
             }
             return Ok(Verdict::Allow);
-        }
-        // What the call changed is visible only now: forget again.
-        if stop.audit_arch == self.arch.audit_arch() {
-            self.links.invalidate_for(self.arch.by_nr(stop.nr));
         }
         if let Some(p) = self.pending.remove(&stop.tid) {
             let mut p = p;
