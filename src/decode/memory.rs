@@ -60,6 +60,28 @@ pub trait Memory {
             })
             .collect()
     }
+
+    /// Read the spans as [`Memory::read_spans`] does, but give back what was read as ranges:
+    /// `(start, bytes, short)`, `short` when the read stopped before the range's end
+    /// (unreadable memory, or the bytes after it are simply not known). An implementation
+    /// may merge nearby spans into one range. The default reads each span as its own range.
+    fn read_ranges(&self, spans: &[(u64, usize)]) -> Vec<(u64, Vec<u8>, bool)> {
+        spans
+            .iter()
+            .map(|&(a, len)| {
+                let mut b = vec![0u8; len];
+                let n = self.read(a, &mut b);
+                b.truncate(n);
+                (a, b, n < len)
+            })
+            .collect()
+    }
+
+    /// The NUL-terminated string at `addr` (NUL excluded, at most `cap` bytes) if memory read
+    /// beforehand holds all of it; `None` means "read it" (see [`Prefetched`]).
+    fn held_cstr(&self, _addr: u64, _cap: usize) -> Option<&[u8]> {
+        None
+    }
 }
 
 /// A [`Memory`] that answers from spans read beforehand (all in one go, see
@@ -101,13 +123,12 @@ impl<'a> Prefetched<'a> {
         if missing.is_empty() {
             return;
         }
-        let got = self.inner.read_spans(&missing);
-        for (&(a, len), data) in missing.iter().zip(got) {
-            if let Some(data) = data {
-                let short = data.len() < len;
-                self.spans.push((a, data, short));
-            }
-        }
+        self.spans.extend(
+            self.inner
+                .read_ranges(&missing)
+                .into_iter()
+                .filter(|(_, data, _)| !data.is_empty()),
+        );
     }
 
     /// What a read of `len` bytes at `addr` gives, if a span knows: all `len` bytes, or the
@@ -149,6 +170,18 @@ impl Memory for Prefetched<'_> {
             }
             None => self.inner.read(addr, buf),
         }
+    }
+
+    fn held_cstr(&self, addr: u64, cap: usize) -> Option<&[u8]> {
+        self.spans.iter().find_map(|(start, data, _)| {
+            let off = usize::try_from(addr.checked_sub(*start)?).ok()?;
+            let have = data.get(off..)?;
+            let nul = have
+                .iter()
+                .take(cap.saturating_add(1))
+                .position(|&b| b == 0)?;
+            Some(&have[..nul])
+        })
     }
 
     fn read_spans(&self, spans: &[(u64, usize)]) -> Vec<Option<Vec<u8>>> {
@@ -255,9 +288,35 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Reads all spans as one range, from the first start to the last end, as far as memory
+    /// is readable (as `TraceeMemory` merges nearby spans into one `process_vm_readv` iovec).
+    struct Merging<'a>(&'a FakeMemory);
+
+    impl Memory for Merging<'_> {
+        fn read(&self, addr: u64, buf: &mut [u8]) -> usize {
+            self.0.read(addr, buf)
+        }
+        fn read_ranges(&self, spans: &[(u64, usize)]) -> Vec<(u64, Vec<u8>, bool)> {
+            let Some(start) = spans.iter().map(|s| s.0).min() else {
+                return Vec::new();
+            };
+            let end = spans
+                .iter()
+                .map(|s| s.0 + s.1 as u64)
+                .max()
+                .unwrap_or(start);
+            let mut b = vec![0u8; usize::try_from(end - start).unwrap()];
+            let n = self.0.read(start, &mut b);
+            let short = n < b.len();
+            b.truncate(n);
+            vec![(start, b, short)]
+        }
+    }
+
     proptest! {
-        /// Whatever was prefetched, a read or a span read gives what the memory below gives
-        /// (a head may stop early at its NUL), also around the end of readable memory.
+        /// Whatever was prefetched, span by span or merged into one range, a read or a span
+        /// read gives what the memory below gives (a head may stop early at its NUL), also
+        /// around the end of readable memory; a string said to be held is the one in memory.
         #[test]
         fn prefetched_reads_as_the_memory_below(
             bytes in proptest::collection::vec(any::<u8>(), 1..600),
@@ -266,25 +325,31 @@ mod tests {
         ) {
             let base = 0x1000;
             let mem = FakeMemory { base, bytes };
+            let merging = Merging(&mem);
             let at = |v: &[(u64, usize)]| -> Vec<(u64, usize)> {
                 v.iter().map(|&(a, l)| (base + a, l)).collect()
             };
-            let pre = Prefetched::new(&mem, &at(&spans));
-            for (a, len) in at(&asks) {
-                let (mut want, mut got) = (vec![0u8; len], vec![0u8; len]);
-                let n = mem.read(a, &mut want);
-                prop_assert_eq!(pre.read(a, &mut got), n, "read at {:#x}+{}", a, len);
-                prop_assert_eq!(&got[..n], &want[..n]);
-            }
-            let asked = at(&asks);
-            for ((a, len), got) in asked.iter().zip(pre.read_spans(&asked)) {
-                let mut want = vec![0u8; *len];
-                let n = mem.read(*a, &mut want);
-                match got {
-                    None => prop_assert_eq!(n, 0),
-                    Some(g) => {
-                        prop_assert!(!g.is_empty() && want[..n].starts_with(&g));
-                        prop_assert!(g.len() == n || g.last() == Some(&0), "{:#x}+{}", a, len);
+            for below in [&mem as &dyn Memory, &merging] {
+                let pre = Prefetched::new(below, &at(&spans));
+                for (a, len) in at(&asks) {
+                    let (mut want, mut got) = (vec![0u8; len], vec![0u8; len]);
+                    let n = mem.read(a, &mut want);
+                    prop_assert_eq!(pre.read(a, &mut got), n, "read at {:#x}+{}", a, len);
+                    prop_assert_eq!(&got[..n], &want[..n]);
+                    if let Some(s) = pre.held_cstr(a, len) {
+                        prop_assert_eq!(Some(s.to_vec()), mem.read_cstr(a, len), "cstr at {:#x}", a);
+                    }
+                }
+                let asked = at(&asks);
+                for ((a, len), got) in asked.iter().zip(pre.read_spans(&asked)) {
+                    let mut want = vec![0u8; *len];
+                    let n = mem.read(*a, &mut want);
+                    match got {
+                        None => prop_assert_eq!(n, 0),
+                        Some(g) => {
+                            prop_assert!(!g.is_empty() && want[..n].starts_with(&g));
+                            prop_assert!(g.len() == n || g.last() == Some(&0), "{:#x}+{}", a, len);
+                        }
                     }
                 }
             }

@@ -456,11 +456,34 @@ impl Ctx<'_> {
                 .collect();
             let ended = at + ptrs.len() < block.len();
             at = block.len();
-            let heads = self.mem.read_heads(&ptrs);
-            for (p, head) in ptrs.iter().zip(heads) {
+            // Strings already read (an exec's prefetch) need no head read.
+            let held: Vec<bool> = ptrs
+                .iter()
+                .map(|&p| self.mem.held_cstr(p, MAX_EXEC_BYTES).is_some())
+                .collect();
+            let unread: Vec<u64> = ptrs
+                .iter()
+                .zip(&held)
+                .filter(|(_, h)| !**h)
+                .map(|(&p, _)| p)
+                .collect();
+            let mut heads = self.mem.read_heads(&unread).into_iter();
+            for (p, was_held) in ptrs.iter().zip(held) {
                 if out.len() >= MAX_EXEC_ENTRIES || total >= MAX_EXEC_BYTES {
                     return out;
                 }
+                if let Some(s) = self.mem.held_cstr(*p, MAX_EXEC_BYTES - total) {
+                    total += s.len() + 1;
+                    out.push(s.to_vec());
+                    continue;
+                }
+                // A held string longer than what is left of the budget has no head: it is
+                // read below, and ends the list.
+                let head = if was_held {
+                    None
+                } else {
+                    heads.next().flatten()
+                };
                 let s = match head
                     .as_deref()
                     .and_then(|h| h.iter().position(|&b| b == 0).map(|e| &h[..e]))
@@ -1194,6 +1217,10 @@ mod tests {
         fn read_spans(&self, spans: &[(u64, usize)]) -> Vec<Option<Vec<u8>>> {
             self.span_reads.set(self.span_reads.get() + 1);
             self.inner.read_spans(spans)
+        }
+        fn read_ranges(&self, spans: &[(u64, usize)]) -> Vec<(u64, Vec<u8>, bool)> {
+            self.span_reads.set(self.span_reads.get() + 1);
+            self.inner.read_ranges(spans)
         }
     }
 

@@ -30,29 +30,42 @@ impl Memory for TraceeMemory {
         process_vm_readv(Pid::from_raw(self.tid), &mut local, &remote).unwrap_or(0)
     }
 
+    /// All spans in one `process_vm_readv`: see [`TraceeMemory::read_ranges`], each span then
+    /// cut out of its range.
+    fn read_spans(&self, spans: &[(u64, usize)]) -> Vec<Option<Vec<u8>>> {
+        let ranges = self.read_ranges(spans);
+        spans
+            .iter()
+            .map(|&(a, len)| {
+                let (start, data, _) = ranges.iter().find(|(s, d, _)| {
+                    a >= *s && a - *s <= u64::try_from(d.len()).unwrap_or(u64::MAX)
+                })?;
+                let off = usize::try_from(a - start).ok()?;
+                let n = len.min(data.len() - off);
+                (n > 0).then(|| data[off..off + n].to_vec())
+            })
+            .collect()
+    }
+
     /// All spans in one `process_vm_readv`. Spans close together (an environment's strings
     /// lie back to back on the stack) are read as one range: the kernel pins the pages of each
     /// iovec separately, and 36 small iovecs over the same 3 pages cost sbx 16 us per exec
     /// against a few us for one. The kernel copies the ranges in address order and stops at
-    /// the first byte it cannot read: a span past that point is `None` or cut short, and the
-    /// caller reads it on its own.
-    fn read_spans(&self, spans: &[(u64, usize)]) -> Vec<Option<Vec<u8>>> {
+    /// the first byte it cannot read: the range it stopped in is cut short there, and the
+    /// ranges after it come back empty (short), so their spans are read again on their own.
+    fn read_ranges(&self, spans: &[(u64, usize)]) -> Vec<(u64, Vec<u8>, bool)> {
         // Spans at most this far apart are read as one range.
         const MERGE_GAP: u64 = 256;
-        let heads = spans;
-        let mut order: Vec<usize> = (0..heads.len()).collect();
-        order.sort_by_key(|&i| heads[i].0);
-        // [start, end) of each range, and the range of each head.
+        let mut sorted: Vec<(u64, usize)> = spans.iter().copied().filter(|s| s.1 > 0).collect();
+        sorted.sort_unstable_by_key(|s| s.0);
+        // [start, end) of each range.
         let mut ranges: Vec<(u64, u64)> = Vec::new();
-        let mut range_of = vec![0usize; heads.len()];
-        for &i in &order {
-            let (a, len) = heads[i];
+        for (a, len) in sorted {
             let end = a.saturating_add(len as u64);
             match ranges.last_mut() {
                 Some((_, e)) if a <= e.saturating_add(MERGE_GAP) => *e = (*e).max(end),
                 _ => ranges.push((a, end)),
             }
-            range_of[i] = ranges.len() - 1;
         }
         let mut bufs: Vec<Vec<u8>> = ranges
             .iter()
@@ -68,29 +81,22 @@ impl Memory for TraceeMemory {
             })
             .collect();
         let mut left = match remote {
-            Some(remote) => {
+            Some(remote) if !remote.is_empty() => {
                 let mut local: Vec<IoSliceMut<'_>> =
                     bufs.iter_mut().map(|b| IoSliceMut::new(b)).collect();
                 process_vm_readv(Pid::from_raw(self.tid), &mut local, &remote).unwrap_or(0)
             }
-            None => 0,
+            _ => 0,
         };
-        // The bytes read of each range, in order.
-        let valid: Vec<usize> = bufs
+        ranges
             .iter()
-            .map(|b| {
+            .zip(bufs)
+            .map(|(&(s, _), mut b)| {
                 let n = left.min(b.len());
                 left -= n;
-                n
-            })
-            .collect();
-        heads
-            .iter()
-            .zip(&range_of)
-            .map(|(&(a, len), &r)| {
-                let off = usize::try_from(a - ranges[r].0).ok()?;
-                let n = len.min(valid[r].checked_sub(off).filter(|&n| n > 0)?);
-                Some(bufs[r][off..off + n].to_vec())
+                let short = n < b.len();
+                b.truncate(n);
+                (s, b, short)
             })
             .collect()
     }
