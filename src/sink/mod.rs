@@ -17,7 +17,10 @@ use crate::tracer::procfs::TraceeProc;
 #[derive(Debug)]
 pub struct DecodedStop {
     pub def: Option<&'static SyscallDef>,
+    /// The event, with the decoded targets.
     pub syscall: Syscall,
+    /// The rest of the decoding (strings and blobs to protect, exec arguments); its
+    /// `targets` are empty, moved into `syscall`.
     pub decoded: Decoded,
 }
 
@@ -223,7 +226,8 @@ pub fn decode_stop_opts(arch: Arch, stop: &SyscallStop<'_>, opts: DecodeOpts<'_>
         name,
         nr: u32::try_from(stop.nr).unwrap_or(u32::MAX),
         args: stop.args,
-        targets: decoded.targets.clone(),
+        // Moved, not copied: the targets live on in the event (`decoded.targets` is left empty).
+        targets: std::mem::take(&mut decoded.targets),
         outcome: Outcome::Unknown,
     };
     DecodedStop {
