@@ -36,6 +36,9 @@ pub struct DecodedStop {
 #[derive(Debug, Default)]
 pub struct LinkCache {
     map: std::cell::RefCell<std::collections::HashMap<Vec<u8>, Option<Vec<u8>>>>,
+    /// Every directory some cached path lies below: only a change at one of them has entries
+    /// below it to forget (a temporary file unlinked has none, and costs no scan).
+    parents: std::cell::RefCell<std::collections::HashSet<Vec<u8>>>,
 }
 
 impl LinkCache {
@@ -75,20 +78,55 @@ impl LinkCache {
     /// Forget everything.
     pub fn clear(&self) {
         self.map.borrow_mut().clear();
+        self.parents.borrow_mut().clear();
+    }
+
+    /// The cached answer for `path`, if any.
+    fn get(&self, path: &[u8]) -> Option<Option<Vec<u8>>> {
+        self.map.borrow().get(path).cloned()
+    }
+
+    /// Remember the answer for `path` (absolute, normalized).
+    fn insert(&self, path: &[u8], link: Option<Vec<u8>>) {
+        if self.map.borrow().len() >= Self::MAX {
+            self.clear();
+        }
+        // Every directory above `path`, nearest first, up to one already known (whose own
+        // ancestors are then known too). A walk can start below directories it never looked
+        // up (a /proc/PID/cwd jump), so the parent alone would not do.
+        let mut parents = self.parents.borrow_mut();
+        let mut dir = path;
+        while let Some(cut) = dir.iter().rposition(|&b| b == b'/') {
+            dir = &dir[..cut.max(1)];
+            if parents.contains(dir) {
+                break;
+            }
+            parents.insert(dir.to_vec());
+            if dir == b"/" {
+                break;
+            }
+        }
+        self.map.borrow_mut().insert(path.to_vec(), link);
     }
 
     /// Forget `path` and every path below it. Lookups (one per path component walked) far
-    /// outnumber changes, so the map is hashed and a change scans it: a BTreeMap's range
-    /// made every lookup a dozen comparisons of long, mostly equal paths (2% of record's CPU
-    /// on a C build), more than these scans cost.
+    /// outnumber changes, so the map is hashed (a BTreeMap's range made every lookup a dozen
+    /// comparisons of long, mostly equal paths: 2% of record's CPU on a C build), and a change
+    /// at a directory something was cached below scans it.
     fn forget_below(&self, path: &[u8]) {
-        let mut m = self.map.borrow_mut();
         if path == b"/" {
-            m.clear();
+            self.clear();
             return;
         }
+        let mut m = self.map.borrow_mut();
         m.remove(path);
-        m.retain(|k, _| !(k.starts_with(path) && k.get(path.len()) == Some(&b'/')));
+        let mut parents = self.parents.borrow_mut();
+        if !parents.remove(path) {
+            return;
+        }
+        let below = |k: &[u8]| k.starts_with(path) && k.get(path.len()) == Some(&b'/');
+        m.retain(|k, _| !below(k));
+        parents.retain(|k| !below(k));
     }
 }
 
@@ -128,15 +166,11 @@ impl decode::ProcView for StopView<'_> {
         if path.starts_with(b"/proc/") || path.starts_with(b"/dev/") {
             return self.inner.readlink(path);
         }
-        if let Some(hit) = cache.map.borrow().get(path) {
-            return hit.clone();
+        if let Some(hit) = cache.get(path) {
+            return hit;
         }
         let v = self.inner.readlink(path);
-        let mut m = cache.map.borrow_mut();
-        if m.len() >= LinkCache::MAX {
-            m.clear();
-        }
-        m.insert(path.to_vec(), v.clone());
+        cache.insert(path, v.clone());
         v
     }
 }
@@ -262,7 +296,7 @@ mod tests {
     fn cache(keys: &[&str]) -> LinkCache {
         let c = LinkCache::default();
         for k in keys {
-            c.map.borrow_mut().insert(k.as_bytes().to_vec(), None);
+            c.insert(k.as_bytes(), None);
         }
         c
     }
@@ -286,6 +320,27 @@ mod tests {
         let c = cache(KEYS);
         c.after(def("unlinkat"), &[path("/a/b", None)], Outcome::Value(0));
         assert_eq!(keys(&c), ["/a", "/a/b.d", "/a/bc", "/x/y", "/z"]);
+    }
+
+    /// A walk that jumped (through `/proc/PID/cwd`) caches paths whose directories it never
+    /// looked up itself; a change at any of those directories still forgets them.
+    #[test]
+    fn a_change_above_paths_cached_without_their_directories_forgets_them() {
+        let c = cache(&["/home/u/x/f", "/home/v"]);
+        c.after(
+            def("renameat2"),
+            &[path("/home/u", None)],
+            Outcome::Value(0),
+        );
+        assert_eq!(keys(&c), ["/home/v"]);
+        c.after(
+            def("unlinkat"),
+            &[path("/home/v/w", None)],
+            Outcome::Value(0),
+        );
+        assert_eq!(keys(&c), ["/home/v"], "nothing below a leaf");
+        c.after(def("unlinkat"), &[path("/home", None)], Outcome::Value(0));
+        assert!(keys(&c).is_empty());
     }
 
     #[test]
