@@ -21,8 +21,6 @@
 //! An unknown base (a closed dirfd, no cwd) is named `/proc/PID/fd/N` or `/proc/PID/cwd`, which
 //! no profile allows by accident.
 
-use std::collections::VecDeque;
-
 use crate::decode::ProcView;
 use crate::event::PathObj;
 
@@ -34,15 +32,36 @@ pub const AT_FDCWD: i32 = -100;
 
 /// An absolute path under construction: the joined bytes plus where each component ends, so
 /// pushing, popping and handing the current prefix to `readlink` are all O(component).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq)]
 struct Stack {
     buf: Vec<u8>,
     ends: Vec<usize>,
 }
 
+/// Room a stack is made with beyond what it holds: the components pushed next then need no
+/// reallocation (a typical path fits).
+const STACK_ROOM: usize = 160;
+const STACK_ROOM_COMPONENTS: usize = 16;
+
+impl Clone for Stack {
+    fn clone(&self) -> Stack {
+        let mut s = Stack::with_room(self.buf.len(), self.ends.len());
+        s.buf.extend_from_slice(&self.buf);
+        s.ends.extend_from_slice(&self.ends);
+        s
+    }
+}
+
 impl Stack {
+    fn with_room(bytes: usize, components: usize) -> Stack {
+        Stack {
+            buf: Vec::with_capacity(bytes + STACK_ROOM),
+            ends: Vec::with_capacity(components + STACK_ROOM_COMPONENTS),
+        }
+    }
+
     fn from_path(path: &[u8]) -> Stack {
-        let mut s = Stack::default();
+        let mut s = Stack::with_room(path.len(), 0);
         for c in split(path) {
             s.push(c);
         }
@@ -104,7 +123,7 @@ fn root_of(view: &dyn ProcView) -> Stack {
 /// a directory path (`pipe:[12]`) is named by its /proc link.
 fn base_of(view: &dyn ProcView, dirfd: Option<i32>) -> Stack {
     let pid = num(view.pid());
-    let mut s = Stack::default();
+    let mut s = Stack::with_room(0, 0);
     match dirfd.filter(|&fd| fd != AT_FDCWD) {
         Some(fd) => match view.fd_path(fd) {
             Some(p) if p.starts_with(b"/") => return Stack::from_path(&p),
@@ -233,51 +252,57 @@ pub fn resolve(
     }
 }
 
-/// The components still to walk. `""` marks a trailing slash, which forces following the
-/// component before it.
-#[derive(Default)]
+/// The components still to walk, as the bytes of the rest of the path: popping a component
+/// copies nothing, and a symlink's target is put in front of the rest in one copy. A trailing
+/// `/` forces following the component before it.
 struct Queue {
-    items: VecDeque<Vec<u8>>,
-    /// How many items are neither `.` nor the trailing-slash marker.
+    buf: Vec<u8>,
+    /// Where the rest starts in `buf`.
+    pos: usize,
+    /// How many components are left (a component followed by any other, even `.`, is not
+    /// the last: the kernel follows it as a directory).
     real: usize,
 }
 
 impl Queue {
     fn of(path: &[u8]) -> Queue {
-        let mut q = Queue::default();
-        for c in split(path) {
-            q.push_back(c.to_vec());
+        Queue {
+            buf: path.to_vec(),
+            pos: 0,
+            real: Self::count(path),
         }
-        if path.ends_with(b"/") {
-            q.push_back(Vec::new());
-        }
-        q
     }
 
-    fn counts(c: &[u8]) -> bool {
-        !c.is_empty() && c != b"."
+    fn count(path: &[u8]) -> usize {
+        split(path).count()
     }
 
-    fn push_back(&mut self, c: Vec<u8>) {
-        self.real += usize::from(Self::counts(&c));
-        self.items.push_back(c);
+    /// The next component, as a range of `buf`.
+    fn pop_front(&mut self) -> Option<std::ops::Range<usize>> {
+        let rest = &self.buf[self.pos..];
+        let start = self.pos + rest.iter().position(|&b| b != b'/')?;
+        let end = self.buf[start..]
+            .iter()
+            .position(|&b| b == b'/')
+            .map_or(self.buf.len(), |n| start + n);
+        self.pos = end;
+        self.real -= 1;
+        Some(start..end)
     }
 
-    fn pop_front(&mut self) -> Option<Vec<u8>> {
-        let c = self.items.pop_front()?;
-        self.real -= usize::from(Self::counts(&c));
-        Some(c)
-    }
-
+    /// Whether the path ends with `/` (after the last component popped, the rest is `/`).
     fn trailing_slash(&self) -> bool {
-        self.items.back().is_some_and(Vec::is_empty)
+        self.buf.ends_with(b"/")
     }
 
-    /// `self` followed by `rest`.
-    fn prepend_to(mut self, rest: Queue) -> Queue {
-        self.real += rest.real;
-        self.items.extend(rest.items);
-        self
+    /// `target` followed by the rest.
+    fn prepend(&mut self, target: &[u8]) {
+        let mut buf = Vec::with_capacity(target.len() + self.buf.len() - self.pos);
+        buf.extend_from_slice(target);
+        buf.extend_from_slice(&self.buf[self.pos..]);
+        self.real += Self::count(target);
+        self.buf = buf;
+        self.pos = 0;
     }
 }
 
@@ -292,15 +317,16 @@ fn walk(
     let mut queue = Queue::of(path);
     let mut links = 0usize;
     while let Some(c) = queue.pop_front() {
-        match c.as_slice() {
-            b"" | b"." => continue,
+        let c = &queue.buf[c];
+        match c {
+            b"." => continue,
             b".." => {
                 go_up(&mut stack, root);
                 continue;
             }
             _ => {}
         }
-        stack.push(&c);
+        stack.push(c);
         rewrite_self(&mut stack, root, view);
         if queue.real == 0 && !follow_final && !queue.trailing_slash() {
             break;
@@ -327,7 +353,7 @@ fn walk(
         } else {
             stack.pop();
         }
-        queue = Queue::of(&target).prepend_to(queue);
+        queue.prepend(&target);
     }
     Some(stack.path().to_vec())
 }
@@ -350,6 +376,7 @@ mod tests {
         v.fds.insert(5, b"/memfd:x (deleted)".to_vec());
         let links: &[(&[u8], &[u8])] = &[
             (b"/home/u/proj/link", b"../secret"),
+            (b"/home/u/proj/slashy", b"../secret/"),
             (b"/home/u/proj/abs", b"/etc/passwd"),
             (b"/home/u/proj/dirlink", b"/var/lib"),
             (b"/var/lib", b"../opt/lib"),
@@ -401,6 +428,13 @@ mod tests {
         final_link_followed: None, b"link", true => "/home/u/proj/link", Some("/home/u/secret");
         final_link_not_followed: None, b"link", false => "/home/u/proj/link", None;
         trailing_slash_follows: None, b"link/", false => "/home/u/proj/link", Some("/home/u/secret");
+        dot_after_link_follows: None, b"dirlink/.", false => "/home/u/proj/dirlink", Some("/opt/lib");
+        target_with_trailing_slash: None, b"slashy/f", false
+            => "/home/u/proj/slashy/f", Some("/home/u/secret/f");
+        final_target_with_trailing_slash: None, b"slashy", true
+            => "/home/u/proj/slashy", Some("/home/u/secret");
+        final_target_with_trailing_slash_unfollowed: None, b"slashy", false
+            => "/home/u/proj/slashy", None;
         absolute_target: None, b"abs", true => "/home/u/proj/abs", Some("/etc/passwd");
         middle_component_link: None, b"dirlink/x", false
             => "/home/u/proj/dirlink/x", Some("/opt/lib/x");
