@@ -85,8 +85,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let proc = ProcInfo {
             ppid: 4000,
-            comm: b"node".to_vec(),
-            exe: b"/usr/bin/node".to_vec(),
+            comm: b"node".as_slice().into(),
+            exe: b"/usr/bin/node".as_slice().into(),
             creds,
         };
         let r = rng.next();

@@ -28,10 +28,10 @@ pub struct Event {
 pub struct ProcInfo {
     /// Parent process id as sbx saw it at spawn (0 for the root of the tree).
     pub ppid: i32,
-    /// `/proc/PID/comm`, at most 15 bytes.
-    pub comm: Vec<u8>,
-    /// The executable (`/proc/PID/exe`), absolute.
-    pub exe: Vec<u8>,
+    /// `/proc/PID/comm`, at most 15 bytes. Shared: every event of a process carries it.
+    pub comm: std::sync::Arc<[u8]>,
+    /// The executable (`/proc/PID/exe`), absolute. Shared like `comm`.
+    pub exe: std::sync::Arc<[u8]>,
     pub creds: Creds,
 }
 

@@ -871,7 +871,7 @@ impl Filter {
         if !self.pids.is_empty() && !self.pids.iter().any(|p| *p == ev.pid || *p == ev.tid) {
             return false;
         }
-        if !self.comms.is_empty() && !self.comms.iter().any(|c| c.as_bytes() == ev.proc.comm) {
+        if !self.comms.is_empty() && !self.comms.iter().any(|c| c.as_bytes() == &*ev.proc.comm) {
             return false;
         }
         if !self.syscalls.is_empty() {
@@ -904,8 +904,8 @@ impl Filter {
 #[derive(Debug, Clone, Default)]
 struct ProcStat {
     ppid: i32,
-    comm: Vec<u8>,
-    exe: Vec<u8>,
+    comm: std::sync::Arc<[u8]>,
+    exe: std::sync::Arc<[u8]>,
     argv: Vec<Vec<u8>>,
     exit: Option<ExitStatus>,
     threads: u64,
@@ -988,7 +988,7 @@ impl Stats {
             }
             EventKind::Exec(x) => {
                 p.argv.clone_from(&x.argv);
-                p.exe.clone_from(&x.path);
+                p.exe = x.path.as_slice().into();
             }
             EventKind::Exit(x) if x.process => p.exit = Some(x.status),
             EventKind::Exit(_) | EventKind::Resolved(_) => {}
@@ -1223,8 +1223,8 @@ mod tests {
             tid,
             proc: ProcInfo {
                 ppid: 1,
-                comm: comm.as_bytes().to_vec(),
-                exe: format!("/usr/bin/{comm}").into_bytes(),
+                comm: comm.as_bytes().into(),
+                exe: format!("/usr/bin/{comm}").into_bytes().into(),
                 creds: Creds {
                     uid: 1000,
                     euid: 1000,

@@ -37,8 +37,8 @@ fn policy(text: &str, env: &Env) -> CompiledPolicy {
 fn proc_info() -> ProcInfo {
     ProcInfo {
         ppid: 1,
-        comm: b"node".to_vec(),
-        exe: b"/usr/bin/node".to_vec(),
+        comm: b"node".as_slice().into(),
+        exe: b"/usr/bin/node".as_slice().into(),
         creds: Default::default(),
     }
 }

@@ -845,7 +845,7 @@ fn exec_exe_is_the_kernels() {
     assert_eq!(named, events, "exec events' exe against the kernel's");
     for e in &ev {
         if let EventKind::Exec(x) = &e.kind {
-            assert_eq!(x.path, e.proc.exe, "the exec event's path is its exe");
+            assert_eq!(x.path, &*e.proc.exe, "the exec event's path is its exe");
         }
     }
 }
@@ -898,7 +898,7 @@ fn symlink_changes_show_in_later_paths() {
         })
         .collect();
     let got: Vec<String> = syscalls(&ev)
-        .filter(|(e, sc)| e.proc.comm == b"cat" && sc.name == "openat")
+        .filter(|(e, sc)| &*e.proc.comm == b"cat" && sc.name == "openat")
         .flat_map(|(_, sc)| sc.targets.iter())
         .filter_map(|t| match &t.object {
             Object::Path(p)

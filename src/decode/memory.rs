@@ -176,11 +176,11 @@ impl Memory for Prefetched<'_> {
         self.spans.iter().find_map(|(start, data, _)| {
             let off = usize::try_from(addr.checked_sub(*start)?).ok()?;
             let have = data.get(off..)?;
-            let nul = have
-                .iter()
-                .take(cap.saturating_add(1))
-                .position(|&b| b == 0)?;
-            Some(&have[..nul])
+            let have = &have[..have.len().min(cap.saturating_add(1))];
+            // A word-at-a-time search for the NUL (the environment is scanned at every exec).
+            std::ffi::CStr::from_bytes_until_nul(have)
+                .ok()
+                .map(std::ffi::CStr::to_bytes)
         })
     }
 

@@ -406,22 +406,24 @@ impl Ctx<'_> {
         if !self.exec_args {
             return;
         }
-        let argv = self.string_array(self.arg(argv));
-        let env_names = self
-            .string_array(self.arg(envp))
-            .into_iter()
-            .map(|mut e| {
-                let end = e.iter().position(|&b| b == b'=').unwrap_or(e.len());
-                e.truncate(end);
-                e
-            })
-            .collect();
+        let argv = self.string_array(self.arg(argv), false);
+        let env_names = self.string_array(self.arg(envp), true);
         self.out.exec = Some(ExecArgs { argv, env_names });
     }
 
     /// A NULL-terminated array of string pointers (argv, envp), bounded. Unreadable entries
-    /// end the array: these strings are for display and learning, not for decisions.
-    fn string_array(&self, mut addr: u64) -> Vec<Vec<u8>> {
+    /// end the array: these strings are for display and learning, not for decisions. With
+    /// `names`, only each string's bytes before its first `=` are kept (environment values
+    /// are secrets, and are never copied).
+    fn string_array(&self, mut addr: u64, names: bool) -> Vec<Vec<u8>> {
+        let keep = |s: &[u8]| -> Vec<u8> {
+            let end = if names {
+                s.iter().position(|&b| b == b'=').unwrap_or(s.len())
+            } else {
+                s.len()
+            };
+            s[..end].to_vec()
+        };
         let mut out = Vec::new();
         let mut total = 0usize;
         if addr == 0 {
@@ -457,24 +459,25 @@ impl Ctx<'_> {
             let ended = at + ptrs.len() < block.len();
             at = block.len();
             // Strings already read (an exec's prefetch) need no head read.
-            let held: Vec<bool> = ptrs
+            let held: Vec<Option<&[u8]>> = ptrs
                 .iter()
-                .map(|&p| self.mem.held_cstr(p, MAX_EXEC_BYTES).is_some())
+                .map(|&p| self.mem.held_cstr(p, MAX_EXEC_BYTES))
                 .collect();
             let unread: Vec<u64> = ptrs
                 .iter()
                 .zip(&held)
-                .filter(|(_, h)| !**h)
+                .filter(|(_, h)| h.is_none())
                 .map(|(&p, _)| p)
                 .collect();
             let mut heads = self.mem.read_heads(&unread).into_iter();
-            for (p, was_held) in ptrs.iter().zip(held) {
+            for (p, held) in ptrs.iter().zip(held) {
                 if out.len() >= MAX_EXEC_ENTRIES || total >= MAX_EXEC_BYTES {
                     return out;
                 }
-                if let Some(s) = self.mem.held_cstr(*p, MAX_EXEC_BYTES - total) {
+                let was_held = held.is_some();
+                if let Some(s) = held.filter(|s| s.len() <= MAX_EXEC_BYTES - total) {
                     total += s.len() + 1;
-                    out.push(s.to_vec());
+                    out.push(keep(s));
                     continue;
                 }
                 // A held string longer than what is left of the budget has no head: it is
@@ -488,14 +491,19 @@ impl Ctx<'_> {
                     .as_deref()
                     .and_then(|h| h.iter().position(|&b| b == 0).map(|e| &h[..e]))
                 {
-                    Some(s) if s.len() <= MAX_EXEC_BYTES - total => s.to_vec(),
+                    Some(s) if s.len() <= MAX_EXEC_BYTES - total => {
+                        total += s.len() + 1;
+                        keep(s)
+                    }
                     // Longer than the head, or unreadable there: read it on its own.
                     _ => match self.mem.read_cstr(*p, MAX_EXEC_BYTES - total) {
-                        Some(s) => s,
+                        Some(s) => {
+                            total += s.len() + 1;
+                            if names { keep(&s) } else { s }
+                        }
                         None => return out,
                     },
                 };
-                total += s.len() + 1;
                 out.push(s);
             }
             if ended {

@@ -49,8 +49,8 @@ fn header(env: &Env) -> Header {
 fn proc_info() -> ProcInfo {
     ProcInfo {
         ppid: 1,
-        comm: b"node".to_vec(),
-        exe: b"/usr/bin/node".to_vec(),
+        comm: b"node".as_slice().into(),
+        exe: b"/usr/bin/node".as_slice().into(),
         creds: Creds {
             uid: 1000,
             euid: 1000,

@@ -1286,7 +1286,7 @@ impl Sink for EnforceSink<'_> {
             g.exec(task.pid, former_tid);
         }
         if let Some((checked, _)) = self.execs.remove(&former_tid.unwrap_or(task.tid))
-            && checked != task.proc.exe
+            && *checked != *task.proc.exe
             && !is_script(&checked)
             && self.mode != Mode::Audit
         {

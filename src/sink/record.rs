@@ -220,11 +220,12 @@ impl<W: Write> Sink for RecordSink<W> {
 
     fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>) {
         let caller = former_tid.unwrap_or(task.tid);
-        let pending = self.pending.remove(&caller);
+        let mut pending = self.pending.remove(&caller);
+        // The execve's own record does not carry them: moved, not copied.
         let (argv, env_names) = pending
-            .as_ref()
-            .and_then(|p| p.exec.as_ref())
-            .map(|e| (e.argv.clone(), e.env_names.clone()))
+            .as_mut()
+            .and_then(|p| p.exec.take())
+            .map(|e| (e.argv, e.env_names))
             .unwrap_or_default();
         if let Some(mut p) = pending {
             // Before its first exec the root of the tree is sbx's spawn code (comm `sbx`):
@@ -245,7 +246,7 @@ impl<W: Write> Sink for RecordSink<W> {
             tid: task.tid,
             proc: task.proc.clone(),
             kind: EventKind::Exec(Exec {
-                path: task.proc.exe.clone(),
+                path: task.proc.exe.to_vec(),
                 argv,
                 env_names,
                 former_tid,

@@ -335,8 +335,8 @@ impl<R: Read> TraceReader<R> {
         let proc = match w.proc {
             Some(p) => ProcInfo {
                 ppid: p.ppid,
-                comm: self.s(p.comm)?,
-                exe: self.s(p.exe)?,
+                comm: self.s(p.comm)?.into(),
+                exe: self.s(p.exe)?.into(),
                 creds: Creds {
                     uid: p.creds[0],
                     euid: p.creds[1],
@@ -575,8 +575,8 @@ mod tests {
     fn proc(comm: &str, ppid: i32, euid: u32) -> ProcInfo {
         ProcInfo {
             ppid,
-            comm: comm.as_bytes().to_vec(),
-            exe: format!("/usr/bin/{comm}").into_bytes(),
+            comm: comm.as_bytes().into(),
+            exe: format!("/usr/bin/{comm}").into_bytes().into(),
             creds: Creds {
                 uid: 1000,
                 euid,

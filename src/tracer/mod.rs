@@ -377,8 +377,8 @@ impl Tracer {
         let root = spawned.pid;
         let info = ProcInfo {
             ppid: 0,
-            comm: procfs::comm(root),
-            exe: procfs::exe(root),
+            comm: procfs::comm(root).into(),
+            exe: procfs::exe(root).into(),
             creds: procfs::creds(root).unwrap_or_default(),
         };
         let mut t = Tracer {
@@ -431,6 +431,11 @@ impl Tracer {
         u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 
+    /// How many stops the tracer may take one by one before it takes every pending stop at
+    /// once (see `wait_loop_with`): a stopped tracee waits behind at most this many stops of
+    /// others.
+    const DRAIN_EVERY: u32 = 16;
+
     fn wait_loop(&mut self, sink: &mut dyn Sink) -> Result<Option<i32>, Error> {
         let mut wakeups = None;
         let r = self.wait_loop_with(sink, &mut wakeups);
@@ -448,6 +453,8 @@ impl Tracer {
         let mut idle = false;
         // Stops collected but not yet handled, in the order waitpid gave them.
         let mut batch = std::collections::VecDeque::new();
+        // Stops taken one at a time since the last look for every pending one.
+        let mut single: u32 = 0;
         loop {
             stops = stops.wrapping_add(1);
             // No status line while a question is on the terminal.
@@ -474,19 +481,25 @@ impl Tracer {
                         Err(e) => return Err(Error::Wait(e)),
                     };
                     idle = false;
-                    // Take every other stop already pending too, and handle them all before
-                    // looking again. waitpid(-1) picks among stopped tracees in a fixed
-                    // order, so without this a tracee could wait forever behind others that
-                    // keep stopping (a fork storm), as in
-                    // tests/record.rs::parent_killed_while_forking_leaves_no_hang.
-                    while let Ok(more) = waitpid(
-                        Pid::from_raw(-1),
-                        Some(WaitPidFlag::__WALL | WaitPidFlag::WNOHANG),
-                    ) {
-                        if more == WaitStatus::StillAlive {
-                            break;
+                    // Every DRAIN_EVERY stops, take every other stop already pending too, and
+                    // handle them all before looking again. waitpid(-1) picks among stopped
+                    // tracees in a fixed order (the newest tracee first), so without this a
+                    // tracee could wait forever behind others that keep stopping (a fork
+                    // storm), as in tests/record.rs::parent_killed_while_forking_leaves_no_hang.
+                    // Not at every stop: mostly nothing else is pending, and the look that
+                    // finds so is one more system call per stop (a tenth of the tracer's).
+                    single += 1;
+                    if single >= Self::DRAIN_EVERY {
+                        single = 0;
+                        while let Ok(more) = waitpid(
+                            Pid::from_raw(-1),
+                            Some(WaitPidFlag::__WALL | WaitPidFlag::WNOHANG),
+                        ) {
+                            if more == WaitStatus::StillAlive {
+                                break;
+                            }
+                            batch.push_back(more);
                         }
-                        batch.push_back(more);
                     }
                     st
                 }
@@ -543,6 +556,12 @@ impl Tracer {
             self.spin.note_load(n);
         }
         let window = self.spin.window();
+        if !self.spin.times_waits() {
+            // Sleeping mode: no poll, and no clock reads around the wait.
+            let r = waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL));
+            self.spin.update(false, std::time::Duration::ZERO);
+            return r;
+        }
         let t0 = Instant::now();
         if !window.is_zero() {
             loop {
@@ -651,8 +670,8 @@ impl Tracer {
                     }
                     None => ProcInfo {
                         ppid,
-                        comm: procfs::comm(tgid),
-                        exe: procfs::exe(tgid),
+                        comm: procfs::comm(tgid).into(),
+                        exe: procfs::exe(tgid).into(),
                         creds: procfs::creds(tgid).unwrap_or_default(),
                     },
                 },
@@ -873,7 +892,10 @@ impl Tracer {
         p.exec_seen = true;
         // The name the program was started by, as the kernel derives it, saves opening
         // `/proc/PID/comm` (a third of the work of an exec event).
-        p.info.comm = sink.exec_comm(former).unwrap_or_else(|| procfs::comm(pid));
+        p.info.comm = sink
+            .exec_comm(former)
+            .unwrap_or_else(|| procfs::comm(pid))
+            .into();
         // The program: the file the execve named when the kernel runs that file itself, which
         // saves a `/proc/PID/exe` readlink (see `programs`); else the kernel's answer.
         let named = sink
@@ -887,7 +909,7 @@ impl Tracer {
                 (procfs::mode(&exe), exe)
             }
         };
-        p.info.exe = exe;
+        p.info.exe = exe.into();
         // Only a set-user-ID or set-group-ID program changes the ids at exec: read them again
         // only then (or when the program cannot be looked at).
         if mode.is_none_or(|m| m & 0o6000 != 0)

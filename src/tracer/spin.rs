@@ -162,6 +162,12 @@ impl SpinPolicy {
         !self.window().is_zero()
     }
 
+    /// Whether [`Self::update`] uses how long a wait took: not while the policy sleeps
+    /// (crowded or churning), so the caller need not read the clock around every wait.
+    pub fn times_waits(&self) -> bool {
+        !self.crowded && self.window.max_ns > 0
+    }
+
     /// A wait ended after `waited` (`caught` when a poll found the stop).
     pub fn update(&mut self, caught: bool, waited: Duration) {
         if !self.crowded {
