@@ -1126,6 +1126,41 @@ fn symlink_is_checked_where_it_leads() {
     .assert_code(0);
 }
 
+/// A link followed by a final `.` leads to the directory it names, O_NOFOLLOW or not (it spares
+/// only a link in the last component): opening `od/.` through `od -> OUTSIDE` opens OUTSIDE
+/// (its listing is then one getdents away), and must be checked as OUTSIDE, not as `od` in the
+/// work dir.
+#[test]
+fn link_then_dot_is_checked_where_it_leads() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    let outside = d.join("outside");
+    let o = outside.to_str().unwrap();
+    let b = bare(&fs, ["symlink", o, "od", "readnf", "od/."], &w);
+    assert!(b.stdout.contains("readnf od/. ok"), "{b:?}");
+    std::fs::remove_file(w.join("od")).unwrap();
+
+    let prof = open_profile(&d, &fs, "");
+    let out = enforce_in(
+        &w,
+        &prof,
+        "kill",
+        &[],
+        &[&fs, "symlink", o, "od", "readnf", "od/."],
+    )
+    .run();
+    out.assert_code(VIOLATION);
+    assert_eq!(out.stdout, format!("symlink {o} ok od\n"));
+    let v = violations(&out);
+    assert_eq!(v.len(), 1, "{}", out.stderr);
+    let real = std::fs::canonicalize(&outside).unwrap();
+    assert!(
+        v[0].contains(&format!("(-> {})", real.display())),
+        "the line names where the link leads: {v:?}"
+    );
+}
+
 #[test]
 fn hard_link_of_an_outside_file_is_refused() {
     let fs = fx("fsops");
