@@ -9,7 +9,9 @@
 //!
 //! 1. **unknown**: numbers absent from the table (new kernels add syscalls; x32 numbers with
 //!    bit 0x4000_0000 set also land here) → TRACE in record, refused in enforce (KILL_PROCESS,
-//!    or ENOSYS in errno mode).
+//!    or ENOSYS in errno mode). Built by hand as two comparisons per run of consecutive known
+//!    numbers (`known_ranges_program`), not by seccompiler, whose one comparison per known
+//!    number made it the longest filter of the stack.
 //! 2. **spawn**: `clone3` → ERRNO(ENOSYS) always (its flags sit behind a pointer the filter
 //!    cannot read; glibc falls back to `clone`); `clone` with `CLONE_UNTRACED` → EPERM
 //!    (record) or refused (enforce); `clone` with namespace flags → refused in enforce unless
@@ -135,6 +137,8 @@ pub enum FilterError {
     GuardBase { base: u64 },
     #[error("the table of {arch:?} is empty: refusing to build a filter that knows no syscall")]
     EmptyTable { arch: Arch },
+    #[error("the syscall numbers of {arch:?} form too many runs for the unknown-number filter")]
+    Fragmented { arch: Arch },
     #[error("building the {stage} filter")]
     Seccompiler {
         stage: &'static str,
@@ -147,6 +151,72 @@ pub enum FilterError {
 /// TRACE(0) stop).
 pub fn class_of(arch: Arch, nr: u64) -> Option<Class> {
     arch.by_nr(nr).map(|d| d.class)
+}
+
+/// The runs of consecutive numbers in `sorted` (ascending, no duplicates), as `(first, last)`.
+fn runs(sorted: &[u32]) -> Vec<(u32, u32)> {
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    for &n in sorted {
+        match out.last_mut() {
+            Some((_, last)) if last.checked_add(1) == Some(n) => *last = n,
+            _ => out.push((n, n)),
+        }
+    }
+    out
+}
+
+/// Filter 1 by hand: `seccompiler` compares the number with every known syscall in turn (some
+/// 700 instructions to reach `openat` on x86_64, run for every call the kernel's action cache
+/// does not answer, twice for a traced one); the known numbers form a few runs, so two
+/// comparisons per run do. Layout, after the architecture check seccompiler's programs also
+/// start with (any other `AUDIT_ARCH` → KILL_PROCESS):
+///
+/// ```text
+/// ld nr
+/// jge first_0 ? next : MISS      (below the first run, or in the gap before a run)
+/// jgt last_0  ? next : HIT
+/// ...                            (one pair per run, ascending)
+/// MISS: ret unknown              (above the last run: new syscalls, x32's bit 30, -1)
+/// HIT:  ret ALLOW
+/// ```
+///
+/// `None` when the runs are too many for BPF's 8-bit jump offsets.
+fn known_ranges_program(
+    audit_arch: u32,
+    ranges: &[(u32, u32)],
+    unknown: u32,
+) -> Option<BpfProgram> {
+    use seccompiler::sock_filter;
+    const LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+    const JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+    const JGT_K: u16 = 0x25;
+    const JGE_K: u16 = 0x35;
+    const RET_K: u16 = 0x06; // BPF_RET | BPF_K
+    // offsetof(struct seccomp_data, nr / arch)
+    const NR: u32 = 0;
+    const ARCH: u32 = 4;
+    let insn = |code, jt, jf, k| sock_filter { code, jt, jf, k };
+    let n = ranges.len();
+    // The farthest jump: from the first run's first comparison to HIT.
+    if n == 0 || 2 * n > usize::from(u8::MAX) {
+        return None;
+    }
+    let mut p = vec![
+        insn(LD_W_ABS, 0, 0, ARCH),
+        insn(JEQ_K, 1, 0, audit_arch),
+        insn(RET_K, 0, 0, u32::from(SeccompAction::KillProcess)),
+        insn(LD_W_ABS, 0, 0, NR),
+    ];
+    for (i, &(first, last)) in ranges.iter().enumerate() {
+        // From the pair of run i, MISS is 2(n-i)-1 instructions ahead of the first comparison
+        // and HIT 2(n-i)-1 ahead of the second.
+        let skip = u8::try_from(2 * (n - i) - 1).ok()?;
+        p.push(insn(JGE_K, 0, skip, first));
+        p.push(insn(JGT_K, 0, skip, last));
+    }
+    p.push(insn(RET_K, 0, 0, unknown));
+    p.push(insn(RET_K, 0, 0, u32::from(SeccompAction::Allow)));
+    Some(p)
 }
 
 /// Build the programs for `spec`, in installation order.
@@ -305,12 +375,22 @@ impl Builder<'_> {
 
     /// Filter 1: every known number is allowed; anything else traced or refused.
     fn unknown(&self) -> Result<BpfProgram, FilterError> {
-        let rules: Rules = self
-            .table
-            .iter()
-            .map(|d| (i64::from(d.nr), vec![]))
-            .collect();
-        let mismatch = match &self.spec.mode {
+        let mut nrs: Vec<u32> = self.table.iter().map(|d| d.nr).collect();
+        nrs.sort_unstable();
+        nrs.dedup();
+        known_ranges_program(
+            self.spec.arch.audit_arch(),
+            &runs(&nrs),
+            u32::from(self.unknown_action()),
+        )
+        .ok_or(FilterError::Fragmented {
+            arch: self.spec.arch,
+        })
+    }
+
+    /// What filter 1 answers for a number absent from the table.
+    fn unknown_action(&self) -> SeccompAction {
+        match &self.spec.mode {
             FilterMode::Record => SeccompAction::Trace(0),
             FilterMode::Enforce {
                 on_gated: Refuse::Kill,
@@ -320,8 +400,7 @@ impl Builder<'_> {
                 on_gated: Refuse::Errno(_) | Refuse::Trace,
                 ..
             } => SeccompAction::Errno(ENOSYS),
-        };
-        self.compile("unknown", rules, mismatch, SeccompAction::Allow)
+        }
     }
 
     /// Filter 2: clone3 → ENOSYS, in every mode.
@@ -545,6 +624,109 @@ mod tests {
         }
         assert_eq!(class_of(Arch::Aarch64, 56), Some(Class::Checked)); // openat
         assert_eq!(class_of(Arch::Aarch64, 257), None); // x86_64's openat: a hole here
+    }
+
+    /// A cBPF interpreter for the instructions seccompiler and `known_ranges_program` emit.
+    fn run_bpf(prog: &[seccompiler::sock_filter], nr: u32, arch: u32, args: [u64; 6]) -> u32 {
+        let mut data = [0u8; 64];
+        data[0..4].copy_from_slice(&nr.to_ne_bytes());
+        data[4..8].copy_from_slice(&arch.to_ne_bytes());
+        for (i, a) in args.iter().enumerate() {
+            data[16 + 8 * i..24 + 8 * i].copy_from_slice(&a.to_ne_bytes());
+        }
+        let mut acc = 0u32;
+        let mut pc = 0usize;
+        loop {
+            let i = &prog[pc];
+            let jump = |cond: bool| usize::from(if cond { i.jt } else { i.jf });
+            match i.code {
+                0x20 => {
+                    let o = i.k as usize;
+                    acc = u32::from_ne_bytes(data[o..o + 4].try_into().unwrap());
+                }
+                0x54 => acc &= i.k,
+                0x05 => pc += i.k as usize,
+                0x15 => pc += jump(acc == i.k),
+                0x25 => pc += jump(acc > i.k),
+                0x35 => pc += jump(acc >= i.k),
+                0x45 => pc += jump(acc & i.k != 0),
+                0x06 => return i.k,
+                c => panic!("instruction {c:#x} at {pc}"),
+            }
+            pc += 1;
+        }
+    }
+
+    /// Filter 1 as seccompiler builds it: one comparison per known number.
+    fn linear_unknown(arch: Arch, unknown: SeccompAction) -> BpfProgram {
+        let rules: Rules = arch
+            .table()
+            .iter()
+            .map(|d| (i64::from(d.nr), vec![]))
+            .collect();
+        let f = SeccompFilter::new(rules, unknown, SeccompAction::Allow, arch.seccomp_target())
+            .expect("filter");
+        BpfProgram::try_from(f).expect("program")
+    }
+
+    /// The range program answers exactly like seccompiler's linear one, for every number a
+    /// 32-bit `nr` can usefully hold (the tables, the gaps, far above, x32's bit 30, -1), on
+    /// both architectures and in every mode, and kills any other AUDIT_ARCH.
+    #[test]
+    fn unknown_filter_answers_like_the_linear_one() {
+        let modes = [
+            (FilterMode::Record, SeccompAction::Trace(0)),
+            (enforce(&[], Refuse::Kill), SeccompAction::KillProcess),
+            (enforce(&[], Refuse::Errno(1)), SeccompAction::Errno(ENOSYS)),
+        ];
+        for arch in [Arch::X86_64, Arch::Aarch64] {
+            for (mode, action) in &modes {
+                let mut sp = spec(mode.clone(), false, false);
+                sp.arch = arch;
+                let ranges = &build(&sp).expect("build")[0];
+                let linear = linear_unknown(arch, action.clone());
+                assert!(ranges.len() < 64, "{} instructions", ranges.len());
+                let mut nrs: Vec<u32> = (0..4096).collect();
+                nrs.extend((0..1024).map(|n| n | 0x4000_0000));
+                nrs.extend([0x7fff_ffff, 0x8000_0000, u32::MAX, u32::MAX - 1]);
+                for nr in nrs {
+                    let want = if arch.by_nr(u64::from(nr)).is_some() {
+                        u32::from(SeccompAction::Allow)
+                    } else {
+                        u32::from(action.clone())
+                    };
+                    let a = arch.audit_arch();
+                    assert_eq!(run_bpf(ranges, nr, a, [0; 6]), want, "{arch:?} nr {nr:#x}");
+                    assert_eq!(run_bpf(&linear, nr, a, [0; 6]), want, "{arch:?} nr {nr:#x}");
+                }
+                for other in [0x4000_0003, crate::arch::AUDIT_ARCH_AARCH64 ^ 1, 0] {
+                    assert_eq!(run_bpf(ranges, 0, other, [0; 6]), 0x8000_0000);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn runs_and_their_limit() {
+        assert_eq!(runs(&[]), vec![]);
+        assert_eq!(runs(&[0, 1, 2, 5, 7, 8]), vec![(0, 2), (5, 5), (7, 8)]);
+        assert_eq!(
+            runs(&[u32::MAX - 1, u32::MAX]),
+            vec![(u32::MAX - 1, u32::MAX)]
+        );
+        // 127 runs fit BPF's 8-bit jumps, 128 do not (the build then fails, never weaker).
+        let spread = |k: u32| (0..k).map(|i| (3 * i, 3 * i + 1)).collect::<Vec<_>>();
+        let p = known_ranges_program(7, &spread(127), 0x7ff0_0000).expect("fits");
+        for nr in 0..400 {
+            let want = if nr < 381 && nr % 3 != 2 {
+                0x7fff_0000
+            } else {
+                0x7ff0_0000
+            };
+            assert_eq!(run_bpf(&p, nr, 7, [0; 6]), want, "nr {nr}");
+        }
+        assert!(known_ranges_program(7, &spread(128), 0).is_none());
+        assert!(known_ranges_program(7, &[], 0).is_none());
     }
 
     #[test]
