@@ -1083,29 +1083,30 @@ fn open_profile(d: &Dir, fs: &str, extra: &str) -> PathBuf {
     )
 }
 
-#[test]
-fn symlink_is_checked_where_it_leads() {
+/// `fsops symlink OUTSIDE/target LINK OP PATH` in a work dir: bare, OP through the link works
+/// (`bare_says` is in its output); under enforce with a profile allowing the work dir only,
+/// creating the link passes and OP is the one violation, naming where the link leads. Returns
+/// the work dir, the profile and the fixture.
+fn through_link_is_checked_where_it_leads(
+    target: &str,
+    link: &str,
+    op: &str,
+    path: &str,
+    bare_says: &str,
+) -> (Dir, PathBuf, PathBuf, String) {
     let fs = fx("fsops");
     let d = Dir::new();
     let w = work_and_outside(&d);
-    let target = d.join("outside/secret.txt");
+    let target = d.join(target);
     let t = target.to_str().unwrap();
-    let b = bare(&fs, ["symlink", t, "link", "read", "link"], &w);
-    assert!(b.stdout.contains("read link ok s3cret"), "{b:?}");
-    std::fs::remove_file(w.join("link")).unwrap();
+    let b = bare(&fs, ["symlink", t, link, op, path], &w);
+    assert!(b.stdout.contains(bare_says), "{b:?}");
+    std::fs::remove_file(w.join(link)).unwrap();
 
     let prof = open_profile(&d, &fs, "");
-    // Creating the link is allowed (it is in the work dir); reading through it is not.
-    let out = enforce_in(
-        &w,
-        &prof,
-        "kill",
-        &[],
-        &[&fs, "symlink", t, "link", "read", "link"],
-    )
-    .run();
+    let out = enforce_in(&w, &prof, "kill", &[], &[&fs, "symlink", t, link, op, path]).run();
     out.assert_code(VIOLATION);
-    assert_eq!(out.stdout, format!("symlink {t} ok link\n"));
+    assert_eq!(out.stdout, format!("symlink {t} ok {link}\n"));
     let v = violations(&out);
     assert_eq!(v.len(), 1, "{}", out.stderr);
     let real = std::fs::canonicalize(&target).unwrap();
@@ -1113,8 +1114,20 @@ fn symlink_is_checked_where_it_leads() {
         v[0].contains(&format!("(-> {})", real.display())),
         "the line names both the link and where it leads: {v:?}"
     );
+    std::fs::remove_file(w.join(link)).unwrap();
+    (d, w, prof, fs)
+}
+
+#[test]
+fn symlink_is_checked_where_it_leads() {
+    let (_d, w, prof, fs) = through_link_is_checked_where_it_leads(
+        "outside/secret.txt",
+        "link",
+        "read",
+        "link",
+        "read link ok s3cret",
+    );
     // The same read of a file in the work dir passes.
-    std::fs::remove_file(w.join("link")).unwrap();
     enforce_in(
         &w,
         &prof,
@@ -1132,33 +1145,7 @@ fn symlink_is_checked_where_it_leads() {
 /// work dir.
 #[test]
 fn link_then_dot_is_checked_where_it_leads() {
-    let fs = fx("fsops");
-    let d = Dir::new();
-    let w = work_and_outside(&d);
-    let outside = d.join("outside");
-    let o = outside.to_str().unwrap();
-    let b = bare(&fs, ["symlink", o, "od", "readnf", "od/."], &w);
-    assert!(b.stdout.contains("readnf od/. ok"), "{b:?}");
-    std::fs::remove_file(w.join("od")).unwrap();
-
-    let prof = open_profile(&d, &fs, "");
-    let out = enforce_in(
-        &w,
-        &prof,
-        "kill",
-        &[],
-        &[&fs, "symlink", o, "od", "readnf", "od/."],
-    )
-    .run();
-    out.assert_code(VIOLATION);
-    assert_eq!(out.stdout, format!("symlink {o} ok od\n"));
-    let v = violations(&out);
-    assert_eq!(v.len(), 1, "{}", out.stderr);
-    let real = std::fs::canonicalize(&outside).unwrap();
-    assert!(
-        v[0].contains(&format!("(-> {})", real.display())),
-        "the line names where the link leads: {v:?}"
-    );
+    through_link_is_checked_where_it_leads("outside", "od", "readnf", "od/.", "readnf od/. ok");
 }
 
 #[test]
