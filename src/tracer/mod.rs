@@ -433,7 +433,7 @@ impl Tracer {
 
     /// How many stops the tracer may take one by one before it takes every pending stop at
     /// once (see `wait_loop_with`): a stopped tracee waits behind at most this many stops of
-    /// others.
+    /// others before it is in a batch, which is handled in order before the next wait.
     const DRAIN_EVERY: u32 = 16;
 
     fn wait_loop(&mut self, sink: &mut dyn Sink) -> Result<Option<i32>, Error> {
@@ -487,7 +487,7 @@ impl Tracer {
                     // tracee could wait forever behind others that keep stopping (a fork
                     // storm), as in tests/record.rs::parent_killed_while_forking_leaves_no_hang.
                     // Not at every stop: mostly nothing else is pending, and the look that
-                    // finds so is one more system call per stop (a tenth of the tracer's).
+                    // finds so is one more system call per stop.
                     single += 1;
                     if single >= Self::DRAIN_EVERY {
                         single = 0;
