@@ -40,6 +40,7 @@ fn open(path: String, access: AccessSet, outcome: Outcome) -> EventKind {
             }),
         }],
         outcome,
+        sock_type: None,
     })
 }
 

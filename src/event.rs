@@ -131,6 +131,12 @@ pub struct Syscall {
     /// What the syscall does to which object; empty for gated syscalls without objects.
     pub targets: Vec<Target>,
     pub outcome: Outcome,
+    /// For a call on an inet socket (connect, bind, listen, sendto, sendmsg, sendmmsg with an
+    /// address): the socket's type (`SO_TYPE`: 1 stream, 2 datagram, 3 raw, 5 seqpacket), so
+    /// that learn writes `connect udp` for a UDP socket. `None` for other calls, or when the
+    /// socket could not be asked.
+    #[serde(default)]
+    pub sock_type: Option<i32>,
 }
 
 /// One object a syscall acts on and how.

@@ -1570,6 +1570,7 @@ mod tests {
                 object: path(p),
             }],
             outcome,
+            sock_type: None,
         }))
     }
 
@@ -1622,6 +1623,7 @@ mod tests {
                 args: [0; 6],
                 targets: vec![],
                 outcome: Outcome::Value(0),
+                sock_type: None,
             }))
         };
         assert_eq!(pol.admits_event(&gated("ptrace")), none);

@@ -806,15 +806,28 @@ fn event_json_with(ev: &Event, arch: Arch, sem_of: &dyn Fn(&str) -> Option<Sem>)
         "uid": c.uid, "euid": c.euid, "gid": c.gid, "egid": c.egid,
     });
     let extra = match &ev.kind {
-        EventKind::Syscall(s) => json!({
-            "kind": "syscall",
-            "syscall": s.name,
-            "nr": s.nr,
-            "args": s.args,
-            "decoded_args": syscall_args(s, arch, sem_of(&s.name)).0,
-            "targets": s.targets.iter().map(target_json).collect::<Vec<_>>(),
-            "outcome": outcome_json(&s.outcome),
-        }),
+        EventKind::Syscall(s) => {
+            let mut v = json!({
+                "kind": "syscall",
+                "syscall": s.name,
+                "nr": s.nr,
+                "args": s.args,
+                "decoded_args": syscall_args(s, arch, sem_of(&s.name)).0,
+                "targets": s.targets.iter().map(target_json).collect::<Vec<_>>(),
+                "outcome": outcome_json(&s.outcome),
+            });
+            if let Some(t) = s.sock_type {
+                // SO_TYPE of the socket: "stream", "dgram"... (the number when unnamed).
+                v["sock_type"] = match t {
+                    1 => json!("stream"),
+                    2 => json!("dgram"),
+                    3 => json!("raw"),
+                    5 => json!("seqpacket"),
+                    n => json!(n),
+                };
+            }
+            v
+        }
         EventKind::Spawn(sp) => json!({
             "kind": "spawn",
             "child": sp.child,
@@ -1261,6 +1274,7 @@ mod tests {
             args,
             targets,
             outcome,
+            sock_type: None,
         })
     }
 

@@ -10,7 +10,7 @@
 //! a panic or a hang. One test runs everything sequentially and prints `attacks: X/Y stopped`.
 
 use std::io::Read;
-use std::net::TcpListener;
+use std::net::{TcpListener, UdpSocket};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -142,12 +142,25 @@ struct Fx {
     bad_bytes: Arc<AtomicUsize>,
 }
 
-/// A TCP listener on 127.0.0.1 that accepts forever in a thread, adding the bytes it receives
-/// to the returned counter.
+/// A TCP listener on 127.0.0.1 that accepts forever in a thread, and a UDP socket on the same
+/// port number, both adding the bytes they receive to the returned counter.
 fn listener() -> (u16, Arc<AtomicUsize>) {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let (l, udp) = (0..50)
+        .find_map(|_| {
+            let l = TcpListener::bind("127.0.0.1:0").ok()?;
+            let port = l.local_addr().ok()?.port();
+            Some((l, UdpSocket::bind(("127.0.0.1", port)).ok()?))
+        })
+        .expect("a free TCP and UDP port pair on 127.0.0.1");
     let port = l.local_addr().unwrap().port();
     let bytes = Arc::new(AtomicUsize::new(0));
+    let b = bytes.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 2048];
+        while let Ok(n) = udp.recv(&mut buf) {
+            b.fetch_add(n, Ordering::SeqCst);
+        }
+    });
     let b = bytes.clone();
     std::thread::spawn(move || {
         for mut c in l.incoming().flatten() {
@@ -232,6 +245,30 @@ fn attack(item: &'static str, name: &'static str, attack: Args, benign: Args) ->
     }
 }
 
+/// `attack race_dgram HOW`: 2000 sends racing toward the forbidden listener, or 100 racing
+/// between two spellings of the allowed one (the benign twin).
+fn dgram(f: &Fx, how: &str, attack: bool) -> Vec<String> {
+    let (other, n) = if attack {
+        (&f.port_bad, "2000")
+    } else {
+        (&f.port_ok, "100")
+    };
+    v(&[&f.attack, "race_dgram", how, &f.port_ok, other, n])
+}
+
+/// A datagram destination race: refused as a send, and shown to get through without the
+/// race guard.
+fn dgram_race(name: &'static str, attack: Args, benign: Args) -> Attack {
+    Attack {
+        bare_tries: 10,
+        runs: 3,
+        expect: "send ",
+        deny_done: "dgram race done",
+        control: true,
+        ..self::attack("1 argument races", name, attack, benign)
+    }
+}
+
 fn attacks() -> Vec<Attack> {
     let a = attack;
     // Expect a refusal naming this text.
@@ -276,6 +313,16 @@ fn attacks() -> Vec<Attack> {
                 |_, f| v(&[&f.attack, "race_connect", &f.port_ok, &f.port_ok, "100"]),
             )
         },
+        dgram_race(
+            "sendmsg on a connected UDP socket, msg_name flipped NULL <-> forbidden (2000 sends)",
+            |_, f| dgram(f, "name", true),
+            |_, f| dgram(f, "name", false),
+        ),
+        dgram_race(
+            "sendmmsg of two datagrams, destination port flipped allowed <-> forbidden (2000 calls)",
+            |_, f| dgram(f, "mmsg", true),
+            |_, f| dgram(f, "mmsg", false),
+        ),
         Attack {
             bare_tries: 10,
             runs: 3,
@@ -1114,7 +1161,13 @@ fn attack_suite() {
     let (mut stopped, mut total) = (0, 0);
     let mut failures = Vec::new();
     let mut known = Vec::new();
+    // A development aid: `SBX_ATTACKS=sendmmsg cargo test --test attacks` runs only the
+    // attacks whose name contains the text (and no resource abuse).
+    let only = std::env::var("SBX_ATTACKS").ok();
     for (n, at) in attacks().iter().enumerate() {
+        if only.as_ref().is_some_and(|o| !at.name.contains(o.as_str())) {
+            continue;
+        }
         let t = std::time::Instant::now();
         let verdict = run_attack(&d, n, at, &fx);
         let took = t.elapsed().as_millis();
@@ -1138,7 +1191,10 @@ fn attack_suite() {
             }
         }
     }
-    let (mut handled, abuse) = (0, abuses());
+    let (mut handled, mut abuse) = (0, abuses());
+    if only.is_some() {
+        abuse.clear();
+    }
     for (n, ab) in abuse.iter().enumerate() {
         match run_abuse(&d, n, ab, &fx) {
             Ok(what) => {

@@ -64,6 +64,7 @@ fn path_event(name: &str, access: AccessSet, path: &Path) -> Event {
                 }),
             }],
             outcome: Outcome::Value(3),
+            sock_type: None,
         }),
     }
 }
@@ -109,6 +110,7 @@ fn connect_event(addr: [u8; 4], port: u16) -> Event {
                 object: Object::Socket(SockAddr::Inet { addr, port }),
             }],
             outcome: Outcome::Value(0),
+            sock_type: None,
         }),
     }
 }

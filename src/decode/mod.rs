@@ -130,9 +130,16 @@ pub enum BlobKind {
     /// A `struct msghdr` (56 bytes) whose `msg_name` (offset 0, length at offset 8) is `name`
     /// (empty: no address, msg_name NULL), and, when `payload` is set, whose data (the
     /// iovecs) is these bytes as one iovec.
+    ///
+    /// `mmsg` (sendmmsg's flags) when it is the first `struct mmsghdr` of a sendmmsg: the guard
+    /// then turns the call into `sendmsg(fd, copy, flags)`, which sends that message alone (a
+    /// partial send, which sendmmsg callers handle), and the exit stop converts sendmsg's
+    /// result back (`msg_len` written, 1 returned). The kernel would otherwise read every
+    /// message of the array from workload memory after the check.
     MsgHdr {
         name: Vec<u8>,
         payload: Option<Vec<u8>>,
+        mmsg: Option<u64>,
     },
 }
 
@@ -572,6 +579,40 @@ impl Ctx<'_> {
         self.sockaddr(name, u64::from(len))
     }
 
+    /// The destination of the `struct msghdr` at `at`, read once: the 56-byte header is
+    /// copied, and its `msg_name` is read through the pointer in that copy. The copy is what
+    /// the guard hands to the kernel instead of the workload's header, as a
+    /// [`BlobKind::MsgHdr`] blob for argument 1, with exactly the address returned here, or
+    /// none when it returns `None` (a thread racing the check can neither change the address
+    /// nor add one). An unreadable header or address sets `unreadable` (fail closed). `mmsg`
+    /// is sendmmsg's flags argument when the header is the first of its array.
+    fn msghdr_copy(&mut self, at: u64, mmsg: Option<u64>) -> Option<SockAddr> {
+        let Some(hdr) = read_exact(self.mem, at, 56) else {
+            self.out.unreadable = true;
+            return None;
+        };
+        let name_ptr = u64::from_le_bytes(hdr[0..8].try_into().unwrap_or([0; 8]));
+        let name_len = u32::from_le_bytes(hdr[8..12].try_into().unwrap_or([0; 4]));
+        let (dest, name) = if name_len == 0 {
+            (None, Vec::new())
+        } else {
+            match self.sockaddr_bytes(name_ptr, u64::from(name_len)) {
+                Some((sa, bytes)) => (Some(sa), bytes.unwrap_or_default()),
+                None => (None, Vec::new()),
+            }
+        };
+        self.out.blobs.push(Blob {
+            arg: 1,
+            bytes: hdr,
+            kind: BlobKind::MsgHdr {
+                name,
+                payload: None,
+                mmsg,
+            },
+        });
+        dest
+    }
+
     fn sock(&mut self, op: SockOp) {
         let fd = int_arg(self.arg(0));
         let mut dests = Vec::new();
@@ -599,41 +640,25 @@ impl Ctx<'_> {
                 AccessSet::of(Access::Send)
             }
             SockOp::SendMsg => {
-                let at = self.arg(1);
-                let dest = self.msghdr_dest(at);
-                if dest.is_some()
-                    && let Some(hdr) = read_exact(self.mem, at, 56)
-                {
-                    let name_ptr = u64::from_le_bytes(hdr[0..8].try_into().unwrap_or([0; 8]));
-                    let name_len = u32::from_le_bytes(hdr[8..12].try_into().unwrap_or([0; 4]));
-                    // Re-read the name from this copy of the header: the copy is what the
-                    // guard hands to the kernel. A mismatch with the first read means the
-                    // workload is racing us: fail closed.
-                    match self.sockaddr_bytes(name_ptr, u64::from(name_len)) {
-                        Some((sa, Some(name))) if Some(&sa) == dest.as_ref() => {
-                            self.out.blobs.push(Blob {
-                                arg: 1,
-                                bytes: hdr,
-                                kind: BlobKind::MsgHdr {
-                                    name,
-                                    payload: None,
-                                },
-                            });
-                        }
-                        _ => self.out.unreadable = true,
-                    }
-                }
-                dests.extend(dest);
+                dests.extend(self.msghdr_copy(self.arg(1), None));
                 AccessSet::of(Access::Send)
             }
             SockOp::SendMmsg => {
                 // struct mmsghdr { struct msghdr (56 bytes); unsigned msg_len; } = 64 bytes.
+                // The guard sends the first message alone, from a copy (as sendmsg); the
+                // others are checked too: they are what the workload means to send next.
                 let base = self.arg(1);
-                for i in 0..(self.arg(2) & 0xffff_ffff).min(MAX_MMSG) {
+                let vlen = (self.arg(2) & 0xffff_ffff).min(MAX_MMSG);
+                for i in 0..vlen {
                     let Some(at) = base.checked_add(i * 64) else {
                         break;
                     };
-                    if let Some(d) = self.msghdr_dest(at)
+                    let d = if i == 0 {
+                        self.msghdr_copy(at, Some(self.arg(3)))
+                    } else {
+                        self.msghdr_dest(at)
+                    };
+                    if let Some(d) = d
                         && !dests.contains(&d)
                     {
                         dests.push(d);
@@ -1471,6 +1496,38 @@ mod tests {
         );
         let d = run("sendmsg", [4, BAD, 0, 0, 0, 0], &img);
         assert!(d.unreadable);
+
+        // What the guard hands to the kernel: a copy of the header, with the checked address,
+        // or none when none was checked (a connected socket: a racing thread cannot add one);
+        // for sendmmsg the first message's header, marked with the call's flags.
+        let blob = |d: &Decoded| match d.blobs.as_slice() {
+            [
+                Blob {
+                    arg: 1,
+                    bytes,
+                    kind:
+                        BlobKind::MsgHdr {
+                            name,
+                            payload: None,
+                            mmsg,
+                        },
+                },
+            ] => (bytes.clone(), name.clone(), *mmsg),
+            other => panic!("{other:?}"),
+        };
+        let a_bytes = inet(443, [1, 2, 3, 4]);
+        let d = run("sendmsg", [4, m1, 0, 0, 0, 0], &img);
+        assert_eq!(blob(&d), (one_msg[..56].to_vec(), a_bytes.clone(), None));
+        let no_name_hdr = msghdr(&mut img, 0, 0);
+        let no_name = img.bytes(&no_name_hdr);
+        let d = run("sendmsg", [4, no_name, 0, 0, 0, 0], &img);
+        assert!(d.targets.is_empty() && !d.unreadable);
+        assert_eq!(blob(&d).1, Vec::<u8>::new());
+        let d = run("sendmmsg", [4, m3, 3, 0x40, 0, 0], &img);
+        assert_eq!(blob(&d), (two[..56].to_vec(), a_bytes, Some(0x40)));
+        // A vector of none sends nothing: nothing to copy.
+        let d = run("sendmmsg", [4, m3, 0, 0, 0, 0], &img);
+        assert!(d.blobs.is_empty() && d.targets.is_empty());
         let d = run("connect", [4, BAD, 16, 0, 0, 0], &img);
         assert!(d.unreadable && d.targets.is_empty());
         let d = run("listen", [6, 5, 0, 0, 0, 0], &img);

@@ -511,10 +511,17 @@ impl Learner {
     }
 
     fn add_sock(&mut self, ev: &Event, verb: Verb, addr: &SockAddr) {
+        const STREAM: i32 = 1;
+        const DGRAM: i32 = 2;
         if !matches!(verb, Verb::Connect | Verb::Bind | Verb::Send) {
             return;
         }
         let peer = verb != Verb::Bind;
+        // The socket's type, when the trace has it (format 4+): SOCK_STREAM 1, SOCK_DGRAM 2.
+        let sock_type = match &ev.kind {
+            EventKind::Syscall(s) => s.sock_type,
+            _ => None,
+        };
         // A peer is written by the name it was resolved from in this run (the latest), else
         // exactly; name servers of this machine as `${NAMESERVERS}`; loopback stays exact.
         let inet = |ip: IpAddr, port: u16| -> Vec<(Proto, String)> {
@@ -536,10 +543,14 @@ impl Learner {
                 exact
             };
             let a = format!("{host}:{port}");
-            match verb {
-                Verb::Send => vec![(Proto::Udp, a)],
-                // The trace does not record the socket type: DNS (port 53) is usually UDP.
-                Verb::Connect if port == 53 => vec![(Proto::Tcp, a.clone()), (Proto::Udp, a)],
+            match (verb, sock_type) {
+                (_, Some(DGRAM)) | (Verb::Send, _) => vec![(Proto::Udp, a)],
+                (_, Some(STREAM)) => vec![(Proto::Tcp, a)],
+                // The socket type is unknown (a raw socket, or an fd gone before sbx asked):
+                // DNS (port 53) is usually UDP, anything else TCP.
+                (Verb::Connect, _) if port == 53 => {
+                    vec![(Proto::Tcp, a.clone()), (Proto::Udp, a)]
+                }
                 _ => vec![(Proto::Tcp, a)],
             }
         };

@@ -90,6 +90,7 @@ fn sys(pid: i32, name: &str, targets: Vec<Target>, outcome: Outcome) -> Event {
             args: [0; 6],
             targets,
             outcome,
+            sock_type: None,
         }),
     )
 }
@@ -1830,3 +1831,47 @@ const ENV_B_PROJ: Env = Env {
     tmpdir: "/var/tmp/ci",
     uid: 1001,
 };
+
+/// The socket type recorded with a call decides tcp or udp; without it (a trace of a raw
+/// socket, or an fd gone before sbx asked) connect means tcp, and DNS both.
+#[test]
+fn socket_type_decides_the_protocol() {
+    let typed = |port: u16, ty: Option<i32>| {
+        let mut e = connect(
+            5,
+            SockAddr::Inet {
+                addr: [127, 0, 0, 1],
+                port,
+            },
+        );
+        if let EventKind::Syscall(s) = &mut e.kind {
+            s.sock_type = ty;
+        }
+        e
+    };
+    let t = text(&one(
+        vec![
+            typed(8125, Some(2)),
+            typed(8080, Some(1)),
+            typed(9000, None),
+            typed(53, Some(2)),
+        ],
+        false,
+    ));
+    for want in [
+        "connect udp 127.0.0.1:8125\n",
+        "connect tcp 127.0.0.1:8080\n",
+        "connect tcp 127.0.0.1:9000\n",
+        "connect udp 127.0.0.1:53\n",
+    ] {
+        assert!(t.contains(want), "missing {want:?}:\n{t}");
+    }
+    for unwanted in [
+        "tcp 127.0.0.1:8125",
+        "udp 127.0.0.1:8080",
+        "udp 127.0.0.1:9000",
+        "tcp 127.0.0.1:53",
+    ] {
+        assert!(!t.contains(unwanted), "{unwanted:?} learned:\n{t}");
+    }
+}

@@ -182,7 +182,8 @@ pub struct Queries {
     /// For sendto: the exact payload bytes that were checked, to hand to the kernel from the
     /// guard region (another thread cannot change them after the check).
     pub sendto_payload: Option<Vec<u8>>,
-    /// For sendmsg: the 56-byte msghdr and the checked payload (all its iovecs), likewise.
+    /// For sendmsg, and the first message of a sendmmsg: the 56-byte msghdr and the checked
+    /// payload (all its iovecs), likewise.
     pub sendmsg_copy: Option<(Vec<u8>, Vec<u8>)>,
 }
 
@@ -243,7 +244,19 @@ pub fn query_targets(stop: &SyscallStop<'_>, def: &SyscallDef, targets: &[Target
         _ => {
             for i in 0..stop.args[2].min(MAX_VEC) {
                 let hdr = stop.args[1] + i * MMSGHDR;
-                payloads.push(read_msghdr(&mem, hdr, MAX_MESSAGE).1);
+                if i > 0 {
+                    payloads.push(read_msghdr(&mem, hdr, MAX_MESSAGE).1);
+                    continue;
+                }
+                // The first message is the one the guard sends (alone), from a copy, as for
+                // sendmsg.
+                match read_msghdr_exact(&mem, hdr) {
+                    Some((h, data)) => {
+                        payloads.push(data.clone());
+                        sendmsg_copy = Some((h, data));
+                    }
+                    None => payloads.push(Vec::new()),
+                }
             }
         }
     }

@@ -90,6 +90,9 @@ enum Watch {
     /// symlink swapped between the check and the open is caught here, before the workload
     /// runs on.
     Opened(AccessSet, Box<Event>),
+    /// A sendmmsg the guard sent as a sendmsg of its first message: the result is turned
+    /// back into sendmmsg's (that message's `msg_len`, at this address, and a count of 1).
+    SentFirst { msg_len_at: u64 },
     /// Only to complete the recorded event (enforce -o) or refresh credentials.
     Nothing,
 }
@@ -416,6 +419,49 @@ fn is_script(path: &[u8]) -> bool {
     std::fs::File::open(std::ffi::OsStr::from_bytes(path))
         .and_then(|mut f| f.read_exact(&mut b))
         .is_ok_and(|()| &b == b"#!")
+}
+
+/// Where `msg_len` lies in a `struct mmsghdr`: after its 56-byte `struct msghdr`.
+const MSG_LEN_OFFSET: u64 = 56;
+
+/// Does the guard send this call's first message alone (a sendmmsg turned into a sendmsg)?
+fn sends_first_alone(decoded: &crate::decode::Decoded) -> bool {
+    decoded.blobs.iter().any(|b| {
+        matches!(
+            b.kind,
+            crate::decode::BlobKind::MsgHdr { mmsg: Some(_), .. }
+        )
+    })
+}
+
+/// At the exit of a sendmmsg the guard ran as `sendmsg` of its first message: turn sendmsg's
+/// result into sendmmsg's, as the kernel's own sendmmsg would have returned it, and return it.
+/// - Sent (`n` bytes): `n` goes into the message's `msg_len` and the call returns 1 (one
+///   message sent; callers of sendmmsg send the rest again). If `msg_len` cannot be written
+///   the kernel's sendmmsg fails with EFAULT, and so does this one.
+/// - An error: returned as is, except `-ERESTART*` (a signal interrupted it): the kernel would
+///   restart the call as the sendmsg it now is and return a byte count where the workload
+///   expects a message count, so it fails with EINTR instead, as a send interrupted before
+///   anything was sent may.
+fn sendmmsg_result(tid: i32, msg_len_at: u64, rval: i64) -> Result<i64, Error> {
+    const ERESTART_FIRST: i64 = 512; // ERESTARTSYS
+    const ERESTART_LAST: i64 = 516; // ERESTART_RESTARTBLOCK
+    let new = if rval >= 0 {
+        let n = u32::try_from(rval).unwrap_or(u32::MAX);
+        if crate::tracer::memory::write_u32(tid, msg_len_at, n) {
+            1
+        } else {
+            -i64::from(libc::EFAULT)
+        }
+    } else if (-ERESTART_LAST..=-ERESTART_FIRST).contains(&rval) {
+        -i64::from(libc::EINTR)
+    } else {
+        rval
+    };
+    if new != rval {
+        crate::tracer::regs::set_return(tid, new)?;
+    }
+    Ok(new)
 }
 
 fn sys_name(ev: &Event) -> String {
@@ -931,6 +977,7 @@ impl Sink for EnforceSink<'_> {
                         kind: BlobKind::MsgHdr {
                             name: Vec::new(),
                             payload: Some(data),
+                            mmsg: (def.name == "sendmmsg").then_some(stop.args[3]),
                         },
                     }),
                 }
@@ -1160,6 +1207,14 @@ impl Sink for EnforceSink<'_> {
                 // symlink) or does not lead anywhere: the kernel's own answer, not a violation.
                 self.watch.remove(&stop.tid);
                 verdict = Verdict::Deny(errno);
+            } else if self.guard.is_some() && sends_first_alone(&d.decoded) {
+                self.watch.insert(
+                    stop.tid,
+                    Watch::SentFirst {
+                        msg_len_at: stop.args[1].wrapping_add(MSG_LEN_OFFSET),
+                    },
+                );
+                verdict = Verdict::AllowWatchExit;
             }
         }
         if let Some(rec) = self.recorder.as_mut() {
@@ -1181,6 +1236,13 @@ impl Sink for EnforceSink<'_> {
     }
 
     fn on_syscall_exit(&mut self, stop: &SyscallStop<'_>, rval: i64) -> Result<Verdict, Error> {
+        let rval = match self.watch.get(&stop.tid) {
+            Some(&Watch::SentFirst { msg_len_at }) => {
+                self.watch.remove(&stop.tid);
+                sendmmsg_result(stop.tid, msg_len_at, rval)?
+            }
+            _ => rval,
+        };
         if let Some(rec) = self.recorder.as_mut() {
             rec.on_syscall_exit(stop, rval)?;
         }

@@ -5,7 +5,7 @@ pub mod dns;
 pub mod enforce;
 pub mod record;
 
-use crate::arch::{AUDIT_ARCH_I386, Arch, SyscallDef};
+use crate::arch::{AUDIT_ARCH_I386, Arch, Sem, SyscallDef};
 use crate::decode::{self, Decoded, RawSyscall};
 use crate::event::{Object, Outcome, SockAddr, Syscall, Target};
 use crate::tracer::SyscallStop;
@@ -248,11 +248,23 @@ pub fn decode_stop_opts(arch: Arch, stop: &SyscallStop<'_>, opts: DecodeOpts<'_>
         None => format!("syscall_{}", stop.nr),
     };
     let mut decoded = decoded;
+    let mut sock_type = None;
     for t in &mut decoded.targets {
-        if let Object::Socket(SockAddr::Netlink { protocol, .. }) = &mut t.object {
+        let fd = i32::try_from(stop.args[0]).unwrap_or(-1);
+        match &mut t.object {
             // The netlink protocol is a property of the socket, not of the address.
-            let fd = i32::try_from(stop.args[0]).unwrap_or(-1);
-            *protocol = procfs::socket_protocol(stop.pid, fd).and_then(|p| u16::try_from(p).ok());
+            Object::Socket(SockAddr::Netlink { protocol, .. }) => {
+                *protocol =
+                    procfs::socket_protocol(stop.pid, fd).and_then(|p| u16::try_from(p).ok());
+            }
+            // So is TCP or UDP (learn writes `connect udp` for a datagram socket).
+            Object::Socket(SockAddr::Inet { .. } | SockAddr::Inet6 { .. })
+                if sock_type.is_none()
+                    && def.is_some_and(|d| matches!(d.sem, Sem::Sock { .. })) =>
+            {
+                sock_type = procfs::socket_type(stop.pid, fd).map(|t| t & 0xf);
+            }
+            _ => {}
         }
     }
     let syscall = Syscall {
@@ -262,6 +274,7 @@ pub fn decode_stop_opts(arch: Arch, stop: &SyscallStop<'_>, opts: DecodeOpts<'_>
         // Moved, not copied: the targets live on in the event (`decoded.targets` is left empty).
         targets: std::mem::take(&mut decoded.targets),
         outcome: Outcome::Unknown,
+        sock_type,
     };
     DecodedStop {
         def,

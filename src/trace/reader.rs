@@ -383,6 +383,7 @@ impl<R: Read> TraceReader<R> {
                         WireOutcome::Denied(e) => Outcome::Denied(e),
                         WireOutcome::Killed => Outcome::Killed,
                     },
+                    sock_type: s.sock_type,
                 })
             }
             WireKind::Spawn { child, thread, via } => EventKind::Spawn(Spawn {
@@ -799,6 +800,11 @@ mod tests {
                 0x55d0_0000_0000 + wobble * 7,
                 u64::MAX,
             ],
+            // Calls on sockets carry the socket's type.
+            sock_type: targets
+                .iter()
+                .any(|t| matches!(t.object, Object::Socket(_)))
+                .then_some(2),
             targets,
             outcome,
         })
@@ -1014,7 +1020,7 @@ mod tests {
             (Vec::new(), "byte 0: not an sbx trace (empty file)"),
             (
                 [&MAGIC[..], &7u32.to_le_bytes(), &good[12..]].concat(),
-                "byte 8: format version 7 is newer than this sbx supports (3)",
+                "byte 8: format version 7 is newer than this sbx supports (4)",
             ),
             (
                 [&MAGIC[..], &0u32.to_le_bytes()].concat(),

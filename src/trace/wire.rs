@@ -99,6 +99,8 @@ pub(crate) struct WireSyscall {
     pub args: [i64; 6],
     pub targets: Vec<WireTarget>,
     pub outcome: WireOutcome,
+    /// Version 4: the socket type ([`crate::event::Syscall::sock_type`]).
+    pub sock_type: Option<i32>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -249,6 +249,7 @@ impl<W: Write> TraceWriter<W> {
                         Outcome::Denied(e) => WireOutcome::Denied(e),
                         Outcome::Killed => WireOutcome::Killed,
                     },
+                    sock_type: sys.sock_type,
                 })
             }
             EventKind::Spawn(s) => WireKind::Spawn {

@@ -34,6 +34,7 @@ use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
 use super::{Error, ptrace, regs};
+use crate::arch::Arch;
 use crate::decode::{BlobKind, Decoded};
 
 /// Where the region lives: 4 GiB-aligned at 256 GiB, inside the smallest user address space
@@ -427,6 +428,8 @@ impl Guard {
         let base = WINDOW_BASE + self.slot(tid)? * SLOT_SIZE;
         let mut image: Vec<u8> = Vec::with_capacity(256);
         let mut set: Vec<(u8, u64)> = Vec::new();
+        // A sendmmsg sent as a sendmsg of its first message ([`BlobKind::MsgHdr`]).
+        let mut sendmsg_nr = None;
         let push = |image: &mut Vec<u8>, bytes: &[u8], nul: bool| -> u64 {
             while !image.len().is_multiple_of(8) {
                 image.push(0);
@@ -460,7 +463,11 @@ impl Guard {
                         set.push((*sz, b.bytes.len() as u64));
                     }
                 }
-                BlobKind::MsgHdr { name, payload } => {
+                BlobKind::MsgHdr {
+                    name,
+                    payload,
+                    mmsg,
+                } => {
                     let mut hdr = b.bytes.clone();
                     if hdr.len() >= 32 {
                         if name.is_empty() {
@@ -485,6 +492,16 @@ impl Guard {
                     }
                     let at = push(&mut image, &hdr, false);
                     set.push((b.arg, at));
+                    if let Some(flags) = mmsg {
+                        // sendmmsg(fd, vec, vlen, flags) -> sendmsg(fd, copy, flags).
+                        set.push((2, *flags));
+                        sendmsg_nr = Some(
+                            Arch::native()
+                                .by_name("sendmsg")
+                                .map(|d| u64::from(d.nr))
+                                .ok_or_else(|| Error::Internal("no sendmsg syscall".into()))?,
+                        );
+                    }
                 }
             }
         }
@@ -494,7 +511,10 @@ impl Guard {
             ));
         }
         self.write(pid, tid, base, &image)?;
-        regs::set_args(tid, &set)?;
+        match sendmsg_nr {
+            Some(nr) => regs::set_syscall(tid, nr, &set)?,
+            None => regs::set_args(tid, &set)?,
+        }
         if held.is_empty() {
             self.release(tid);
         } else {

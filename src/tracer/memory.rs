@@ -102,6 +102,23 @@ impl Memory for TraceeMemory {
     }
 }
 
+/// Write `value` at `addr` in the memory of thread `tid`, as the kernel's own `put_user` for
+/// that process would: through `process_vm_writev`, which honours the page protections (a
+/// read-only page fails, unlike a write through `/proc/PID/mem`). Whether it was written whole.
+pub fn write_u32(tid: i32, addr: u64, value: u32) -> bool {
+    use nix::sys::uio::process_vm_writev;
+    let Ok(base) = usize::try_from(addr) else {
+        return false;
+    };
+    let bytes = value.to_ne_bytes();
+    let local = [std::io::IoSlice::new(&bytes)];
+    let remote = [RemoteIoVec {
+        base,
+        len: bytes.len(),
+    }];
+    process_vm_writev(Pid::from_raw(tid), &local, &remote) == Ok(bytes.len())
+}
+
 #[cfg(test)]
 mod tests {
     /// Needs the host kernel's process_vm_readv (qemu-user, which runs the aarch64 unit

@@ -276,3 +276,28 @@ pub fn set_syscall(tid: i32, nr: u64, args: &[(u8, u64)]) -> Result<(), Error> {
         i32::try_from(nr).map_err(|_| Error::Internal("syscall number out of range".into()))?;
     set_syscall_nr(tid, nr)
 }
+
+/// At a syscall-exit stop: make the call return `ret` (a value, or `-errno`) instead of what
+/// the kernel returned. The kernel decides on restarting a call interrupted by a signal from
+/// this register afterwards, so a `-ERESTART*` replaced here is not restarted.
+#[cfg(target_arch = "x86_64")]
+pub fn set_return(tid: i32, ret: i64) -> Result<(), Error> {
+    request::forget_call(tid);
+    let pid = Pid::from_raw(tid);
+    let mut regs = ptrace::getregs(pid).map_err(err(tid, "PTRACE_GETREGS"))?;
+    regs.rax = ret.cast_unsigned();
+    ptrace::setregs(pid, regs).map_err(err(tid, "PTRACE_SETREGS"))
+}
+
+/// At a syscall-exit stop: make the call return `ret` (x0 holds the result). The x7 that
+/// GETREGSET shows during a syscall stop is the stop direction, which the kernel replaces by
+/// the workload's own x7 when the stop ends, whatever is written here.
+#[cfg(target_arch = "aarch64")]
+pub fn set_return(tid: i32, ret: i64) -> Result<(), Error> {
+    use nix::sys::ptrace::regset::NT_PRSTATUS;
+    request::forget_call(tid);
+    let pid = Pid::from_raw(tid);
+    let mut regs = ptrace::getregset::<NT_PRSTATUS>(pid).map_err(err(tid, "PTRACE_GETREGSET"))?;
+    regs.regs[0] = ret.cast_unsigned();
+    ptrace::setregset::<NT_PRSTATUS>(pid, regs).map_err(err(tid, "PTRACE_SETREGSET"))
+}
