@@ -5,6 +5,7 @@ For each workload, every round runs each variant once, in the same order (A B C 
 so slow phases of a shared machine hit all variants alike. Reports medians and ratios to bare.
 
     python3 benches/bench.py --rounds 5 --out docs/perf-results.md [workload ...]
+    python3 benches/bench.py --rounds 15 --variants seccomp,record cbuild   # a longer pair
 
 Workloads: cbuild (make -j2 of the Lua 5.1-5.5 C sources shipped in the lua-src crate),
 npm (offline `npm install` of ~170 packages from a pre-filled cache), pipe (dd | sha256sum),
@@ -197,6 +198,24 @@ WORKLOADS = {
 }
 
 
+# Short names for --variants.
+KEYS = {"bare": "bare", "strace": "strace -f", "seccomp": "strace seccomp", "null": "null tracer",
+        "record": "sbx record", "enforce": "sbx enforce"}
+
+
+def paired(rounds, a, b):
+    """Round-by-round ratios b/a (both ran in the same round, next to each other): their
+    median, range, and in how many rounds b was faster. Slow phases of a shared machine hit
+    both sides of a pair alike, so this is steadier than a ratio of medians."""
+    pairs = [(r[a], r[b]) for r in rounds if a in r and b in r]
+    n = len(pairs)
+    if n == 0:
+        return None
+    r = sorted(y / x for x, y in pairs)
+    faster = sum(1 for x, y in pairs if y < x)
+    return f"{b} / {a}, paired by round: median {statistics.median(r):.3f}, range {r[0]:.3f}-{r[-1]:.3f}, {b} faster in {faster} of {n} rounds"
+
+
 def run_once(argv, cwd, reset):
     if reset:
         reset()
@@ -215,6 +234,8 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--hardening", action="store_true",
                     help="compare enforce with and without the race defence instead")
+    ap.add_argument("--variants", default=None,
+                    help="comma-separated subset of: " + ",".join(KEYS) + " (bare is always run)")
     ap.add_argument("workloads", nargs="*",
                     default=[w for w in WORKLOADS if w not in ("kgit", "kfind")])
     a = ap.parse_args()
@@ -250,12 +271,18 @@ def main():
             "sbx record": [SBX, "record", "-o", os.path.join(tmp, "r.trace"), "--"] + cmd,
             "sbx enforce": [SBX, "enforce", profile, "--"] + cmd,
         }
+        if a.variants:
+            keep = {KEYS[k.strip()] for k in a.variants.split(",")} | {"bare"}
+            variants = {v: argv for v, argv in variants.items() if v in keep}
         times = {v: [] for v in variants}
+        rounds = []
         for _ in range(a.rounds):
+            rounds.append({})
             for v, argv in variants.items():
                 dt = run_once(argv, cwd, reset)
                 if dt is not None:
                     times[v].append(dt)
+                    rounds[-1][v] = dt
         events = subprocess.run([SBX, "stats", "--count", trace], capture_output=True, text=True).stdout.strip()
         size = os.path.getsize(trace)
         base = statistics.median(times["bare"])
@@ -272,7 +299,14 @@ def main():
             else:
                 lines.append(f"| {v} | failed | | 0 |")
         lines.append("")
-        print("\n".join(lines[-(len(variants) + 5):]), flush=True)
+        shown = len(variants) + 5
+        for x, y in (("strace seccomp", "sbx record"), ("strace seccomp", "sbx enforce")):
+            if x in times and y in times:
+                p = paired(rounds, x, y)
+                if p:
+                    lines.append(p + "\n")
+                    shown += 1
+        print("\n".join(lines[-shown:]), flush=True)
     text = "\n".join(lines)
     if a.out:
         with open(a.out, "w") as f:
