@@ -1511,14 +1511,16 @@ mod tests {
 
     #[test]
     fn compile_errors_carry_location() {
-        let p = parse_str("t.profile", "read /ok\nread ${NOPE}/x\n").unwrap_or_default();
+        let p = parse_str("t.profile", "read /ok\nread /usr/${NOPE}/x\n").unwrap_or_default();
         let r = resolve(&p, "t.profile").unwrap_or_default();
         let e = CompiledPolicy::compile(&r, &env())
             .err()
             .map(|e| e.to_string());
         assert_eq!(
             e.as_deref(),
-            Some("t.profile:2:1: undefined variable \"${NOPE}\" (set it in the environment)")
+            Some(
+                "t.profile:2:1: undefined variable \"${NOPE}\" at byte 5 of the pattern (set it in the environment)"
+            )
         );
         let mut vars = BTreeMap::new();
         vars.insert("REL".to_string(), "rel/dir".to_string());

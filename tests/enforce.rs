@@ -1071,8 +1071,12 @@ fn missing_malformed_or_unexpandable_profile_stops_before_the_workload() {
     );
     d.write("bad.profile", "read /etc/passwd\nraed /etc/passwd\n");
     assert_refused_before_start(&d, "bad.profile", &["bad.profile:2:1:", "raed"]);
-    d.write("nope.profile", "include base\nread ${NOPE}/x\n");
-    assert_refused_before_start(&d, "nope.profile", &["nope.profile:2:", "NOPE"]);
+    d.write("nope.profile", "include base\nread /x/${NOPE}/x\n");
+    assert_refused_before_start(
+        &d,
+        "nope.profile",
+        &["nope.profile:2:", "\"${NOPE}\" at byte 3 of the pattern"],
+    );
     d.write("inc.profile", "include nosuchsnippet\n");
     assert_refused_before_start(&d, "inc.profile", &["inc.profile:1:"]);
     d.write("sc.profile", "syscall nosuchcall\n");
@@ -1089,7 +1093,8 @@ fn missing_malformed_or_unexpandable_profile_stops_before_the_workload() {
     let out = s.run();
     out.assert_code(SBX_ERROR);
     assert!(
-        out.stderr.contains("\"${EMPTYVAR}\" is empty"),
+        out.stderr
+            .contains("\"${EMPTYVAR}\" at byte 0 of the pattern is empty"),
         "{}",
         out.stderr
     );

@@ -43,12 +43,22 @@ impl Env {
 /// Why a pattern could not be expanded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum VarError {
-    #[error("undefined variable \"${{{name}}}\" (set it in the environment)")]
-    Undefined { name: String },
-    #[error("variable \"${{{name}}}\" is empty")]
-    Empty { name: String },
-    #[error("variable \"${{{name}}}\" is not an absolute path: \"{value}\"")]
-    NotAbsolute { name: String, value: String },
+    /// `offset`: the byte of the pattern where `${NAME}` starts (the rule's column is where
+    /// the rule starts).
+    #[error(
+        "undefined variable \"${{{name}}}\" at byte {offset} of the pattern (set it in the environment)"
+    )]
+    Undefined { name: String, offset: usize },
+    #[error("variable \"${{{name}}}\" at byte {offset} of the pattern is empty")]
+    Empty { name: String, offset: usize },
+    #[error(
+        "variable \"${{{name}}}\" at byte {offset} of the pattern is not an absolute path: \"{value}\""
+    )]
+    NotAbsolute {
+        name: String,
+        offset: usize,
+        value: String,
+    },
     #[error("{message} at byte {offset}")]
     Syntax { offset: usize, message: String },
 }
@@ -160,18 +170,21 @@ pub fn expand(pattern: &str, env: &Env) -> Result<String, VarError> {
             Piece::Var { name, offset } => {
                 let value = env.get(name).ok_or_else(|| VarError::Undefined {
                     name: name.to_string(),
+                    offset,
                 })?;
                 let builtin = matches!(name, "CWD" | "HOME" | "TMPDIR");
                 // An empty value would silently widen a rule (`${X}/**` -> `/**`): fail closed.
                 if value.is_empty() {
                     return Err(VarError::Empty {
                         name: name.to_string(),
+                        offset,
                     });
                 }
                 // A pattern starting with a variable is rooted by it.
                 if (builtin || offset == 0) && !value.starts_with('/') {
                     return Err(VarError::NotAbsolute {
                         name: name.to_string(),
+                        offset,
                         value: value.to_string(),
                     });
                 }
@@ -318,13 +331,15 @@ mod tests {
                 "${EMPTY}/lib",
                 Err(VarError::Empty {
                     name: "EMPTY".into(),
+                    offset: 0,
                 }),
             ),
             ("/a/\\$x", Ok("/a/\\$x")),
             (
-                "${NOPE}/x",
+                "/a/${NOPE}/x",
                 Err(VarError::Undefined {
                     name: "NOPE".into(),
+                    offset: 3,
                 }),
             ),
         ];
@@ -341,7 +356,8 @@ mod tests {
         assert_eq!(
             expand("${HOME}/x", &e),
             Err(VarError::Empty {
-                name: "HOME".into()
+                name: "HOME".into(),
+                offset: 0,
             })
         );
         e.cwd = "rel".into();
@@ -360,7 +376,8 @@ mod tests {
         assert_eq!(
             expand("${EMPTY}/**", &e),
             Err(VarError::Empty {
-                name: "EMPTY".into()
+                name: "EMPTY".into(),
+                offset: 0,
             })
         );
         assert!(matches!(
