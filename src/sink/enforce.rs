@@ -512,10 +512,13 @@ impl EnforceSink<'_> {
     /// Decide one target; `Some((verb, reason))` when it is not allowed; `Err(errno)` when
     /// only a probe rule admits it and the path is absent (`errno` from looking it up: the
     /// open must fail).
+    /// `sock_type`: the type of the socket the call acts on, as the decoder asked it
+    /// ([`crate::event::Syscall::sock_type`]).
     fn decide_target(
         &self,
         stop: &SyscallStop<'_>,
         t: &Target,
+        sock_type: Option<i32>,
     ) -> Result<Option<(Verb, String, String)>, i32> {
         let access = if self.metadata {
             t.access
@@ -534,8 +537,7 @@ impl EnforceSink<'_> {
                 .policy
                 .decide(access, &Object::Path(canonical_proc(p, stop.pid))),
             Object::Socket(addr @ (SockAddr::Inet { .. } | SockAddr::Inet6 { .. })) => {
-                let fd = i32::try_from(stop.args[0]).unwrap_or(-1);
-                let proto = match procfs::socket_type(stop.pid, fd).map(|t| t & 0xf) {
+                let proto = match sock_type {
                     Some(libc::SOCK_STREAM) => Proto::Tcp,
                     Some(libc::SOCK_DGRAM) => Proto::Udp,
                     // Unknown type (raw sockets, or the fd vanished): decide as both; a deny of
@@ -1057,7 +1059,7 @@ impl Sink for EnforceSink<'_> {
                     ));
                 }
                 for t in &d.syscall.targets {
-                    match self.decide_target(stop, t) {
+                    match self.decide_target(stop, t, d.syscall.sock_type) {
                         Ok(None) => {
                             if let Some(seen) = self.allowed_seen.as_mut() {
                                 let object = match &t.object {
