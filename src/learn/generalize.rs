@@ -36,6 +36,11 @@ pub const HOME_SECRET_PLACES: &[&str] = &[
     ".pypirc",
     ".password-store",
     ".local/share/keyrings",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".gem/credentials",
+    ".azure",
+    ".config/hub",
 ];
 
 /// Absolute secret places (outside `${HOME}`).
@@ -335,9 +340,49 @@ pub fn is_secret(path_after_vars: &str) -> bool {
     if HOME_SECRET_PLACES.iter().any(|s| under(rel, s)) {
         return true;
     }
+    secret_name(rel)
+}
+
+/// Trees under `${HOME}` that hold published third-party files (package managers'
+/// installs, registries and toolchains): a name there is a program's (`syn/src/token.rs`,
+/// Python's `tokenize.py` and `secrets.py`, `js-tokens/`), never the user's credential. The
+/// fixed secret places still apply inside them.
+const PACKAGE_TREES: &[&str] = &[
+    "node_modules",
+    "site-packages",
+    "dist-packages",
+    ".cargo/registry",
+    ".cargo/git",
+    ".rustup/toolchains",
+    ".pyenv/versions",
+    ".nvm/versions",
+    ".rbenv/versions",
+    ".gem",
+    "go/pkg/mod",
+    ".m2/repository",
+    ".gradle/caches",
+];
+
+/// Does a path relative to `${HOME}` look like a credential by its names: a segment
+/// containing `secret`, a segment with a word `token`/`tokens` or ending in one
+/// (`api_token.txt`, `accessToken`, `gh-tokens`; not `tokenize`), a segment ending in `.pem`
+/// or starting with `id_` (case-insensitive); not inside a [`PACKAGE_TREES`] tree.
+fn secret_name(rel: &str) -> bool {
+    let in_tree = PACKAGE_TREES.iter().any(|t| {
+        rel.match_indices(t).any(|(i, _)| {
+            (i == 0 || rel.as_bytes()[i - 1] == b'/')
+                && rel.as_bytes().get(i + t.len()) == Some(&b'/')
+        })
+    });
+    if in_tree {
+        return false;
+    }
     rel.split('/').any(|seg| {
         let s = seg.to_ascii_lowercase();
-        s.contains("token") || s.contains("secret") || s.ends_with(".pem") || s.starts_with("id_")
+        let token_word = s
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| w.ends_with("token") || w.ends_with("tokens"));
+        token_word || s.contains("secret") || s.ends_with(".pem") || s.starts_with("id_")
     })
 }
 
@@ -1213,6 +1258,53 @@ mod tests {
             ("/etc/gshadow", true),
             ("/etc/passwd", false),
             ("${TMPDIR}/token", false),
+            ("${HOME}/.config/tool/accessToken", true),
+            ("${HOME}/.config/gh-tokens/x", true),
+            ("${HOME}/.local/share/secrets.json", true),
+            ("${HOME}/keys/id_ed25519.pub", true),
+            // Program text, not credentials: what a Rust build reads from the cargo
+            // registry, what Python under pyenv imports.
+            (
+                "${HOME}/.cargo/registry/src/i/syn-3.0.10/src/token.rs",
+                false,
+            ),
+            (
+                "${HOME}/.cargo/registry/src/i/quote-1.0.47/src/to_tokens.rs",
+                false,
+            ),
+            (
+                "${HOME}/.pyenv/versions/3.11.7/lib/python3.11/tokenize.py",
+                false,
+            ),
+            (
+                "${HOME}/.pyenv/versions/3.11.7/lib/python3.11/__pycache__/token.cpython-311.pyc",
+                false,
+            ),
+            (
+                "${HOME}/.pyenv/versions/3.13.0/lib/python3.13/secrets.py",
+                false,
+            ),
+            (
+                "${HOME}/.pyenv/versions/3.13.0/lib/python3.13/test/tokenizedata/x.txt",
+                false,
+            ),
+            (
+                "${HOME}/.local/lib/python3.11/site-packages/pkg/secrets.json",
+                false,
+            ),
+            ("${HOME}/proj/node_modules/js-tokens/index.js", false),
+            // Only a whole segment names a tree; the user's own code is not one.
+            ("${HOME}/my.cargo/registry/token", true),
+            ("${HOME}/notes/secrets.py", true),
+            ("${HOME}/.cargo/credentials.toml", true),
+            ("${HOME}/.gem/credentials", true),
+            ("${HOME}/.cargo/registry", false),
+            (
+                "${HOME}/.cargo/registry/src/i/design-1.0/tokens.json",
+                false,
+            ),
+            // A fixed place stays secret whatever the file is.
+            ("${HOME}/.ssh/helper.py", true),
         ];
         for (p, want) in cases {
             assert_eq!(is_secret(p), *want, "{p}");
@@ -1252,7 +1344,7 @@ mod tests {
         assert!(!is_secret_place(
             "${HOME}/proj/node_modules/js-tokens/index.js"
         ));
-        assert!(is_secret("${HOME}/proj/node_modules/js-tokens/index.js"));
+        assert!(is_secret("${HOME}/proj/js-tokens/index.js"));
     }
 
     #[test]

@@ -1428,6 +1428,55 @@ fn project_files_under_home_are_not_secrets_but_ssh_is() {
     );
 }
 
+/// A Rust build reads crate sources from the cargo registry, among them `syn/src/token.rs`:
+/// a program file, not a credential, so the directory still collapses and nothing is flagged.
+/// A credential file of the same tool (`~/.cargo/credentials.toml`) still is.
+#[test]
+fn package_tree_names_are_not_secrets() {
+    let env = Env {
+        cwd: "/home/carol/proj",
+        home: "/home/carol",
+        tmpdir: "/tmp",
+        uid: 1000,
+    };
+    let src = "/home/carol/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/syn-3.0.10/src";
+    let mut events: Vec<_> = [
+        "attr", "bigint", "buffer", "data", "derive", "error", "expr", "file", "lit", "token",
+    ]
+    .iter()
+    .map(|f| {
+        open(
+            7,
+            &[Access::Read],
+            &format!("{src}/{f}.rs"),
+            Outcome::Value(3),
+        )
+    })
+    .collect();
+    events.push(open(
+        7,
+        &[Access::Read],
+        "/home/carol/.cargo/credentials.toml",
+        Outcome::Value(3),
+    ));
+    let p = learn(&Run {
+        header: header(&env),
+        events,
+        needs: vec![],
+    });
+    let t = text(&p);
+    assert!(
+        t.contains("\nread ${HOME}/.cargo/registry/src/index.crates.io-*/syn-3.0.10/src/**\n"),
+        "{t}"
+    );
+    assert!(!t.contains("token.rs"), "{t}");
+    assert!(
+        t.contains("secret place (read ${HOME}/.cargo/credentials.toml)"),
+        "{t}"
+    );
+    assert_eq!(t.matches("WARNING").count(), 1, "{t}");
+}
+
 /// Real workloads (docs/real-world.md): the second run, in another directory with another HOME,
 /// TMPDIR and PATH, is admitted; secrets stay out.
 #[test]
