@@ -159,9 +159,16 @@ const PROC_NUMBER: u8 = 0;
 
 /// Rewrite `/proc/<pid>/...`: the accessor's own pid (or tid) becomes `self`, another pid a
 /// marker, and every all-digit segment deeper under `/proc` (task ids, fd numbers) a marker
-/// ([`PROC_NUMBER`]) that [`generalize_path`] turns into `*`. Returns the input unchanged
-/// outside `/proc`.
+/// ([`PROC_NUMBER`]) that [`generalize_path`] turns into `*`. `/dev/fd/<n>` (a link to
+/// `/proc/self/fd`, how cargo and make reopen their jobserver pipe) gets the marker too: fd
+/// numbers differ between runs. Returns the input unchanged outside `/proc` and `/dev/fd`.
 pub fn rewrite_proc(path: &[u8], pid: i32, tid: i32) -> Cow<'_, [u8]> {
+    if let Some(n) = path.strip_prefix(b"/dev/fd/")
+        && !n.is_empty()
+        && n.iter().all(u8::is_ascii_digit)
+    {
+        return Cow::Owned([b"/dev/fd/".as_slice(), &[PROC_NUMBER]].concat());
+    }
     let Some(rest) = path.strip_prefix(b"/proc/") else {
         return Cow::Borrowed(path);
     };
@@ -1211,6 +1218,10 @@ mod tests {
             (b"/proc/self/fd/17", b"/proc/self/fd/\0"),
             (b"/proc/meminfo", b"/proc/meminfo"),
             (b"/procx/1", b"/procx/1"),
+            (b"/dev/fd/8", b"/dev/fd/\0"),
+            (b"/dev/fd/8/x", b"/dev/fd/8/x"),
+            (b"/dev/fd/", b"/dev/fd/"),
+            (b"/dev/fdx/8", b"/dev/fdx/8"),
         ];
         for (input, want) in cases {
             assert_eq!(&*rewrite_proc(input, 4711, 4712), *want);
@@ -1231,6 +1242,7 @@ mod tests {
             ),
             ("/proc/self/fd/17", "/proc/self/fd/*", "/proc/self/fd/3"),
             ("/proc/4711/stat", "/proc/self/stat", "/proc/self/stat"),
+            ("/dev/fd/8", "/dev/fd/*", "/dev/fd/7"),
         ];
         for (input, want, other) in cases {
             let got = generalize_path(input.as_bytes(), 4711, 4712, &[], &[]);
