@@ -273,6 +273,30 @@ fn dgram_race(name: &'static str, attack: Args, benign: Args) -> Attack {
     }
 }
 
+/// `attack race_cwd NAME SECRET N`: a relative openat2 while a thread flips the cwd (see
+/// tests/fixtures/attack.c), or the same opens without the thread (the benign twin).
+fn cwd(p: &Phase, f: &Fx, file: &str, attack: bool) -> Vec<String> {
+    let (n, how) = if attack {
+        ("3000", "attack")
+    } else {
+        ("50", "benign")
+    };
+    v(&[&f.attack, "race_cwd", file, &p.s("secret.txt"), n, how])
+}
+
+/// A cwd race: opens that sbx verified only at their exit (openat2, probes) used to run in
+/// whatever cwd the thread had set, and the thread read the new fd before the exit check.
+fn cwd_race(name: &'static str, attack: Args, benign: Args) -> Attack {
+    Attack {
+        bare_tries: 10,
+        runs: 3,
+        expect: "read ",
+        deny_done: "cwd race done",
+        control: true,
+        ..self::attack("1 argument races", name, attack, benign)
+    }
+}
+
 fn attacks() -> Vec<Attack> {
     let a = attack;
     // Expect a refusal naming this text.
@@ -317,6 +341,16 @@ fn attacks() -> Vec<Attack> {
                 |_, f| v(&[&f.attack, "race_connect", &f.port_ok, &f.port_ok, "100"]),
             )
         },
+        cwd_race(
+            "openat2 of an allowed relative name, cwd flipped by a thread to a dir where the name leads to the secret (3000 opens)",
+            |p, f| cwd(p, f, "ok.txt", true),
+            |p, f| cwd(p, f, "ok.txt", false),
+        ),
+        cwd_race(
+            "openat2 of an absent relative name (a probe), cwd flipped by a thread to a dir where it leads to the secret (3000 opens)",
+            |p, f| cwd(p, f, "absent.txt", true),
+            |p, f| cwd(p, f, "absent.txt", false),
+        ),
         dgram_race(
             "sendmsg on a connected UDP socket, msg_name flipped NULL <-> forbidden (2000 sends)",
             |_, f| dgram(f, "name", true),

@@ -308,6 +308,65 @@ fn only_path(sc: &Syscall) -> Option<&crate::event::PathObj> {
     }
 }
 
+/// How an allowed open goes to the kernel ([`EnforceSink::open_rewrite`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum OpenPlan {
+    /// `openat2(AT_FDCWD, path, {flags, mode, resolve})`, from the guard slot.
+    Rewrite {
+        path: Vec<u8>,
+        flags: u64,
+        mode: u64,
+        resolve: u64,
+    },
+    /// The call would fail with this errno (not a violation): answered without running it.
+    Refuse(i32),
+}
+
+const OPEN_HOW_SIZE: u64 = 24;
+const RESOLVE_NO_SYMLINKS: u64 = crate::decode::RESOLVE_NO_SYMLINKS;
+const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+const RESOLVE_CACHED: u64 = 0x20;
+/// openat2 resolve flags whose meaning survives handing the kernel the absolute,
+/// symlink-resolved path instead of the caller's (dirfd, path).
+const REWRITABLE_RESOLVE: u64 = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_CACHED;
+
+/// Can the kernel be handed this effective (symlink-resolved) path to open, walking it with
+/// RESOLVE_NO_SYMLINKS? A filesystem path that is not a deleted file's name and, under
+/// /proc, names no `self` link and goes through no magic link ([`through_magic_link`]),
+/// which the walk would refuse and which the decoder leaves as is only when it could not
+/// follow it.
+fn rewritable_open_path(path: &[u8]) -> bool {
+    path.starts_with(b"/")
+        && !path.ends_with(b" (deleted)")
+        && !path.starts_with(b"/proc/self")
+        && !path.starts_with(b"/proc/thread-self")
+        && !through_magic_link(path)
+}
+
+/// Does this absolute path go through a /proc magic link:
+/// `/proc/{PID,self,thread-self}[/task/TID]/{fd,cwd,root,exe,map_files,ns}`?
+fn through_magic_link(path: &[u8]) -> bool {
+    let Some(rest) = path.strip_prefix(b"/proc/") else {
+        return false;
+    };
+    let numeric = |s: &[u8]| !s.is_empty() && s.iter().all(u8::is_ascii_digit);
+    let segs: Vec<&[u8]> = rest.split(|&b| b == b'/').collect();
+    let at = match segs.first() {
+        Some(&b"thread-self") => 1,
+        Some(&b"self") => 1,
+        Some(s) if numeric(s) => 1,
+        _ => return false,
+    };
+    let at = match (segs.get(at), segs.get(at + 1)) {
+        (Some(&b"task"), Some(t)) if numeric(t) => at + 2,
+        _ => at,
+    };
+    matches!(
+        segs.get(at).copied(),
+        Some(b"fd" | b"cwd" | b"root" | b"exe" | b"map_files" | b"ns")
+    )
+}
+
 /// sbx's own real and effective ids.
 fn own_creds() -> crate::event::Creds {
     crate::event::Creds {
@@ -633,29 +692,73 @@ impl EnforceSink<'_> {
         flags & (crate::decode::oflags::O_CREAT | crate::decode::oflags::O_TMPFILE_BIT) == 0
     }
 
-    /// An allowed `open`/`openat`/`creat` that can be turned into a symlink-free `openat2` of
-    /// the checked path: `(path, how.flags, how.mode)`. Not for openat2 itself (its resolve
-    /// flags), paths under /proc (magic links need following), or when the profile allows
-    /// chroot/pivot_root (the resolved path is sbx's view of the file).
+    /// An allowed (or probe-admitted) open that can be handed to the kernel as a symlink-free
+    /// `openat2(AT_FDCWD, P, how)` of the checked path P, so that nothing another thread does
+    /// after the check (a `chdir`, a `dup2` over the dirfd, a symlink swapped in) changes what
+    /// is opened, and no exit check is needed: an exit check comes too late when threads
+    /// share the fd table, as they can use (or `dup2` over) the new fd before sbx looks.
+    ///
+    /// Covers open/openat/creat and openat2 whose `resolve` is at most NO_SYMLINKS,
+    /// NO_MAGICLINKS and CACHED (`how` exactly 24 bytes), including paths under /proc that do
+    /// not go through a magic link and magic links that lead to a file by name (the file's
+    /// path is opened). Not: openat2 with BENEATH, IN_ROOT or NO_XDEV (the kernel's answer
+    /// depends on the dirfd and mounts: exit check), a magic link to a pipe, socket, anon inode
+    /// or deleted file (exit check), or when the profile allows chroot/pivot_root (the
+    /// resolved path is sbx's view of the file).
     fn open_rewrite(
         &self,
         stop: &SyscallStop<'_>,
         def: Option<&SyscallDef>,
+        d: &crate::decode::Decoded,
         sc: &Syscall,
-    ) -> Option<(Vec<u8>, u64, u64)> {
+    ) -> Option<OpenPlan> {
         if self.guard.is_none() || self.chroot_allowed {
             return None;
         }
-        let crate::arch::Sem::Open {
-            flags, how: false, ..
-        } = def?.sem
-        else {
+        let crate::arch::Sem::Open { flags, how, .. } = def?.sem else {
             return None;
         };
         let p = only_path(sc)?;
         let path = p.effective();
-        if !path.starts_with(b"/") || path.starts_with(b"/proc/") || p.abs.starts_with(b"/proc/") {
+        if !rewritable_open_path(path) {
             return None;
+        }
+        if how {
+            let i = flags?;
+            if stop.args.get(usize::from(i) + 1) != Some(&OPEN_HOW_SIZE) {
+                return None;
+            }
+            // The `struct open_how` the decision was made on (read once by the decoder).
+            let blob = d.blobs.iter().find(|b| b.arg == i)?;
+            let word = |k: usize| -> Option<u64> {
+                let b = blob.bytes.get(k * 8..k * 8 + 8)?;
+                Some(u64::from_le_bytes(b.try_into().ok()?))
+            };
+            let (f, m, resolve) = (word(0)?, word(1)?, word(2)?);
+            if resolve & !REWRITABLE_RESOLVE != 0 {
+                return None;
+            }
+            // The caller refused symlinks and the checked walk went through one: the
+            // kernel's own answer, without running the call. Under /proc (`self` is a
+            // symlink, `fd/N` a magic link, and the decoder names both by what they lead to)
+            // or when a walk refusing only magic links went through any link, whether the
+            // kernel refuses is not known here: the call runs as written (exit check).
+            let through_link = p.resolved.is_some();
+            let in_proc = p.abs.starts_with(b"/proc/") || p.literal.starts_with(b"/proc/");
+            if resolve & RESOLVE_NO_SYMLINKS != 0 && through_link {
+                return Some(OpenPlan::Refuse(libc::ELOOP));
+            }
+            if resolve & (RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS) != 0
+                && (through_link || in_proc)
+            {
+                return None;
+            }
+            return Some(OpenPlan::Rewrite {
+                path: path.to_vec(),
+                flags: f,
+                mode: m,
+                resolve: resolve | RESOLVE_NO_SYMLINKS,
+            });
         }
         let (raw_flags, mode) = match flags {
             Some(i) => (
@@ -671,7 +774,33 @@ impl EnforceSink<'_> {
             ),
         };
         let (f, m) = crate::decode::open_how_of(self.arch, raw_flags, mode);
-        Some((path.to_vec(), f, m))
+        Some(OpenPlan::Rewrite {
+            path: path.to_vec(),
+            flags: f,
+            mode: m,
+            resolve: RESOLVE_NO_SYMLINKS,
+        })
+    }
+
+    /// Hand the kernel the open of an [`OpenPlan::Rewrite`] from the thread's guard slot.
+    fn send_open(&mut self, stop: &SyscallStop<'_>, plan: &OpenPlan) -> Result<(), Error> {
+        if let OpenPlan::Rewrite {
+            path,
+            flags,
+            mode,
+            resolve,
+        } = plan
+            && let Some(g) = self.guard.as_mut()
+        {
+            g.rewrite_open(
+                stop.pid,
+                stop.tid,
+                self.openat2_nr,
+                path,
+                (*flags, *mode, *resolve),
+            )?;
+        }
+        Ok(())
     }
 
     /// Path arguments of an allowed non-open path syscall (unlink, rename, mkdir, chmod,
@@ -1164,6 +1293,16 @@ impl Sink for EnforceSink<'_> {
             answered_absent = true;
             Verdict::Deny(errno)
         } else if must_fail.is_some() {
+            // The open runs, from the checked path (so a `chdir` or `dup2` by another thread
+            // cannot point it elsewhere), and must fail. With `..` after a missing component
+            // the kernel would fail on the literal path where the checked (normalized) one
+            // might exist: then the exit check kills, a false alarm rather than a window.
+            if let Some(plan @ OpenPlan::Rewrite { .. }) =
+                self.open_rewrite(stop, def, &d.decoded, &d.syscall)
+            {
+                self.send_open(stop, &plan)?;
+                rewritten = true;
+            }
             let ev = Self::event(stop, d.syscall.clone());
             let object = d
                 .syscall
@@ -1184,14 +1323,20 @@ impl Sink for EnforceSink<'_> {
         } else if def.is_some_and(|d| d.class == Class::Creds) {
             self.watch.insert(stop.tid, Watch::Nothing);
             Verdict::AllowWatchExit
-        } else if let Some((path, flags, mode)) = self.open_rewrite(stop, def, &d.syscall) {
-            // Race-free open without an exit stop: the kernel opens exactly the checked,
-            // symlink-free path (tracer/guard.rs `rewrite_open`).
-            if let Some(g) = self.guard.as_mut() {
-                g.rewrite_open(stop.pid, stop.tid, self.openat2_nr, &path, flags, mode)?;
+        } else if let Some(plan) = self.open_rewrite(stop, def, &d.decoded, &d.syscall) {
+            match plan {
+                // Race-free open without an exit stop: the kernel opens exactly the checked,
+                // symlink-free path (tracer/guard.rs `rewrite_open`).
+                OpenPlan::Rewrite { .. } => {
+                    self.send_open(stop, &plan)?;
+                    rewritten = true;
+                    Verdict::Allow
+                }
+                OpenPlan::Refuse(errno) => {
+                    answered_absent = true;
+                    Verdict::Deny(errno)
+                }
             }
-            rewritten = true;
-            Verdict::Allow
         } else if let Some(w) = self.after_check(stop, def, &d.syscall) {
             self.watch.insert(stop.tid, w);
             Verdict::AllowWatchExit
@@ -1437,6 +1582,39 @@ impl Sink for EnforceSink<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn which_open_paths_the_kernel_can_be_handed() {
+        for (path, want) in [
+            ("/etc/passwd", true),
+            ("/proc/meminfo", true),
+            ("/proc/4711/stat", true),
+            ("/proc/4711/task/4712/comm", true),
+            ("/proc/4711/fdinfo/3", true),
+            ("/proc/sys/kernel/pid_max", true),
+            // Magic links, which a RESOLVE_NO_SYMLINKS walk refuses.
+            ("/proc/4711/fd/3", false),
+            ("/proc/4711/task/4712/fd/3", false),
+            ("/proc/4711/cwd/x", false),
+            ("/proc/4711/root/etc/passwd", false),
+            ("/proc/4711/exe", false),
+            ("/proc/4711/ns/net", false),
+            ("/proc/4711/map_files/1000-2000", false),
+            ("/proc/self/stat", false),
+            ("/proc/thread-self/comm", false),
+            // No name to open.
+            ("pipe:[123]", false),
+            ("/tmp/x (deleted)", false),
+        ] {
+            assert_eq!(rewritable_open_path(path.as_bytes()), want, "{path}");
+        }
+        assert!(through_magic_link(b"/proc/self/fd/3"));
+        assert!(through_magic_link(b"/proc/thread-self/cwd"));
+        assert!(through_magic_link(b"/proc/self/task/7/root/etc"));
+        assert!(!through_magic_link(b"/proc/self/status"));
+        assert!(!through_magic_link(b"/proc/self/fdinfo/3"));
+        assert!(!through_magic_link(b"/home/u/proc/1/fd/3"));
+    }
 
     #[test]
     fn own_pid_in_proc_is_self() {

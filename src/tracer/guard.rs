@@ -549,7 +549,7 @@ impl Guard {
     }
 
     /// Replace an allowed `open`/`openat`/`creat` by
-    /// `openat2(AT_FDCWD, path, {flags, mode, RESOLVE_NO_SYMLINKS}, 24)` where `path` is the
+    /// `openat2(AT_FDCWD, path, {flags, mode, resolve | RESOLVE_NO_SYMLINKS}, 24)` where `path` is the
     /// absolute, symlink-free path sbx resolved and checked: the kernel then opens exactly that
     /// file, or fails with ELOOP if a symlink was swapped in since (no exit stop needed).
     pub fn rewrite_open(
@@ -558,8 +558,7 @@ impl Guard {
         tid: i32,
         openat2_nr: u64,
         path: &[u8],
-        flags: u64,
-        mode: u64,
+        (flags, mode, resolve): (u64, u64, u64),
     ) -> Result<(), Error> {
         const AT_FDCWD: i64 = -100;
         self.release(tid);
@@ -571,7 +570,7 @@ impl Guard {
             image.push(0);
         }
         let how_at = base + image.len() as u64;
-        for w in [flags, mode, crate::decode::RESOLVE_NO_SYMLINKS] {
+        for w in [flags, mode, resolve | crate::decode::RESOLVE_NO_SYMLINKS] {
             image.extend_from_slice(&w.to_le_bytes());
         }
         if image.len() as u64 > SLOT_SIZE {
