@@ -634,6 +634,24 @@ fn attacks() -> Vec<Attack> {
             ),
         ),
         e(
+            "device node",
+            a(
+                "4 back doors",
+                "mknod of a char device (the kernel log, 1:11) in the work dir, then open it",
+                |_, f| v(&[&f.attack, "mknod", "dev"]),
+                |_, f| v(&[&f.attack, "mknod", "fifo"]),
+            ),
+        ),
+        e(
+            "exec /usr/bin/perl",
+            a(
+                "4 back doors",
+                "a script whose #! names a program no exec rule allows (the kernel starts it without an execve)",
+                |_, f| v(&[&f.attack, "script", "/usr/bin/perl"]),
+                |_, f| v(&[&f.attack, "script", "/bin/sh"]),
+            ),
+        ),
+        e(
             "memfd:payload",
             a(
                 "4 back doors",

@@ -74,9 +74,9 @@ impl<S: Sink> Sink for StatusSink<'_, S> {
     fn exec_file(&self, tid: i32) -> Option<ExecFile> {
         self.inner.exec_file(tid)
     }
-    fn on_exec(&mut self, t: u64, task: &TaskRef<'_>, former_tid: Option<i32>) {
+    fn on_exec(&mut self, t: u64, task: &TaskRef<'_>, former_tid: Option<i32>) -> Verdict {
         self.events += 1;
-        self.inner.on_exec(t, task, former_tid);
+        self.inner.on_exec(t, task, former_tid)
     }
     fn on_exit(
         &mut self,

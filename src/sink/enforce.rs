@@ -471,6 +471,23 @@ fn touches_guard(name: &str, a: &[u64; 6]) -> bool {
     }
 }
 
+/// `Some("char"|"block")` when this mknod/mknodat makes a device node: the node would
+/// give whoever opens it the device (a disk, memory), whatever directory it is in, and
+/// path rules cannot see that. FIFOs, sockets and regular files are ordinary path creations.
+fn device_node(name: &str, args: &[u64; 6]) -> Option<&'static str> {
+    const S_IFMT: u64 = 0o170_000;
+    let mode = match name {
+        "mknod" => args[1],
+        "mknodat" => args[2],
+        _ => return None,
+    };
+    match mode & S_IFMT {
+        0o020_000 => Some("char"),
+        0o060_000 => Some("block"),
+        _ => None,
+    }
+}
+
 /// Does the file start with `#!` (then the kernel runs its interpreter)?
 fn is_script(path: &[u8]) -> bool {
     use std::io::Read;
@@ -1179,6 +1196,15 @@ impl Sink for EnforceSink<'_> {
             }
             Some(Class::Creds | Class::Free | Class::Answer) => {}
             Some(Class::Checked | Class::Metadata) => {
+                if let Some(kind) = device_node(def.map_or("", |d| d.name), &stop.args) {
+                    unallowable = true;
+                    bad.push((
+                        Verb::Syscall,
+                        format!("{}({kind} device node)", d.syscall.name),
+                        "a device node opens the device itself, which no path rule covers: never allowed under enforce".into(),
+                        libc::EPERM,
+                    ));
+                }
                 if d.decoded.unreadable {
                     bad.push((
                         Verb::Read,
@@ -1485,7 +1511,7 @@ impl Sink for EnforceSink<'_> {
         self.execs.get(&tid).and_then(|(_, comm)| comm.clone())
     }
 
-    fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>) {
+    fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>) -> Verdict {
         self.watch.remove(&former_tid.unwrap_or(task.tid));
         // An exec from another thread ends a leader that was waiting for an answer.
         if former_tid.is_some() {
@@ -1494,36 +1520,88 @@ impl Sink for EnforceSink<'_> {
         if let Some(g) = self.guard.as_mut() {
             g.exec(task.pid, former_tid);
         }
+        let mut verdict = Verdict::Allow;
         if let Some((checked, _)) = self.execs.remove(&former_tid.unwrap_or(task.tid))
             && *checked != *task.proc.exe
-            && !is_script(&checked)
-            && self.mode != Mode::Audit
         {
-            let v = Violation {
-                time_ns,
-                pid: task.pid,
-                tid: task.tid,
-                comm: String::from_utf8_lossy(&task.proc.comm).into_owned(),
-                exe: String::from_utf8_lossy(&task.proc.exe).into_owned(),
-                syscall: "execve".into(),
-                verb: Verb::Exec.name().into(),
-                object: escape(&task.proc.exe),
-                reason: format!(
-                    "the program that started is not the one checked ({}): swapped during exec?",
-                    escape(&checked)
-                ),
-                action: self.action(),
+            let exe = Object::Path(PathObj {
+                literal: task.proc.exe.to_vec(),
+                abs: task.proc.exe.to_vec(),
+                resolved: None,
+            });
+            // A script (`#!`): the kernel started its interpreter
+            // without a syscall sbx could stop, so the interpreter is checked here, as if the
+            // script had exec'd it. Anything else: the file changed between the check and
+            // the exec.
+            let (object, reason) = if is_script(&checked) {
+                let reason = match self.policy.decide(AccessSet::of(Access::Exec), &exe) {
+                    Decision::Allow => None,
+                    // It exists: it is running.
+                    Decision::AllowIfAbsent => {
+                        Some("only a probe rule matches, and the path exists".to_string())
+                    }
+                    Decision::Deny { verb, reason } => Some(reason_text(verb, &reason)),
+                };
+                match reason {
+                    None => (None, String::new()),
+                    Some(reason) => (
+                        Some(object_text(&exe)),
+                        format!(
+                            "{reason} (the interpreter of {}, started by the kernel)",
+                            escape(&checked)
+                        ),
+                    ),
+                }
+            } else {
+                (
+                    Some(escape(&task.proc.exe)),
+                    format!(
+                        "the program that started is not the one checked ({}): swapped during exec?",
+                        escape(&checked)
+                    ),
+                )
             };
-            eprintln!("sbx: violation: {}", v.line());
-            self.violations.push(v);
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(task.pid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
+            if let Some(object) = object {
+                let v = Violation {
+                    time_ns,
+                    pid: task.pid,
+                    tid: task.tid,
+                    comm: String::from_utf8_lossy(&task.proc.comm).into_owned(),
+                    exe: String::from_utf8_lossy(&task.proc.exe).into_owned(),
+                    syscall: "execve".into(),
+                    verb: Verb::Exec.name().into(),
+                    object,
+                    reason,
+                    // The exec has happened: it cannot be refused, only stopped here.
+                    action: if self.mode == Mode::Audit {
+                        Action::Audited
+                    } else {
+                        Action::Killed
+                    },
+                };
+                // The diff proposes `exec INTERPRETER` (learn's rule for an exec event).
+                let ev = Event {
+                    time_ns,
+                    pid: task.pid,
+                    tid: task.tid,
+                    proc: task.proc.clone(),
+                    kind: EventKind::Exec(crate::event::Exec {
+                        path: task.proc.exe.to_vec(),
+                        argv: Vec::new(),
+                        env_names: Vec::new(),
+                        former_tid,
+                    }),
+                };
+                self.report(v, Some(ev));
+                if self.mode != Mode::Audit {
+                    verdict = Verdict::Kill;
+                }
+            }
         }
         if let Some(rec) = self.recorder.as_mut() {
-            rec.on_exec(time_ns, task, former_tid);
+            let _ = rec.on_exec(time_ns, task, former_tid);
         }
+        verdict
     }
 
     fn on_exit(
@@ -1614,6 +1692,20 @@ mod tests {
         assert!(!through_magic_link(b"/proc/self/status"));
         assert!(!through_magic_link(b"/proc/self/fdinfo/3"));
         assert!(!through_magic_link(b"/home/u/proc/1/fd/3"));
+    }
+
+    #[test]
+    fn device_nodes_are_told_apart() {
+        let at = |mode: u64| [0, 0, mode, 0, 0, 0];
+        assert_eq!(device_node("mknodat", &at(0o060_600)), Some("block"));
+        assert_eq!(device_node("mknodat", &at(0o020_666)), Some("char"));
+        assert_eq!(device_node("mknodat", &at(0o010_644)), None); // FIFO
+        assert_eq!(device_node("mknodat", &at(0o100_644)), None); // regular
+        assert_eq!(
+            device_node("mknod", &[0, 0o060_600, 0, 0, 0, 0]),
+            Some("block")
+        );
+        assert_eq!(device_node("openat", &at(0o060_600)), None);
     }
 
     #[test]

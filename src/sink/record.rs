@@ -218,7 +218,7 @@ impl<W: Write> Sink for RecordSink<W> {
         }
     }
 
-    fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>) {
+    fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>) -> Verdict {
         let caller = former_tid.unwrap_or(task.tid);
         let mut pending = self.pending.remove(&caller);
         // The execve's own record does not carry them: moved, not copied.
@@ -254,6 +254,7 @@ impl<W: Write> Sink for RecordSink<W> {
         };
         let _ = self.write(&ev);
         self.flush_at_boundary(time_ns);
+        Verdict::Allow
     }
 
     fn on_exit(

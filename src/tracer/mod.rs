@@ -152,8 +152,9 @@ pub trait Sink {
     fn exec_file(&self, _tid: i32) -> Option<ExecFile> {
         None
     }
-    /// A successful exec; `proc` is already updated (new comm/exe/creds).
-    fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>);
+    /// A successful exec; `proc` is already updated (new comm/exe/creds). [`Verdict::Kill`]:
+    /// the program that started must not run (the whole tree is killed).
+    fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>) -> Verdict;
     /// What to do with the threads held by [`Verdict::Hold`]. Called from the wait loop only
     /// while some thread is held, between stops (`timeout` zero) and, when no stop is
     /// pending, with a `timeout` to wait in (a tracee stop may end the wait early: SIGCHLD is
@@ -920,7 +921,7 @@ impl Tracer {
         let info = p.info.clone();
         let now = self.now();
         let former_tid = (former != tid).then_some(former);
-        sink.on_exec(
+        let verdict = sink.on_exec(
             now,
             &TaskRef {
                 pid,
@@ -929,6 +930,9 @@ impl Tracer {
             },
             former_tid,
         );
+        if verdict == Verdict::Kill && !self.killing {
+            self.kill_tree();
+        }
     }
 
     fn seccomp_stop(&mut self, tid: i32, sink: &mut dyn Sink) -> Result<(), Error> {
