@@ -139,7 +139,30 @@ struct Fx {
     port_ok: String,
     /// A listener no profile allows; `bad_bytes` counts the bytes it received.
     port_bad: String,
+    /// A unix socket no profile allows (outside the work dirs); it adds to `bad_bytes` too.
+    sock_bad: String,
     bad_bytes: Arc<AtomicUsize>,
+}
+
+/// Read a connection to its end, adding what came to `bytes`.
+fn drain(mut c: impl Read, bytes: &AtomicUsize) {
+    let mut buf = Vec::new();
+    let _ = c.read_to_end(&mut buf);
+    bytes.fetch_add(buf.len(), Ordering::SeqCst);
+}
+
+/// A unix stream listener at `path` that adds the bytes it receives to `bytes`.
+fn unix_listener(path: &Path, bytes: Arc<AtomicUsize>) {
+    let l = std::os::unix::net::UnixListener::bind(path).expect("bind the forbidden unix socket");
+    std::thread::spawn(move || {
+        for c in l.incoming().flatten() {
+            let b = bytes.clone();
+            std::thread::spawn(move || {
+                let _ = c.set_read_timeout(Some(Duration::from_millis(500)));
+                drain(c, &b);
+            });
+        }
+    });
 }
 
 /// A TCP listener on 127.0.0.1 that accepts forever in a thread, and a UDP socket on the same
@@ -163,13 +186,11 @@ fn listener() -> (u16, Arc<AtomicUsize>) {
     });
     let b = bytes.clone();
     std::thread::spawn(move || {
-        for mut c in l.incoming().flatten() {
+        for c in l.incoming().flatten() {
             let b = b.clone();
             std::thread::spawn(move || {
                 let _ = c.set_read_timeout(Some(Duration::from_millis(500)));
-                let mut buf = Vec::new();
-                let _ = c.read_to_end(&mut buf);
-                b.fetch_add(buf.len(), Ordering::SeqCst);
+                drain(c, &b);
             });
         }
     });
@@ -631,6 +652,15 @@ fn attacks() -> Vec<Attack> {
                 "x32 ABI open",
                 |p, f| v(&[&f.attack, "x32", &p.s("secret.txt")]),
                 plain,
+            ),
+        ),
+        e(
+            "connect unix ",
+            a(
+                "3 path tricks",
+                "unix socket connect through a symlink made in the work dir, pointing at a socket no rule allows",
+                |_, f| v(&[&f.attack, "unixlink", &f.sock_bad]),
+                |_, f| v(&[&f.attack, "unixlink", "app.sock"]),
             ),
         ),
         e(
@@ -1218,7 +1248,10 @@ fn attack_suite() {
     let d = Dir::new();
     let (ok_port, _) = listener();
     let (bad_port, bad_bytes) = listener();
+    let sock_bad = d.join("forbidden.sock");
+    unix_listener(&sock_bad, bad_bytes.clone());
     let fx = Fx {
+        sock_bad: sock_bad.to_string_lossy().into_owned(),
         attack: fixture("attack").to_string_lossy().into_owned(),
         race_open: fixture("race_open").to_string_lossy().into_owned(),
         port_ok: ok_port.to_string(),

@@ -520,18 +520,49 @@ impl Ctx<'_> {
         out
     }
 
-    /// A sockaddr in argument `arg` with length `len`, recorded as a blob.
-    fn sockaddr_arg(&mut self, arg: u8, len: u64) -> Option<SockAddr> {
+    /// A sockaddr in argument `arg` with length in argument `len_arg`, recorded as a blob
+    /// (a unix path resolved as [`Self::resolve_unix`] says, `follow`ing a final symlink).
+    fn sockaddr_arg(&mut self, arg: u8, len_arg: u8, follow: bool) -> Option<SockAddr> {
         let addr = self.arg(arg);
-        let (sa, bytes) = self.sockaddr_bytes(addr, len)?;
+        let (sa, mut bytes) = self.sockaddr_bytes(addr, self.arg(len_arg) & 0xffff_ffff)?;
+        let sa = self.resolve_unix(sa, bytes.as_mut(), follow);
         if let Some(bytes) = bytes {
             self.out.blobs.push(Blob {
                 arg,
                 bytes,
-                kind: BlobKind::Plain { size_arg: None },
+                kind: BlobKind::Plain {
+                    size_arg: Some(len_arg),
+                },
             });
         }
         Some(sa)
+    }
+
+    /// A unix socket path names a file the kernel looks up like any path: relative to the
+    /// cwd, every symlink on the way followed (the last one too, except for bind, which
+    /// creates it). The address decided on, and recorded, is that absolute, symlink-resolved
+    /// path, so a symlink in a writable directory cannot make an allowed name reach another
+    /// socket. When it fits in `sun_path`, the sockaddr handed to the kernel (`raw`, which the
+    /// guard copies out of the workload's reach) names it too, so a `chdir` of another thread
+    /// after the check changes nothing.
+    fn resolve_unix(&mut self, sa: SockAddr, raw: Option<&mut Vec<u8>>, follow: bool) -> SockAddr {
+        let SockAddr::Unix(literal) = &sa else {
+            return sa;
+        };
+        let p = path::resolve(self.view, None, literal, follow);
+        let eff = p.effective().to_vec();
+        if !eff.starts_with(b"/") {
+            return sa;
+        }
+        if let Some(raw) = raw
+            && eff.len() < sockaddr::SUN_PATH_LEN
+            && raw.len() >= 2
+        {
+            raw.truncate(2);
+            raw.extend_from_slice(&eff);
+            raw.push(0);
+        }
+        SockAddr::Unix(eff)
     }
 
     fn sockaddr(&mut self, addr: u64, len: u64) -> Option<SockAddr> {
@@ -576,7 +607,8 @@ impl Ctx<'_> {
         if len == 0 {
             return None;
         }
-        self.sockaddr(name, u64::from(len))
+        let sa = self.sockaddr(name, u64::from(len))?;
+        Some(self.resolve_unix(sa, None, true))
     }
 
     /// The destination of the `struct msghdr` at `at`, read once: the 56-byte header is
@@ -597,7 +629,10 @@ impl Ctx<'_> {
             (None, Vec::new())
         } else {
             match self.sockaddr_bytes(name_ptr, u64::from(name_len)) {
-                Some((sa, bytes)) => (Some(sa), bytes.unwrap_or_default()),
+                Some((sa, mut bytes)) => {
+                    let sa = self.resolve_unix(sa, bytes.as_mut(), true);
+                    (Some(sa), bytes.unwrap_or_default())
+                }
                 None => (None, Vec::new()),
             }
         };
@@ -625,7 +660,7 @@ impl Ctx<'_> {
                 return;
             }
             SockOp::Connect | SockOp::Bind => {
-                dests.extend(self.sockaddr_arg(1, self.arg(2) & 0xffff_ffff));
+                dests.extend(self.sockaddr_arg(1, 2, op == SockOp::Connect));
                 if self.arg(1) == 0 {
                     dests.push(SockAddr::Invalid { len: 0 });
                 }
@@ -636,7 +671,7 @@ impl Ctx<'_> {
                 })
             }
             SockOp::SendTo => {
-                dests.extend(self.sockaddr_arg(4, self.arg(5) & 0xffff_ffff));
+                dests.extend(self.sockaddr_arg(4, 5, true));
                 AccessSet::of(Access::Send)
             }
             SockOp::SendMsg => {
@@ -1447,6 +1482,40 @@ mod tests {
         m.extend_from_slice(&u64::from(len).to_le_bytes());
         m.resize(64, 0);
         m
+    }
+
+    #[test]
+    fn unix_paths_are_resolved_like_file_paths() {
+        fn un(path: &[u8]) -> Vec<u8> {
+            let mut b = 1u16.to_le_bytes().to_vec();
+            b.extend_from_slice(path);
+            b.push(0);
+            b
+        }
+        let mut img = Img::new();
+        let rel = img.bytes(&un(b"app.sock"));
+        let link = img.bytes(&un(b"/w/link"));
+        let unix = |p: &str| Object::Socket(SockAddr::Unix(p.as_bytes().to_vec()));
+        // Relative: made absolute from the cwd; the sockaddr the guard hands to the kernel
+        // names the absolute path, and the length argument is set to it.
+        let d = run("connect", [4, rel, 11, 0, 0, 0], &img);
+        assert_eq!(d.targets[0].object, unix("/w/app.sock"));
+        assert_eq!(
+            d.blobs,
+            vec![Blob {
+                arg: 1,
+                bytes: un(b"/w/app.sock"),
+                kind: BlobKind::Plain { size_arg: Some(2) },
+            }]
+        );
+        // A symlink is followed: the decision is about where it leads.
+        let d = run("connect", [4, link, 10, 0, 0, 0], &img);
+        assert_eq!(d.targets[0].object, unix("/etc/shadow"));
+        let d = run("sendto", [4, 0, 0, 0, link, 10], &img);
+        assert_eq!(d.targets[0].object, unix("/etc/shadow"));
+        // bind creates its last component: a symlink there is not followed (EADDRINUSE).
+        let d = run("bind", [4, link, 10, 0, 0, 0], &img);
+        assert_eq!(d.targets[0].object, unix("/w/link"));
     }
 
     #[test]

@@ -19,6 +19,8 @@ const SOCKADDR_IN6_MIN: usize = 24;
 const SOCKADDR_UN_LEN: usize = 110;
 /// `sizeof(struct sockaddr_storage)`: the most the decoder reads.
 pub const SOCKADDR_MAX: usize = 128;
+/// `sizeof(((struct sockaddr_un *)0)->sun_path)`: a unix path and its NUL must fit.
+pub const SUN_PATH_LEN: usize = 108;
 
 fn invalid(bytes: &[u8]) -> SockAddr {
     SockAddr::Invalid {
