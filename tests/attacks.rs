@@ -372,6 +372,19 @@ fn attacks() -> Vec<Attack> {
             |p, f| cwd(p, f, "absent.txt", true),
             |p, f| cwd(p, f, "absent.txt", false),
         ),
+        Attack {
+            bare_tries: 10,
+            runs: 3,
+            expect: "connect unix",
+            deny_done: "unix race done",
+            control: true,
+            ..a(
+                "1 argument races",
+                "unix socket connect, a directory on the checked path swapped for a symlink to the forbidden socket's (2000 connects)",
+                |_, f| v(&[&f.attack, "race_unix", &f.sock_bad, "2000", "attack"]),
+                |_, f| v(&[&f.attack, "race_unix", &f.sock_bad, "50", "benign"]),
+            )
+        },
         dgram_race(
             "sendmsg on a connected UDP socket, msg_name flipped NULL <-> forbidden (2000 sends)",
             |_, f| dgram(f, "name", true),

@@ -839,6 +839,34 @@ impl EnforceSink<'_> {
         if self.chroot_allowed {
             return Vec::new();
         }
+        // A unix socket a connect or send names: the kernel walks its (checked, resolved)
+        // path again; handed `/proc/SBX/fd/N` of sbx's symlink-free O_PATH open of the socket
+        // instead, it reaches exactly that socket. Not for bind: the name given to bind is
+        // the socket's name (getsockname), and it must stay a real path.
+        if let Some(Sem::Sock {
+            op:
+                crate::arch::SockOp::Connect
+                | crate::arch::SockOp::SendTo
+                | crate::arch::SockOp::SendMsg
+                | crate::arch::SockOp::SendMmsg,
+        }) = def.map(|d| d.sem)
+        {
+            if !(self.held_ok && g.can_hold_for(stop.proc.creds.euid, stop.proc.creds.egid)) {
+                return Vec::new();
+            }
+            return sc
+                .targets
+                .iter()
+                .filter_map(|t| match &t.object {
+                    Object::Socket(SockAddr::Unix(p)) if p.starts_with(b"/") => Some(Rewrite {
+                        arg: guard::SOCKET_PATH,
+                        dirfd: None,
+                        via: Via::plan(p, false, true),
+                    }),
+                    _ => None,
+                })
+                .collect();
+        }
         let paths: Vec<(AccessSet, &PathObj)> = sc
             .targets
             .iter()

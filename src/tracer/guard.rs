@@ -184,11 +184,37 @@ impl Via {
 }
 
 /// One path argument to re-point: the argument, its dirfd argument (set to AT_FDCWD), and how.
+/// `arg` [`SOCKET_PATH`]: the path of a unix sockaddr (a plain blob or a msghdr's name) that
+/// names exactly the `Held` path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rewrite {
     pub arg: u8,
     pub dirfd: Option<u8>,
     pub via: Via,
+}
+
+/// [`Rewrite::arg`] of a unix socket path.
+pub const SOCKET_PATH: u8 = u8::MAX;
+
+/// `sizeof(sun_path)`: a unix path and its NUL.
+const SUN_PATH_LEN: usize = 108;
+
+/// The AF_UNIX sockaddr `sa` with its path replaced by `new` when it names `old` exactly and
+/// `new` fits.
+fn unix_repointed(sa: &[u8], old: &[u8], new: &[u8]) -> Option<Vec<u8>> {
+    let family = sa.get(0..2)?;
+    if family != 1u16.to_le_bytes() || new.len() >= SUN_PATH_LEN {
+        return None;
+    }
+    let path = &sa[2..];
+    let path = &path[..path.iter().position(|&b| b == 0).unwrap_or(path.len())];
+    if path != old {
+        return None;
+    }
+    let mut out = family.to_vec();
+    out.extend_from_slice(new);
+    out.push(0);
+    Some(out)
 }
 
 /// What [`Guard::protect_with`] did.
@@ -400,6 +426,8 @@ impl Guard {
         // written: a call restarted after a signal may name them (see `held_path`).
         let mut held = Vec::new();
         let mut paths: Vec<(u8, Option<u8>, Vec<u8>)> = Vec::with_capacity(rewrites.len());
+        // Unix socket paths: (the checked path, what the kernel gets instead).
+        let mut sockets: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         for r in rewrites {
             let bytes = match &r.via {
                 Via::Absolute(p) => p.clone(),
@@ -423,8 +451,18 @@ impl Guard {
                     }
                 },
             };
-            paths.push((r.arg, r.dirfd, bytes));
+            match &r.via {
+                Via::Held { open, .. } if r.arg == SOCKET_PATH => {
+                    sockets.push((open.clone(), bytes));
+                }
+                _ => paths.push((r.arg, r.dirfd, bytes)),
+            }
         }
+        let repoint = |sa: &[u8]| -> Option<Vec<u8>> {
+            sockets
+                .iter()
+                .find_map(|(old, new)| unix_repointed(sa, old, new))
+        };
         let base = WINDOW_BASE + self.slot(tid)? * SLOT_SIZE;
         let mut image: Vec<u8> = Vec::with_capacity(256);
         let mut set: Vec<(u8, u64)> = Vec::new();
@@ -457,10 +495,14 @@ impl Guard {
         for b in &decoded.blobs {
             match &b.kind {
                 BlobKind::Plain { size_arg } => {
-                    let at = push(&mut image, &b.bytes, false);
+                    let bytes = match size_arg {
+                        Some(_) => repoint(&b.bytes).unwrap_or_else(|| b.bytes.clone()),
+                        None => b.bytes.clone(),
+                    };
+                    let at = push(&mut image, &bytes, false);
                     set.push((b.arg, at));
                     if let Some(sz) = size_arg {
-                        set.push((*sz, b.bytes.len() as u64));
+                        set.push((*sz, bytes.len() as u64));
                     }
                 }
                 BlobKind::MsgHdr {
@@ -474,6 +516,7 @@ impl Guard {
                             // No address was checked: none may reach the kernel.
                             hdr[0..12].fill(0);
                         } else {
+                            let name = &repoint(name).unwrap_or_else(|| name.clone());
                             let name_at = push(&mut image, name, false);
                             hdr[0..8].copy_from_slice(&name_at.to_le_bytes());
                             hdr[8..12].copy_from_slice(
@@ -641,6 +684,33 @@ fn raise_nofile() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unix_paths_are_repointed_only_when_they_name_the_checked_path() {
+        let sa = |p: &[u8]| {
+            let mut b = 1u16.to_le_bytes().to_vec();
+            b.extend_from_slice(p);
+            b.push(0);
+            b
+        };
+        assert_eq!(
+            unix_repointed(&sa(b"/w/s.sock"), b"/w/s.sock", b"/proc/9/fd/4"),
+            Some(sa(b"/proc/9/fd/4"))
+        );
+        assert_eq!(
+            unix_repointed(&sa(b"/w/t.sock"), b"/w/s.sock", b"/proc/9/fd/4"),
+            None
+        );
+        // Another family whose first bytes are not AF_UNIX (an open_how, AF_INET).
+        let mut inet = 2u16.to_le_bytes().to_vec();
+        inet.extend_from_slice(b"/w/s.sock\0");
+        assert_eq!(unix_repointed(&inet, b"/w/s.sock", b"/proc/9/fd/4"), None);
+        // Too long for sun_path: left as it is.
+        assert_eq!(
+            unix_repointed(&sa(b"/w/s.sock"), b"/w/s.sock", &[b'a'; 108]),
+            None
+        );
+    }
 
     #[test]
     fn overlap_bounds() {
