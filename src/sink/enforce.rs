@@ -471,6 +471,30 @@ fn touches_guard(name: &str, a: &[u64; 6]) -> bool {
     }
 }
 
+/// A violation by `task` found outside a syscall stop (at an exec event or a death).
+fn task_violation(
+    time_ns: u64,
+    task: &TaskRef<'_>,
+    syscall: &str,
+    verb: Verb,
+    object: String,
+    reason: String,
+    action: Action,
+) -> Violation {
+    Violation {
+        time_ns,
+        pid: task.pid,
+        tid: task.tid,
+        comm: String::from_utf8_lossy(&task.proc.comm).into_owned(),
+        exe: String::from_utf8_lossy(&task.proc.exe).into_owned(),
+        syscall: syscall.into(),
+        verb: verb.name().into(),
+        object,
+        reason,
+        action,
+    }
+}
+
 /// `Some("char"|"block")` when this mknod/mknodat makes a device node: the node would
 /// give whoever opens it the device (a disk, memory), whatever directory it is in, and
 /// path rules cannot see that. FIFOs, sockets and regular files are ordinary path creations.
@@ -1590,23 +1614,13 @@ impl Sink for EnforceSink<'_> {
                 )
             };
             if let Some(object) = object {
-                let v = Violation {
-                    time_ns,
-                    pid: task.pid,
-                    tid: task.tid,
-                    comm: String::from_utf8_lossy(&task.proc.comm).into_owned(),
-                    exe: String::from_utf8_lossy(&task.proc.exe).into_owned(),
-                    syscall: "execve".into(),
-                    verb: Verb::Exec.name().into(),
-                    object,
-                    reason,
-                    // The exec has happened: it cannot be refused, only stopped here.
-                    action: if self.mode == Mode::Audit {
-                        Action::Audited
-                    } else {
-                        Action::Killed
-                    },
+                // The exec has happened: it cannot be refused, only stopped here.
+                let action = if self.mode == Mode::Audit {
+                    Action::Audited
+                } else {
+                    Action::Killed
                 };
+                let v = task_violation(time_ns, task, "execve", Verb::Exec, object, reason, action);
                 // The diff proposes `exec INTERPRETER` (learn's rule for an exec event).
                 let ev = Event {
                     time_ns,
@@ -1651,23 +1665,20 @@ impl Sink for EnforceSink<'_> {
         // the tree.
         // See: tests/attacks.rs "i386 int 0x80 open" (deny run): the kill was silent, exit 159.
         if status == ExitStatus::Signal(libc::SIGSYS) {
-            let v = Violation {
-                time_ns,
-                pid: task.pid,
-                tid: task.tid,
-                comm: String::from_utf8_lossy(&task.proc.comm).into_owned(),
-                exe: String::from_utf8_lossy(&task.proc.exe).into_owned(),
-                syscall: "?".into(),
-                verb: Verb::Syscall.name().into(),
-                object: "(refused in-kernel)".into(),
-                reason: if self.mode == Mode::Kill {
-                    "killed by the seccomp filter: a gated syscall the profile does not allow, an unknown syscall or a foreign ABI (run with --mode audit to see which)"
-                } else {
-                    "killed by the seccomp filter: an unknown syscall or a foreign ABI (i386 int 0x80), refused in every mode"
-                }
-                .into(),
-                action: Action::Killed,
+            let reason = if self.mode == Mode::Kill {
+                "killed by the seccomp filter: a gated syscall the profile does not allow, an unknown syscall or a foreign ABI (run with --mode audit to see which)"
+            } else {
+                "killed by the seccomp filter: an unknown syscall or a foreign ABI (i386 int 0x80), refused in every mode"
             };
+            let v = task_violation(
+                time_ns,
+                task,
+                "?",
+                Verb::Syscall,
+                "(refused in-kernel)".into(),
+                reason.into(),
+                Action::Killed,
+            );
             if !self.quiet {
                 eprintln!("sbx: violation: {}", v.line());
             }
