@@ -107,8 +107,13 @@ def setup_npm():
     with open(pkg, "w") as f:
         f.write('{"name":"bench","version":"1.0.0","private":true,'
                 '"dependencies":{"express":"^4","eslint":"^8"}}\n')
-    # Fill the cache once (needs the registry); later runs are offline.
-    if not os.path.exists(os.path.join(d, "package-lock.json")):
+    # Fill the cache once (needs the registry); later runs are offline. The cache
+    # (~/.npm) can be emptied behind the lock file's back: fill it again when an offline
+    # install fails.
+    offline = "npm install --offline --no-audit --no-fund --silent"
+    if (not os.path.exists(os.path.join(d, "package-lock.json"))
+            or subprocess.run(offline, shell=True, cwd=d, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode != 0):
         sh("npm install --no-audit --no-fund --silent", cwd=d)
 
     def reset():

@@ -632,14 +632,15 @@ fn syscall_args(sys: &Syscall, arch: Arch, sem: Option<Sem>) -> (Vec<String>, Ve
                 .filter(|t| matches!(t.object, Object::Path(_)))
                 .count();
             if paths >= 2 {
-                // The target text first, as written (it is not resolved by the kernel).
+                // Traces of the first sessions hold the target text as a path target.
                 let lit = a.take(|t| match &t.object {
                     Object::Path(p) => Some(quote(&p.literal)),
                     _ => None,
                 });
                 a.set(target, lit.unwrap_or_default());
             } else {
-                a.set(target, format!("{:#x}", a.word(target)));
+                // The target text as written (the kernel stores it, it looks nothing up).
+                a.text_or_null(target);
             }
             a.dirfd(newdirfd);
             a.path(new);
@@ -1465,6 +1466,31 @@ mod tests {
                     new: 2,
                 }),
                 r#"ln[9] symlinkat("/etc/shadow", AT_FDCWD, "l" -> "/t/l") as 1000/1000 = 0"#,
+            ),
+            (
+                ev(
+                    9,
+                    9,
+                    "ln",
+                    call(
+                        "symlinkat",
+                        [0x1_0000, FDCWD, 0x2_0000, 0, 0, 0],
+                        vec![
+                            Target {
+                                access: AccessSet::EMPTY,
+                                object: Object::Text(b"../a".to_vec()),
+                            },
+                            p(b"l", b"/t/l", None, Access::Create),
+                        ],
+                        Outcome::Value(0),
+                    ),
+                ),
+                Some(Sem::Symlink {
+                    target: 0,
+                    newdirfd: Some(1),
+                    new: 2,
+                }),
+                r#"ln[9] symlinkat("../a", AT_FDCWD, "l" -> "/t/l") as 1000/1000 = 0"#,
             ),
             (
                 ev(

@@ -934,8 +934,11 @@ pub fn decode_with(
             newdirfd,
             new,
         } => {
-            // The target is stored text, not looked up now.
-            let _ = c.path_arg(target);
+            // The target is stored text, not looked up now: recorded as shown text, never
+            // judged or learned (a link's target is read through the link's own path).
+            if let Some(t) = c.path_arg(target) {
+                c.push(AccessSet::EMPTY, Object::Text(t));
+            }
             if let Some(p) = c.resolve(newdirfd, new, false, false) {
                 c.push_path(AccessSet::of(Access::Create), p);
             }
@@ -1455,7 +1458,10 @@ mod tests {
             (
                 "symlinkat",
                 [link, 3, a, 0, 0, 0],
-                one(&["create"], "/etc/a"),
+                vec![
+                    (vec![], "Text([108, 105, 110, 107])".into()),
+                    (vec!["create"], "/etc/a".into()),
+                ],
             ),
         ];
         for (name, args, want) in cases {
@@ -1465,6 +1471,16 @@ mod tests {
         }
         let d = run("symlink", [link, a, 0, 0, 0, 0], &img);
         assert_eq!(d.strings, vec![(0, b"link".to_vec()), (1, b"a".to_vec())]);
+        // The target text is kept for display, with no access: only the new name is judged.
+        assert_eq!(
+            d.targets[0],
+            Target {
+                access: AccessSet::EMPTY,
+                object: Object::Text(b"link".to_vec())
+            }
+        );
+        assert_eq!(d.targets.len(), 2);
+        assert!(d.targets[1].access.contains(Access::Create));
     }
 
     fn inet(port: u16, addr: [u8; 4]) -> Vec<u8> {

@@ -759,10 +759,13 @@ fn temp_prefix(seg: &str, need_digit: bool) -> Option<String> {
 /// `XXXXXX`, the Rust `tempfile` crate's default length), outside `${TMPDIR}`:
 /// - `st`: binutils `ar` writes the new archive to `stXXXXXX` next to it, then renames it;
 /// - `rmeta`, `rustc`: rustc's scratch directories inside `target/debug/build/*/`;
-/// - `target`: cargo creates `targetXXXXXX` and renames it to `target` on the first build.
+/// - `target`: cargo creates `targetXXXXXX` and renames it to `target` on the first build;
+/// - `Cu`: coreutils (gnulib's `force_linkat`/`force_symlinkat`, template `CuXXXXXX`) makes
+///   the new link of `ln -f`/`ln -sf` under a temporary name beside the old one, then renames
+///   it over: `ln -sf a lib/b` symlinks `lib/CuBXLyov`.
 ///
 /// See: docs/real-world.md make (ar) and cargo (rustc, cargo).
-pub const TOOL_TEMP_PREFIXES: &[&str] = &["st", "rmeta", "rustc", "target"];
+pub const TOOL_TEMP_PREFIXES: &[&str] = &["st", "rmeta", "rustc", "target", "Cu"];
 
 /// A [`TOOL_TEMP_PREFIXES`] name: the prefix and exactly six ASCII alphanumerics, at least one
 /// of them an uppercase letter or a digit (so `strings`, `targets`, `rustcflags` stay names):
@@ -1086,6 +1089,8 @@ mod tests {
             ("rmetaXw6P34", Some("rmeta??????")),
             ("rustc8vAWJE", Some("rustc??????")),
             ("targetSgBWcY", Some("target??????")),
+            ("CuBXLyov", Some("Cu??????")),
+            ("Cu3kq9zp", Some("Cu??????")),
             ("RECORDgnccdr_s.tmp", Some("RECORD????????.tmp")),
             ("INSTALLERssawb8vt.tmp", Some("INSTALLER????????.tmp")),
             ("s-hopqcwj07o-0fta2or-working", Some("s-*")),
@@ -1094,6 +1099,9 @@ mod tests {
             ("strings", None),
             ("stdlib", None),
             ("targets", None),
+            ("Cupboard", None),
+            ("Cucumber", None),
+            ("CuSO4", None),
             ("rustc_driver", None),
             ("target", None),
             ("s-expr", None),

@@ -129,9 +129,14 @@ impl SpinPolicy {
     }
 
     /// Whether the caller should now sample the runnable tasks (`note_load`): every
-    /// [`LOAD_EVERY`] waits.
+    /// [`LOAD_EVERY`] waits, unless this epoch already counts as process churn (the sample
+    /// could not change the next epoch's mode, and a fork+exec loop would pay an open, a
+    /// read and a close of `/proc/loadavg` every few processes for nothing).
     pub fn wants_load(&self) -> bool {
-        self.window.max_ns > 0 && self.cpus > 1 && self.n % LOAD_EVERY == LOAD_EVERY - 1
+        self.window.max_ns > 0
+            && self.cpus > 1
+            && self.spawns < CHURN
+            && self.n % LOAD_EVERY == LOAD_EVERY - 1
     }
 
     /// A sample of the runnable tasks on the machine, sbx included (`/proc/loadavg`). More of
@@ -277,7 +282,14 @@ mod tests {
         for _ in 0..CHURN {
             p.note_spawn();
         }
-        epoch(&mut p, 20, 1);
+        assert!(
+            (0..EPOCH).all(|_| {
+                let asked = p.wants_load();
+                p.update(true, 20 * US);
+                !asked
+            }),
+            "no load samples once the epoch churns"
+        );
         assert!(!p.spinning(), "a fork+exec loop: sleeps");
         for _ in 0..CHURN - 1 {
             p.note_spawn();
