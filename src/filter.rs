@@ -15,9 +15,11 @@
 //! 2. **spawn**: `clone3` → ERRNO(ENOSYS) always (its flags sit behind a pointer the filter
 //!    cannot read; glibc falls back to `clone`); `clone` with `CLONE_UNTRACED` → EPERM
 //!    (record) or refused (enforce); `clone` with namespace flags → refused in enforce unless
-//!    `unshare` is allowed (in record they are traced by filter 3).
+//!    `unshare` is allowed (in record they are traced by filter 3). Record also answers EPERM
+//!    to `ioctl(TIOCSTI)` and `ioctl(TIOCLINUX)` here ([`TERMINAL_INJECTION`]).
 //! 3. **trace**: checked, creds, metadata (only with `--metadata`), gated (record only),
-//!    namespace clones (record), `prctl(PR_SET_SECCOMP)` (record), and memory syscalls that
+//!    namespace clones (record), `prctl(PR_SET_SECCOMP)` (record), the terminal-injecting
+//!    ioctls (enforce: the tracer refuses them and says why), and memory syscalls that
 //!    may touch the guard window → TRACE(0). The tracer looks the class up by number, so the
 //!    data word is always 0.
 //! 4. **refuse** (enforce only): gated syscalls the profile does not allow,
@@ -25,6 +27,12 @@
 //!    `seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER)`: a workload filter
 //!    answering SECCOMP_RET_USER_NOTIF takes precedence over sbx's TRACE, and its listener could
 //!    let the call continue unchecked → KILL_PROCESS or ERRNO.
+//!
+//! Arguments the kernel declares `int` or `unsigned int` (prctl's option, seccomp's operation
+//! and flags, ioctl's request) are compared on their low 32 bits only ([`cond32`]): the kernel
+//! drops the high bits, so a full 64-bit comparison would let `PR_SET_SECCOMP | 1 << 32` past
+//! a rule the kernel then runs as `PR_SET_SECCOMP` (flatpak's CVE-2019-10063 was TIOCSTI
+//! hidden that way). Pointers, lengths and `unsigned long` flags are compared whole.
 //!
 //! Every seccompiler program starts with an architecture check that returns KILL_PROCESS for
 //! any other `AUDIT_ARCH`: that is how the i386 ABI (`int 0x80` on x86_64) is refused, in
@@ -59,9 +67,62 @@ pub const CLONE_NAMESPACES: u64 = 0x0002_0000 // CLONE_NEWNS
 /// `PR_SET_SECCOMP`: installs a filter like `seccomp(2)`.
 pub const PR_SET_SECCOMP: u64 = 22;
 /// `SECCOMP_SET_MODE_FILTER` (seccomp(2) operation).
-const SECCOMP_SET_MODE_FILTER: u64 = 1;
+pub const SECCOMP_SET_MODE_FILTER: u64 = 1;
 /// `SECCOMP_FILTER_FLAG_NEW_LISTENER`.
-const SECCOMP_FILTER_FLAG_NEW_LISTENER: u64 = 8;
+pub const SECCOMP_FILTER_FLAG_NEW_LISTENER: u64 = 8;
+/// The ioctl requests that push input into a terminal (the same numbers on x86_64 and
+/// aarch64): `TIOCSTI` queues a byte as if typed, `TIOCLINUX` subcode 3 pastes the console
+/// selection (subcode 2 sets it). A workload holding the user's terminal could type a command
+/// into the shell that started sbx, which runs it after sbx returns, outside any sandbox. No
+/// build needs them: refused in every mode, and never allowable by a profile.
+pub const TERMINAL_INJECTION: &[(u64, &str)] = &[(0x5412, "TIOCSTI"), (0x541C, "TIOCLINUX")];
+
+/// The terminal-injecting request named by ioctl's `cmd` argument (its low 32 bits, as the
+/// kernel reads it), if it is one.
+pub fn terminal_injection(cmd: u64) -> Option<&'static str> {
+    TERMINAL_INJECTION
+        .iter()
+        .find(|(nr, _)| *nr == cmd & 0xffff_ffff)
+        .map(|(_, name)| *name)
+}
+
+/// Why the filter's argument rules refuse the call `name(args)` that the profile does not
+/// otherwise forbid, the same test the kernel made (the tracer repeats it when a refusal was
+/// traced to it rather than answered in-kernel: deny and ask modes). `allowed`: is a
+/// `syscall NAME` rule in the profile? `(what, why, allowable)`; `allowable` false when no
+/// profile rule could allow it.
+pub fn refused_by_args(
+    name: &str,
+    args: &[u64; 6],
+    allowed: impl Fn(&str) -> bool,
+) -> Option<(String, String, bool)> {
+    let low = |i: usize| args[i] & 0xffff_ffff;
+    match name {
+        "ioctl" => terminal_injection(args[1]).map(|req| {
+            (
+                format!("ioctl({req})"),
+                "pushes input into a terminal, which the user's shell would run after sbx: never allowed".into(),
+                false,
+            )
+        }),
+        "prctl" if low(0) == PR_SET_SECCOMP && !allowed("seccomp") => Some((
+            "prctl(PR_SET_SECCOMP)".into(),
+            "no rule allows syscall seccomp".into(),
+            true,
+        )),
+        "seccomp"
+            if low(0) == SECCOMP_SET_MODE_FILTER
+                && low(1) & SECCOMP_FILTER_FLAG_NEW_LISTENER != 0 =>
+        {
+            Some((
+                "seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER)".into(),
+                "a user-notification listener outranks sbx's stops: never allowed".into(),
+                false,
+            ))
+        }
+        _ => None,
+    }
+}
 const MAP_FIXED: u64 = 0x10;
 const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
 const SHM_REMAP: u64 = 0x4000;
@@ -264,10 +325,26 @@ struct Builder<'a> {
 
 type Rules = BTreeMap<i64, Vec<SeccompRule>>;
 
+/// A comparison of all 64 bits of argument `arg` (pointers, lengths, `unsigned long`).
 fn cond(arg: u8, op: SeccompCmpOp, value: u64) -> SeccompCondition {
     // Argument indexes used here are < 6, the only way construction can fail.
     SeccompCondition::new(arg, SeccompCmpArgLen::Qword, op, value)
         .unwrap_or_else(|_| unreachable!("argument index {arg} < 6"))
+}
+
+/// A comparison of the low 32 bits of argument `arg`: for the arguments the kernel declares
+/// `int` or `unsigned int` and so truncates (module documentation).
+fn cond32(arg: u8, op: SeccompCmpOp, value: u64) -> SeccompCondition {
+    SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value)
+        .unwrap_or_else(|_| unreachable!("argument index {arg} < 6"))
+}
+
+/// `ioctl(fd, TIOCSTI or TIOCLINUX, ...)`: one rule per request.
+fn terminal_injection_rules() -> Vec<SeccompRule> {
+    TERMINAL_INJECTION
+        .iter()
+        .map(|(req, _)| rule(vec![cond32(1, SeccompCmpOp::Eq, *req)]))
+        .collect()
 }
 
 fn rule(conds: Vec<SeccompCondition>) -> SeccompRule {
@@ -418,12 +495,18 @@ impl Builder<'_> {
         )
     }
 
-    /// Record only: clone(CLONE_UNTRACED) → EPERM (enforce refuses it in [`Self::refuse`]).
+    /// Record only: clone(CLONE_UNTRACED) and the terminal-injecting ioctls → EPERM (enforce
+    /// refuses the first in [`Self::refuse`], and traces the others so that the tracer says
+    /// what it refused).
     fn untraced_clone(&self) -> Result<BpfProgram, FilterError> {
         let rules: Rules = self
             .nr_of("clone")
             .map(|nr| (nr, any_bit(0, CLONE_UNTRACED)))
             .into_iter()
+            .chain(
+                self.nr_of("ioctl")
+                    .map(|nr| (nr, terminal_injection_rules())),
+            )
             .collect();
         self.compile(
             "untraced clone",
@@ -473,8 +556,12 @@ impl Builder<'_> {
                 Class::Free if record && d.name == "prctl" => {
                     rules.insert(
                         nr,
-                        vec![rule(vec![cond(0, SeccompCmpOp::Eq, PR_SET_SECCOMP)])],
+                        vec![rule(vec![cond32(0, SeccompCmpOp::Eq, PR_SET_SECCOMP)])],
                     );
+                }
+                // Enforce: the tracer refuses them (record answers EPERM in filter 2).
+                Class::Free if !record && d.name == "ioctl" => {
+                    rules.insert(nr, terminal_injection_rules());
                 }
                 _ => {}
             }
@@ -506,8 +593,12 @@ impl Builder<'_> {
                     rules.insert(
                         nr,
                         vec![rule(vec![
-                            cond(0, SeccompCmpOp::Eq, SECCOMP_SET_MODE_FILTER),
-                            has_bit(1, SECCOMP_FILTER_FLAG_NEW_LISTENER),
+                            cond32(0, SeccompCmpOp::Eq, SECCOMP_SET_MODE_FILTER),
+                            cond32(
+                                1,
+                                SeccompCmpOp::MaskedEq(SECCOMP_FILTER_FLAG_NEW_LISTENER),
+                                SECCOMP_FILTER_FLAG_NEW_LISTENER,
+                            ),
                         ])],
                     );
                 }
@@ -521,7 +612,7 @@ impl Builder<'_> {
                 Class::Free if d.name == "prctl" && !allowed("seccomp") => {
                     rules.insert(
                         nr,
-                        vec![rule(vec![cond(0, SeccompCmpOp::Eq, PR_SET_SECCOMP)])],
+                        vec![rule(vec![cond32(0, SeccompCmpOp::Eq, PR_SET_SECCOMP)])],
                     );
                 }
                 _ => {}
@@ -730,6 +821,55 @@ mod tests {
     }
 
     #[test]
+    fn argument_refusals_read_int_arguments_as_the_kernel_does() {
+        assert_eq!(
+            TERMINAL_INJECTION
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>(),
+            vec![libc::TIOCSTI, libc::TIOCLINUX]
+        );
+        let none = |_: &str| false;
+        let all = |_: &str| true;
+        let hi = 1u64 << 32;
+        let a = |x: [u64; 2]| [x[0], x[1], 0, 0, 0, 0];
+        // ioctl: refused whatever the profile says, the high bits ignored.
+        for cmd in [0x5412, 0x5412 | hi, 0x541C] {
+            let (what, _, allowable) =
+                refused_by_args("ioctl", &a([1, cmd]), all).expect("refused");
+            assert!(what.starts_with("ioctl(TIOC"), "{what}");
+            assert!(!allowable);
+        }
+        assert_eq!(
+            refused_by_args("ioctl", &a([1, 0x5413]), none),
+            None,
+            "TIOCGWINSZ"
+        );
+        // prctl(PR_SET_SECCOMP): refused unless seccomp is allowed.
+        let (what, why, allowable) =
+            refused_by_args("prctl", &a([PR_SET_SECCOMP | hi, 2]), none).expect("refused");
+        assert_eq!(what, "prctl(PR_SET_SECCOMP)");
+        assert!(why.contains("syscall seccomp") && allowable);
+        assert_eq!(refused_by_args("prctl", &a([PR_SET_SECCOMP, 2]), all), None);
+        assert_eq!(
+            refused_by_args("prctl", &a([hi, 0]), none),
+            None,
+            "option 0"
+        );
+        // seccomp: a listener never, whatever the profile; plain filters are the profile's.
+        for args in [[1, 8], [1 | hi, 8], [1, 8 | hi], [1, 9]] {
+            let r = refused_by_args("seccomp", &a(args), all);
+            assert!(r.is_some_and(|(_, _, allowable)| !allowable), "{args:?}");
+        }
+        assert_eq!(refused_by_args("seccomp", &a([1, 0]), all), None);
+        assert_eq!(
+            refused_by_args("seccomp", &a([2, 8]), all),
+            None,
+            "another operation"
+        );
+    }
+
+    #[test]
     fn class_lookup() {
         assert_eq!(class_of(Arch::X86_64, 257), Some(Class::Checked));
         assert_eq!(class_of(Arch::X86_64, 1000), None);
@@ -857,6 +997,11 @@ mod tests {
         const ENOSYS: i32 = libc::ENOSYS;
         const MARK: i32 = libc::EADDRNOTAVAIL; // a refusal errno no probe returns by itself
         const SIGCHLD: u64 = 17;
+        /// A bit the kernel drops from `int` arguments.
+        const HIGH: u64 = 1 << 32;
+        const TIOCSTI: u64 = libc::TIOCSTI;
+        const TIOCLINUX: u64 = libc::TIOCLINUX;
+        const TIOCGWINSZ: u64 = libc::TIOCGWINSZ;
 
         fn common_probes() -> Vec<Probe> {
             vec![
@@ -923,6 +1068,34 @@ mod tests {
                     [PR_SET_SECCOMP, 0, 0, 0, 0, 0],
                     Want::Err(ENOSYS),
                 ),
+                // The kernel reads prctl's option as an int: high bits cannot hide it.
+                p(
+                    libc::SYS_prctl,
+                    [PR_SET_SECCOMP | HIGH, 0, 0, 0, 0, 0],
+                    Want::Err(ENOSYS),
+                ),
+                // Terminal input injection: EPERM in-kernel, also with high bits set; other
+                // ioctls are free (EBADF on a bad fd).
+                p(
+                    libc::SYS_ioctl,
+                    [u64::MAX, TIOCSTI, 0, 0, 0, 0],
+                    Want::Err(libc::EPERM),
+                ),
+                p(
+                    libc::SYS_ioctl,
+                    [u64::MAX, TIOCSTI | HIGH, 0, 0, 0, 0],
+                    Want::Err(libc::EPERM),
+                ),
+                p(
+                    libc::SYS_ioctl,
+                    [u64::MAX, TIOCLINUX, 0, 0, 0, 0],
+                    Want::Err(libc::EPERM),
+                ),
+                p(
+                    libc::SYS_ioctl,
+                    [u64::MAX, TIOCGWINSZ, 0, 0, 0, 0],
+                    Want::Err(libc::EBADF),
+                ),
                 // No guard: memory syscalls are free (munmap of an unmapped range succeeds).
                 p(libc::SYS_munmap, [WINDOW, 4096, 0, 0, 0, 0], Want::Ok),
                 // Record: sendto runs in-kernel without an address (EBADF on fd -1), stops
@@ -981,6 +1154,27 @@ mod tests {
                     libc::SYS_prctl,
                     [PR_SET_SECCOMP, 0, 0, 0, 0, 0],
                     Want::Err(MARK),
+                ),
+                p(
+                    libc::SYS_prctl,
+                    [PR_SET_SECCOMP | HIGH, 0, 0, 0, 0, 0],
+                    Want::Err(MARK),
+                ),
+                // Terminal input injection: traced (the tracer refuses it and says why).
+                p(
+                    libc::SYS_ioctl,
+                    [u64::MAX, TIOCSTI | HIGH, 0, 0, 0, 0],
+                    Want::Err(ENOSYS),
+                ),
+                p(
+                    libc::SYS_ioctl,
+                    [u64::MAX, TIOCLINUX, 0, 0, 0, 0],
+                    Want::Err(ENOSYS),
+                ),
+                p(
+                    libc::SYS_ioctl,
+                    [u64::MAX, TIOCGWINSZ, 0, 0, 0, 0],
+                    Want::Err(libc::EBADF),
                 ),
                 p(
                     libc::SYS_clone,
@@ -1087,6 +1281,17 @@ mod tests {
                     Want::Err(libc::EFAULT),
                 ),
                 p(libc::SYS_seccomp, [1, 8, 0, 0, 0, 0], Want::Err(MARK)),
+                // The kernel reads the operation and the flags as unsigned ints.
+                p(
+                    libc::SYS_seccomp,
+                    [1 | HIGH, 8, 0, 0, 0, 0],
+                    Want::Err(MARK),
+                ),
+                p(
+                    libc::SYS_seccomp,
+                    [1, 8 | HIGH, 0, 0, 0, 0],
+                    Want::Err(MARK),
+                ),
                 p(
                     libc::SYS_prctl,
                     [PR_SET_SECCOMP, 2, 0, 0, 0, 0],

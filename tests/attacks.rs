@@ -751,6 +751,41 @@ fn attacks() -> Vec<Attack> {
                 plain,
             ),
         ),
+        // The kernel reads seccomp's operation and prctl's option as 32-bit ints: bit 32 set
+        // used to hide them from the filter's 64-bit comparisons (kill mode), and deny mode
+        // let traced prctl(PR_SET_SECCOMP) and listener filters through.
+        Attack {
+            extra: &["syscall seccomp"],
+            expect: "seccomp",
+            ..a(
+                "4 back doors",
+                "seccomp listener filter, operation with bit 32 set, syscall seccomp allowed",
+                |p, f| v(&[&f.attack, "notif", &p.s("secret.txt"), "high"]),
+                plain,
+            )
+        },
+        e(
+            "seccomp",
+            a(
+                "4 back doors",
+                "prctl(PR_SET_SECCOMP) with bit 32 set in the option",
+                |_, f| v(&[&f.attack, "prctl_seccomp"]),
+                plain,
+            ),
+        ),
+        // TIOCSTI types into the terminal: into the shell that started sbx, which would run
+        // it after sbx returns. The pseudo-terminal's number differs between runs.
+        Attack {
+            extra: &["read /dev/pts/*", "write /dev/pts/*"],
+            expect: "TIOCSTI",
+            deny_done: "tty done",
+            ..a(
+                "4 back doors",
+                "ioctl(TIOCSTI) typing a command into a terminal",
+                |_, f| v(&[&f.attack, "tty", "inject"]),
+                |_, f| v(&[&f.attack, "tty", "benign"]),
+            )
+        },
         Attack {
             settle_ms: 800,
             expect: "target.txt",
@@ -837,6 +872,12 @@ fn attacks() -> Vec<Attack> {
         guard_remap("fixed"),
         guard_remap("mprotect"),
         guard_remap("mremap"),
+        // A profile that lets the workload write its own memory file (a hand-written rule, or
+        // one learned from a run that did): /proc/PID/mem writes ignore page protections.
+        Attack {
+            extra: &["read /proc/self/mem", "write /proc/self/mem"],
+            ..guard_remap("mem")
+        },
     ]
 }
 
@@ -860,12 +901,14 @@ fn guard_remap(how: &'static str) -> Attack {
         "munmap" => "guard region unmapped and mapped writable again, then raced",
         "fixed" => "guard region replaced by mmap(MAP_FIXED) writable memory, then raced",
         "mprotect" => "guard region re-protected writable, then raced",
+        "mem" => "guard region written through /proc/self/mem (a rule allows it), raced",
         _ => "writable mapping moved over the guard region by mremap, then raced",
     };
     let attack: Args = match how {
         "munmap" => |p, f| args(p, f, "munmap"),
         "fixed" => |p, f| args(p, f, "fixed"),
         "mprotect" => |p, f| args(p, f, "mprotect"),
+        "mem" => |p, f| args(p, f, "mem"),
         _ => |p, f| args(p, f, "mremap"),
     };
     Attack {

@@ -512,6 +512,19 @@ fn device_node(name: &str, args: &[u64; 6]) -> Option<&'static str> {
     }
 }
 
+/// Is `path` a process's memory file (`/proc/PID/mem`, `/proc/self/mem`,
+/// `/proc/thread-self/mem`, `/proc/PID/task/TID/mem`)? Writes through it ignore page
+/// protections (the kernel's FOLL_FORCE), the read-only race-guard region's included.
+fn proc_mem(path: &[u8]) -> bool {
+    let id = |s: &[u8]| !s.is_empty() && s.iter().all(u8::is_ascii_digit);
+    let segs: Vec<&[u8]> = path.split(|&b| b == b'/').collect();
+    match segs.as_slice() {
+        [b"", b"proc", who, b"mem"] => id(who) || *who == b"self" || *who == b"thread-self",
+        [b"", b"proc", who, b"task", tid, b"mem"] => (id(who) || *who == b"self") && id(tid),
+        _ => false,
+    }
+}
+
 /// Does the file start with `#!` (then the kernel runs its interpreter)?
 fn is_script(path: &[u8]) -> bool {
     use std::io::Read;
@@ -1233,6 +1246,27 @@ impl Sink for EnforceSink<'_> {
                         format!("no rule allows syscall {name}"),
                         libc::EPERM,
                     ));
+                } else if let Some((what, why, allowable)) =
+                    crate::filter::refused_by_args(name, &stop.args, |n| {
+                        self.policy.syscall_allowed(n)
+                    })
+                {
+                    // Deny and ask modes trace what kill mode refuses in-kernel: the same
+                    // argument test (a seccomp user-notification listener).
+                    unallowable |= !allowable;
+                    bad.push((Verb::Syscall, what, why, libc::EPERM));
+                }
+            }
+            // A free syscall stops only on the filter's argument rules (terminal input
+            // injection; prctl(PR_SET_SECCOMP) in deny and ask modes): the same test here.
+            Some(Class::Free) => {
+                if let Some((what, why, allowable)) =
+                    crate::filter::refused_by_args(def.map_or("", |d| d.name), &stop.args, |n| {
+                        self.policy.syscall_allowed(n)
+                    })
+                {
+                    unallowable |= !allowable;
+                    bad.push((Verb::Syscall, what, why, libc::EPERM));
                 }
             }
             Some(Class::Memory) => {
@@ -1246,7 +1280,7 @@ impl Sink for EnforceSink<'_> {
                     ));
                 }
             }
-            Some(Class::Creds | Class::Free | Class::Answer) => {}
+            Some(Class::Creds | Class::Answer) => {}
             Some(Class::Checked | Class::Metadata) => {
                 if let Some(kind) = device_node(def.map_or("", |d| d.name), &stop.args) {
                     unallowable = true;
@@ -1256,6 +1290,24 @@ impl Sink for EnforceSink<'_> {
                         "a device node opens the device itself, which no path rule covers: never allowed under enforce".into(),
                         libc::EPERM,
                     ));
+                }
+                // The race guard's region is read-only to the workload, but not to writes
+                // through a memory file: no profile rule may allow one while the guard is on.
+                if self.guard.is_some() {
+                    for t in &d.syscall.targets {
+                        if let Object::Path(p) = &t.object
+                            && t.access.contains(Access::Write)
+                            && (proc_mem(&p.abs) || proc_mem(p.effective()))
+                        {
+                            unallowable = true;
+                            bad.push((
+                                Verb::Write,
+                                escape(p.effective()),
+                                "writes to process memory ignore page protections, sbx's race-guard region's too: never allowed under enforce".into(),
+                                libc::EACCES,
+                            ));
+                        }
+                    }
                 }
                 if d.decoded.unreadable {
                     bad.push((
@@ -1666,7 +1718,7 @@ impl Sink for EnforceSink<'_> {
         // See: tests/attacks.rs "i386 int 0x80 open" (deny run): the kill was silent, exit 159.
         if status == ExitStatus::Signal(libc::SIGSYS) {
             let reason = if self.mode == Mode::Kill {
-                "killed by the seccomp filter: a gated syscall the profile does not allow, an unknown syscall or a foreign ABI (run with --mode audit to see which)"
+                "killed by the seccomp filter: a gated syscall or argument the profile does not allow (a seccomp listener never is), an unknown syscall or a foreign ABI (run with --mode audit to see which)"
             } else {
                 "killed by the seccomp filter: an unknown syscall or a foreign ABI (i386 int 0x80), refused in every mode"
             };
@@ -1731,6 +1783,30 @@ mod tests {
         assert!(!through_magic_link(b"/proc/self/status"));
         assert!(!through_magic_link(b"/proc/self/fdinfo/3"));
         assert!(!through_magic_link(b"/home/u/proc/1/fd/3"));
+    }
+
+    #[test]
+    fn memory_files_are_told_apart() {
+        for p in [
+            "/proc/self/mem",
+            "/proc/thread-self/mem",
+            "/proc/4711/mem",
+            "/proc/4711/task/4712/mem",
+            "/proc/self/task/4712/mem",
+        ] {
+            assert!(proc_mem(p.as_bytes()), "{p}");
+        }
+        for p in [
+            "/proc/self/maps",
+            "/proc/meminfo",
+            "/proc/self/fd/3",
+            "/proc/x/mem",
+            "/proc//mem",
+            "/tmp/proc/self/mem",
+            "/proc/self/task/x/mem",
+        ] {
+            assert!(!proc_mem(p.as_bytes()), "{p}");
+        }
     }
 
     #[test]

@@ -11,8 +11,10 @@
 //! - every live thread of the tree has its own slot, so concurrent syscalls never share one;
 //! - the seccomp filter stops mmap(MAP_FIXED)/mprotect/munmap/mremap/madvise/... whose address
 //!   falls in the window (or whose length is >= 4 GiB); the enforce sink kills a process whose
-//!   call overlaps the region. Writes through `/proc/*/mem`, process_vm_writev, ptrace and
-//!   io_uring are refused by the policy (gated or not allowed).
+//!   call overlaps the region. Opens of `/proc/*/mem` for writing (which ignores page
+//!   protections) are refused whatever the profile says (`sink::enforce::proc_mem`);
+//!   process_vm_writev honours page protections, ptrace cannot attach to a process sbx
+//!   already traces, and io_uring is gated.
 //!
 //! Path syscalls other than opens (unlink, rename, mkdir, chmod...) get one more defence
 //! ([`Via::Held`]): sbx itself opens the checked directory (or file) with
