@@ -374,6 +374,11 @@ impl Learner {
         if gated {
             self.syscalls.insert(sc.name.clone());
         }
+        // prctl is free except PR_SET_SECCOMP, which enforce allows only with `syscall
+        // seccomp` (filter.rs): a sandboxing workload (a browser, systemd-run) needs it.
+        if sc.name == "prctl" && sc.args[0] & 0xffff_ffff == crate::filter::PR_SET_SECCOMP {
+            self.syscalls.insert("seccomp".to_string());
+        }
         if no_access {
             return;
         }

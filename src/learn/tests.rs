@@ -1924,3 +1924,33 @@ fn socket_type_decides_the_protocol() {
         assert!(!t.contains(unwanted), "{unwanted:?} learned:\n{t}");
     }
 }
+
+/// prctl(PR_SET_SECCOMP) is allowed under enforce only by `syscall seccomp`: learned from the
+/// option word (its low 32 bits, as the kernel reads it); other prctl options learn nothing.
+#[test]
+fn prctl_set_seccomp_learns_syscall_seccomp() {
+    let prctl = |option: u64| {
+        let mut ev = sys(5, "prctl", vec![], Outcome::Value(0));
+        if let EventKind::Syscall(sc) = &mut ev.kind {
+            sc.args[0] = option;
+        }
+        ev
+    };
+    let learned = |events: Vec<Event>| {
+        text(&learn_runs(
+            &[&Run {
+                header: header(&ENV_A),
+                events,
+                needs: vec![],
+            }],
+            LearnOptions {
+                is_gated: Some(Box::new(|n| n == "seccomp")),
+                ..LearnOptions::default()
+            },
+        ))
+    };
+    let t = learned(vec![prctl(22 | 1 << 32)]);
+    assert!(t.contains("syscall seccomp\n"), "{t}");
+    let t = learned(vec![prctl(15)]); // PR_SET_NAME
+    assert!(!t.contains("syscall"), "{t}");
+}
