@@ -186,7 +186,8 @@ pub fn open_follows(arch: Arch, flags: u64) -> bool {
 }
 
 /// The `int` in the low half of an argument word (dirfds and fds are C ints).
-fn int_arg(word: u64) -> i32 {
+/// An `int` argument: its low 32 bits, as the kernel reads it.
+pub fn int_arg(word: u64) -> i32 {
     i32::from_le_bytes(word.to_le_bytes()[..4].try_into().unwrap_or([0; 4]))
 }
 

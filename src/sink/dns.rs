@@ -90,7 +90,7 @@ impl DnsTracker {
             return Vec::new();
         }
         let mem = TraceeMemory { tid: stop.tid };
-        let fd = i32::try_from(r.args[0]).unwrap_or(-1);
+        let fd = crate::decode::int_arg(r.args[0]);
         // (source address if the call reports one, payload)
         let mut messages: Vec<(Option<SockAddr>, Vec<u8>)> = Vec::new();
         let len = usize::try_from(rval).unwrap_or(0).min(MAX_MESSAGE);
@@ -121,7 +121,8 @@ impl DnsTracker {
                 Some(a) => Some(a),
                 None => peer
                     .get_or_insert_with(|| {
-                        procfs::socket_peer(r.pid, fd).map(|b| crate::decode::sockaddr::parse(&b))
+                        procfs::socket_peer(r.pid, stop.tid, fd)
+                            .map(|b| crate::decode::sockaddr::parse(&b))
                     })
                     .clone(),
             };
@@ -205,9 +206,9 @@ pub fn query_targets(stop: &SyscallStop<'_>, def: &SyscallDef, targets: &[Target
             _ => None,
         })
         .collect();
-    let fd = i32::try_from(stop.args[0]).unwrap_or(-1);
+    let fd = crate::decode::int_arg(stop.args[0]);
     let to_dns = if explicit.is_empty() {
-        procfs::socket_peer(stop.pid, fd)
+        procfs::socket_peer(stop.pid, stop.tid, fd)
             .map(|b| crate::decode::sockaddr::parse(&b))
             .is_some_and(|a| port_of(&a) == Some(dns::PORT))
     } else {

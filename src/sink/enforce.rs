@@ -653,9 +653,19 @@ impl EnforceSink<'_> {
                 let proto = match sock_type {
                     Some(libc::SOCK_STREAM) => Proto::Tcp,
                     Some(libc::SOCK_DGRAM) => Proto::Udp,
-                    // Unknown type (raw sockets, or the fd vanished): decide as both; a deny of
-                    // either wins and an allow of either allows (policy::decide semantics).
-                    _ => return Ok(self.plain(access, &t.object)),
+                    // A raw socket (refused at its creation, but one may be inherited), another
+                    // type, or one sbx could not ask: tcp/udp rules cannot describe where it
+                    // reaches (a raw socket's packets carry any address and port). Refused.
+                    other => {
+                        return Ok(Some((
+                            net_verb(access),
+                            format!(
+                                "only TCP and UDP sockets can reach the network under a profile (socket type {})",
+                                other.map_or_else(|| "unknown".to_string(), |t| t.to_string())
+                            ),
+                            net_text(None, addr),
+                        )));
+                    }
                 };
                 let names = match addr {
                     SockAddr::Inet { addr: a, .. } => self.dns.book().names(IpAddr::from(*a)),
@@ -1005,12 +1015,60 @@ impl EnforceSink<'_> {
         }
     }
 
-    fn plain(&self, access: AccessSet, o: &Object) -> Option<(Verb, String, String)> {
-        match self.policy.decide(access, o) {
-            Decision::Allow | Decision::AllowIfAbsent => None,
-            Decision::Deny { verb, reason } => {
-                Some((verb, reason_text(verb, &reason), object_text(o)))
+    /// `socket(domain, type, protocol)` that no rule can describe later: packet sockets
+    /// (every interface's frames), raw inet sockets (any address and port, whatever a
+    /// connect said), and netlink protocols the profile gives no `connect`, `bind` or `send`
+    /// rule (a netlink socket's `write`s are never stopped). `(what, why, allowable)`.
+    fn socket_refusal(&self, name: &str, args: &[u64; 6]) -> Option<(String, String, bool)> {
+        if name != "socket" {
+            return None;
+        }
+        let (domain, ty, protocol) = (
+            crate::decode::int_arg(args[0]),
+            crate::decode::int_arg(args[1]) & 0xf,
+            crate::decode::int_arg(args[2]),
+        );
+        match domain {
+            libc::AF_PACKET => Some((
+                "socket(AF_PACKET)".into(),
+                "a packet socket reads and sends raw frames of every interface: never allowed under enforce".into(),
+                false,
+            )),
+            libc::AF_INET | libc::AF_INET6 if ty == libc::SOCK_RAW => Some((
+                "socket(SOCK_RAW)".into(),
+                "a raw socket's packets carry any address and port: never allowed under enforce".into(),
+                false,
+            )),
+            libc::AF_NETLINK => {
+                let protocol = u16::try_from(protocol).ok();
+                let nl = Object::Socket(SockAddr::Netlink {
+                    protocol,
+                    port_id: 0,
+                    groups: 0,
+                });
+                let decide = |a| self.policy.decide(AccessSet::of(a), &nl);
+                // Any rule for the protocol admits the socket, unless sends to it are denied
+                // by a `deny` rule: the writes that would bypass that rule are not stopped.
+                let send_denied = matches!(
+                    decide(Access::Send),
+                    Decision::Deny {
+                        reason: DenyReason::DenyRule { .. },
+                        ..
+                    }
+                );
+                let allowed = !send_denied
+                    && [Access::Send, Access::Connect, Access::Bind]
+                        .into_iter()
+                        .any(|a| matches!(decide(a), Decision::Allow | Decision::AllowIfAbsent));
+                (!allowed).then(|| {
+                    (
+                        object_text(&nl),
+                        "no connect, bind or send rule for this netlink protocol, or a deny send rule (its writes are not stopped, so the socket is refused)".into(),
+                        true,
+                    )
+                })
             }
+            _ => None,
         }
     }
 
@@ -1198,6 +1256,14 @@ impl Sink for EnforceSink<'_> {
             d.syscall.targets.extend(q.targets);
         }
         let mut bad: Vec<(Verb, String, String, i32)> = Vec::new();
+        // A call on an fd that is not open at the check (an `Fd` target without a path):
+        // answered EBADF, as the kernel would, without running it. Deciding it like a pipe
+        // let a sibling thread `dup2` a file there between the check and the call.
+        let closed_fd = matches!(def.map(|d| d.class), Some(Class::Checked))
+            && d.syscall
+                .targets
+                .iter()
+                .any(|t| !t.access.is_empty() && matches!(t.object, Object::Fd { path: None, .. }));
         // Only a probe rule admits it and the path is absent: the errno of the lookup.
         let mut must_fail: Option<i32> = None;
         // No profile rule can allow this (an unknown number, a touch of the guard region):
@@ -1309,6 +1375,12 @@ impl Sink for EnforceSink<'_> {
                         }
                     }
                 }
+                if let Some((what, why, allowable)) =
+                    self.socket_refusal(def.map_or("", |d| d.name), &stop.args)
+                {
+                    unallowable |= !allowable;
+                    bad.push((Verb::Syscall, what, why, libc::EACCES));
+                }
                 if d.decoded.unreadable {
                     bad.push((
                         Verb::Read,
@@ -1414,6 +1486,9 @@ impl Sink for EnforceSink<'_> {
             } else {
                 self.refuse(errno)
             }
+        } else if closed_fd {
+            answered_absent = true;
+            Verdict::Deny(libc::EBADF)
         } else if let Some(errno) =
             must_fail.filter(|&e| self.answers_probe(stop, def, &d.syscall, e))
         {
@@ -1616,7 +1691,31 @@ impl Sink for EnforceSink<'_> {
     }
 
     fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>) -> Verdict {
-        self.watch.remove(&former_tid.unwrap_or(task.tid));
+        // An exec that only a probe rule admitted had to fail (the program was absent at the
+        // check); it succeeded: the program appeared between the check and the exec, and runs.
+        // See: tests/attacks.rs "exec admitted by a probe rule, the program made during the call"
+        if let Some(Watch::MustFail(b)) = self.watch.remove(&former_tid.unwrap_or(task.tid)) {
+            let (mut v, ev) = *b;
+            v.verb = Verb::Exec.name().to_string();
+            v.reason = format!(
+                "a program absent at the check (only a probe rule matches) started: {}",
+                escape(&task.proc.exe)
+            );
+            v.action = if self.mode == Mode::Audit {
+                Action::Audited
+            } else {
+                Action::Killed
+            };
+            self.report(v, Some(ev));
+            if let Some(rec) = self.recorder.as_mut() {
+                let _ = rec.on_exec(time_ns, task, former_tid);
+            }
+            return if self.mode == Mode::Audit {
+                Verdict::Allow
+            } else {
+                Verdict::Kill
+            };
+        }
         // An exec from another thread ends a leader that was waiting for an answer.
         if former_tid.is_some() {
             self.forget_waiting(task.tid);

@@ -250,19 +250,20 @@ pub fn decode_stop_opts(arch: Arch, stop: &SyscallStop<'_>, opts: DecodeOpts<'_>
     let mut decoded = decoded;
     let mut sock_type = None;
     for t in &mut decoded.targets {
-        let fd = i32::try_from(stop.args[0]).unwrap_or(-1);
+        // The kernel reads the fd as an int: bit 32 set must not hide the socket.
+        let fd = crate::decode::int_arg(stop.args[0]);
         match &mut t.object {
             // The netlink protocol is a property of the socket, not of the address.
             Object::Socket(SockAddr::Netlink { protocol, .. }) => {
-                *protocol =
-                    procfs::socket_protocol(stop.pid, fd).and_then(|p| u16::try_from(p).ok());
+                *protocol = procfs::socket_protocol(stop.pid, stop.tid, fd)
+                    .and_then(|p| u16::try_from(p).ok());
             }
             // So is TCP or UDP (learn writes `connect udp` for a datagram socket).
             Object::Socket(SockAddr::Inet { .. } | SockAddr::Inet6 { .. })
                 if sock_type.is_none()
                     && def.is_some_and(|d| matches!(d.sem, Sem::Sock { .. })) =>
             {
-                sock_type = procfs::socket_type(stop.pid, fd).map(|t| t & 0xf);
+                sock_type = procfs::socket_type(stop.pid, stop.tid, fd).map(|t| t & 0xf);
             }
             _ => {}
         }

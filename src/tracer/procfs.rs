@@ -46,8 +46,13 @@ impl ProcView for TraceeProc {
         )))
         .or_else(|| readlink(Path::new(&format!("/proc/{}/root", self.pid))))
     }
+    /// The calling thread's own fd table: a thread cloned without CLONE_FILES has one of
+    /// its own, where `/proc/PID/fd` is the leader's.
     fn fd_path(&self, fd: i32) -> Option<Vec<u8>> {
-        readlink(Path::new(&format!("/proc/{}/fd/{}", self.pid, fd)))
+        readlink(Path::new(&format!(
+            "/proc/{}/task/{}/fd/{}",
+            self.pid, self.tid, fd
+        )))
     }
     fn readlink(&self, path: &[u8]) -> Option<Vec<u8>> {
         readlink(Path::new(OsStr::from_bytes(path)))
@@ -97,9 +102,13 @@ impl RootCache {
 }
 
 impl TraceeProc {
-    /// `/proc/PID/fd/N`'s target (what an fd really refers to).
+    /// `/proc/PID/task/TID/fd/N`'s target (what the thread's fd really refers to; see
+    /// `fd_path`).
     pub fn fd_path_bytes(&self, fd: i32) -> Option<Vec<u8>> {
-        readlink(Path::new(&format!("/proc/{}/fd/{}", self.pid, fd)))
+        readlink(Path::new(&format!(
+            "/proc/{}/task/{}/fd/{}",
+            self.pid, self.tid, fd
+        )))
     }
 }
 
@@ -202,21 +211,39 @@ pub fn parse_creds(status: &str) -> Option<Creds> {
 
 /// The socket type (`SOCK_STREAM`, `SOCK_DGRAM`...) of the tracee's fd `fd`, by duplicating it
 /// into sbx with `pidfd_getfd` (Linux 5.6+; needs ptrace access, which the tracer has).
-pub fn socket_type(pid: i32, fd: i32) -> Option<i32> {
-    socket_opt(pid, fd, libc::SO_TYPE)
+pub fn socket_type(pid: i32, tid: i32, fd: i32) -> Option<i32> {
+    socket_opt(pid, tid, fd, libc::SO_TYPE)
 }
 
 /// The protocol of the tracee's socket `fd` (`SO_PROTOCOL`: for netlink, NETLINK_ROUTE...).
-pub fn socket_protocol(pid: i32, fd: i32) -> Option<i32> {
-    socket_opt(pid, fd, libc::SO_PROTOCOL)
+pub fn socket_protocol(pid: i32, tid: i32, fd: i32) -> Option<i32> {
+    socket_opt(pid, tid, fd, libc::SO_PROTOCOL)
 }
 
-/// A duplicate of the tracee's fd `fd` in sbx, by `pidfd_getfd` (Linux 5.6+; needs ptrace
-/// access, which the tracer has).
-fn tracee_fd(pid: i32, fd: i32) -> Option<std::os::fd::OwnedFd> {
+/// `PIDFD_THREAD` (Linux 6.9): a pidfd for one thread, whose `pidfd_getfd` reads that
+/// thread's fd table.
+const PIDFD_THREAD: libc::c_long = libc::O_EXCL as libc::c_long;
+/// `KCMP_FILES`: do two tasks share one fd table?
+const KCMP_FILES: libc::c_long = 2;
+
+/// A duplicate of fd `fd` of thread `tid` (of process `pid`) in sbx, by `pidfd_getfd` (Linux
+/// 5.6+; needs ptrace access, which the tracer has). The fd is the thread's: a thread cloned
+/// without CLONE_FILES has its own table. Before Linux 6.9 (no `PIDFD_THREAD`) a non-leader
+/// thread is answered only when it shares the leader's table (`kcmp`); otherwise `None`.
+fn tracee_fd(pid: i32, tid: i32, fd: i32) -> Option<std::os::fd::OwnedFd> {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     // SAFETY: pidfd_open takes a pid and flags, no pointers.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    let mut pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tid, PIDFD_THREAD) };
+    if pidfd < 0 {
+        // SAFETY: kcmp takes two pids, a type and two indexes (unused for KCMP_FILES).
+        let shared =
+            tid == pid || unsafe { libc::syscall(libc::SYS_kcmp, pid, tid, KCMP_FILES, 0, 0) } == 0;
+        if !shared {
+            return None;
+        }
+        // SAFETY: as above.
+        pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    }
     let pidfd = i32::try_from(pidfd).ok().filter(|&f| f >= 0)?;
     // SAFETY: `pidfd` is a fresh fd returned by the kernel that nothing else owns.
     let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
@@ -228,9 +255,9 @@ fn tracee_fd(pid: i32, fd: i32) -> Option<std::os::fd::OwnedFd> {
 }
 
 /// An integer `SOL_SOCKET` option of the tracee's socket `fd`.
-fn socket_opt(pid: i32, fd: i32, opt: libc::c_int) -> Option<i32> {
+fn socket_opt(pid: i32, tid: i32, fd: i32, opt: libc::c_int) -> Option<i32> {
     use std::os::fd::AsRawFd;
-    let sock = tracee_fd(pid, fd)?;
+    let sock = tracee_fd(pid, tid, fd)?;
     let mut ty: libc::c_int = 0;
     let mut len = libc::socklen_t::try_from(std::mem::size_of::<libc::c_int>()).ok()?;
     // SAFETY: `ty` and `len` are live locals; the kernel writes at most `len` (4) bytes to `ty`
@@ -248,9 +275,9 @@ fn socket_opt(pid: i32, fd: i32, opt: libc::c_int) -> Option<i32> {
 }
 
 /// The raw peer address (`getpeername`) of the tracee's connected socket `fd`.
-pub fn socket_peer(pid: i32, fd: i32) -> Option<Vec<u8>> {
+pub fn socket_peer(pid: i32, tid: i32, fd: i32) -> Option<Vec<u8>> {
     use std::os::fd::AsRawFd;
-    let sock = tracee_fd(pid, fd)?;
+    let sock = tracee_fd(pid, tid, fd)?;
     let mut buf = [0u8; 128];
     let mut len = libc::socklen_t::try_from(buf.len()).ok()?;
     // SAFETY: `buf` and `len` are live locals; the kernel writes at most `len` (128) bytes to
