@@ -773,6 +773,71 @@ fn attacks() -> Vec<Attack> {
                 plain,
             ),
         ),
+        // Red-team round 2 (session 11): each got through before its fix.
+        // A thread cloned without CLONE_FILES has its own fd table; sbx read the leader's.
+        a(
+            "3 path tricks",
+            "a thread with its own fd table opens beneath another dir at the same fd number",
+            |p, f| v(&[&f.attack, "fdtable", "attack", &p.sdir()]),
+            |p, f| v(&[&f.attack, "fdtable", "benign", &p.sdir()]),
+        ),
+        // Learn writes `probe /**/tool` for an absent optional program by itself.
+        Attack {
+            bare_tries: 10,
+            runs: 3,
+            expect: "absent at the check",
+            ..a(
+                "1 argument races",
+                "exec admitted by a probe rule, the program made during the call",
+                |_, f| v(&[&f.attack, "probe_exec", "attack", "300"]),
+                |_, f| v(&[&f.attack, "probe_exec", "benign"]),
+            )
+        },
+        e(
+            "SOCK_RAW",
+            a(
+                "4 back doors",
+                "a raw inet socket (packets carry any address and port)",
+                |_, f| v(&[&f.attack, "sock", "raw"]),
+                plain,
+            ),
+        ),
+        e(
+            "AF_PACKET",
+            a(
+                "4 back doors",
+                "a packet socket (every interface's frames)",
+                |_, f| v(&[&f.attack, "sock", "packet"]),
+                plain,
+            ),
+        ),
+        e(
+            "sock_diag",
+            a(
+                "4 back doors",
+                "netlink sock_diag dump through write(), no netlink rule",
+                |_, f| v(&[&f.attack, "sock", "diag"]),
+                plain,
+            ),
+        ),
+        e(
+            "0.0.0.0:0",
+            a(
+                "4 back doors",
+                "listen() on a TCP socket never bound (every address, a random port)",
+                |_, f| v(&[&f.attack, "sock", "listen"]),
+                plain,
+            ),
+        ),
+        e(
+            "connect tcp",
+            a(
+                "4 back doors",
+                "TCP connect with bit 32 set in the fd, a connect udp rule",
+                |_, f| v(&[&f.attack, "sock", "tcp_high", &f.port_bad]),
+                |_, f| v(&[&f.attack, "sock", "udp", &f.port_bad]),
+            ),
+        ),
         // TIOCSTI types into the terminal: into the shell that started sbx, which would run
         // it after sbx returns. The pseudo-terminal's number differs between runs.
         Attack {

@@ -1015,6 +1015,42 @@ impl EnforceSink<'_> {
         }
     }
 
+    /// `listen` on an inet socket that was never bound: the kernel binds it to every
+    /// address on a random port, which no `bind` checked. Decided as a bind of the wildcard
+    /// address, port 0 (`bind tcp *:*` or `bind tcp 0.0.0.0:0` allows it). A bound socket's
+    /// address was decided at its bind.
+    fn autobind_refusal(&self, stop: &SyscallStop<'_>) -> Option<(Verb, String, String, i32)> {
+        let fd = crate::decode::int_arg(stop.args[0]);
+        let name = procfs::socket_name(stop.pid, stop.tid, fd)?;
+        let wildcard = match crate::decode::sockaddr::parse(&name) {
+            SockAddr::Inet { port: 0, .. } => SockAddr::Inet {
+                addr: [0; 4],
+                port: 0,
+            },
+            SockAddr::Inet6 { port: 0, .. } => SockAddr::Inet6 {
+                addr: [0; 16],
+                port: 0,
+                scope_id: 0,
+            },
+            _ => return None,
+        };
+        match self
+            .policy
+            .decide_net_named(Verb::Bind, Some(Proto::Tcp), &wildcard, &[])
+        {
+            Decision::Allow | Decision::AllowIfAbsent => None,
+            Decision::Deny { verb, reason } => Some((
+                verb,
+                net_text(Some(Proto::Tcp), &wildcard),
+                format!(
+                    "{} (listen on a socket never bound: the kernel binds every address, a random port)",
+                    reason_text(verb, &reason)
+                ),
+                libc::EPERM,
+            )),
+        }
+    }
+
     /// `socket(domain, type, protocol)` that no rule can describe later: packet sockets
     /// (every interface's frames), raw inet sockets (any address and port, whatever a
     /// connect said), and netlink protocols the profile gives no `connect`, `bind` or `send`
@@ -1374,6 +1410,11 @@ impl Sink for EnforceSink<'_> {
                             ));
                         }
                     }
+                }
+                if def.is_some_and(|d| d.name == "listen")
+                    && let Some(b) = self.autobind_refusal(stop)
+                {
+                    bad.push(b);
                 }
                 if let Some((what, why, allowable)) =
                     self.socket_refusal(def.map_or("", |d| d.name), &stop.args)

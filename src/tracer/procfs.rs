@@ -274,15 +274,34 @@ fn socket_opt(pid: i32, tid: i32, fd: i32, opt: libc::c_int) -> Option<i32> {
     (r == 0).then_some(ty)
 }
 
+/// The raw local address (`getsockname`) of the tracee's socket `fd`.
+pub fn socket_name(pid: i32, tid: i32, fd: i32) -> Option<Vec<u8>> {
+    socket_addr(pid, tid, fd, libc::getsockname)
+}
+
 /// The raw peer address (`getpeername`) of the tracee's connected socket `fd`.
 pub fn socket_peer(pid: i32, tid: i32, fd: i32) -> Option<Vec<u8>> {
+    socket_addr(pid, tid, fd, libc::getpeername)
+}
+
+/// An address of the tracee's socket `fd`, by `getsockname` or `getpeername` (`call`).
+fn socket_addr(
+    pid: i32,
+    tid: i32,
+    fd: i32,
+    call: unsafe extern "C" fn(
+        libc::c_int,
+        *mut libc::sockaddr,
+        *mut libc::socklen_t,
+    ) -> libc::c_int,
+) -> Option<Vec<u8>> {
     use std::os::fd::AsRawFd;
     let sock = tracee_fd(pid, tid, fd)?;
     let mut buf = [0u8; 128];
     let mut len = libc::socklen_t::try_from(buf.len()).ok()?;
-    // SAFETY: `buf` and `len` are live locals; the kernel writes at most `len` (128) bytes to
-    // `buf` and sets `len` to the address's full length.
-    let r = unsafe { libc::getpeername(sock.as_raw_fd(), buf.as_mut_ptr().cast(), &raw mut len) };
+    // SAFETY: `call` is getsockname or getpeername; `buf` and `len` are live locals, and the
+    // kernel writes at most `len` (128) bytes to `buf` and sets `len` to the full length.
+    let r = unsafe { call(sock.as_raw_fd(), buf.as_mut_ptr().cast(), &raw mut len) };
     let len = usize::try_from(len).ok()?.min(buf.len());
     (r == 0).then(|| buf[..len].to_vec())
 }
