@@ -1292,6 +1292,9 @@ impl Sink for EnforceSink<'_> {
             d.syscall.targets.extend(q.targets);
         }
         let mut bad: Vec<(Verb, String, String, i32)> = Vec::new();
+        // A netlink socket refused for want of a rule: added to the violation's event (after
+        // the targets are decided) as a send, so the diff proposes `send netlink PROTOCOL`.
+        let mut netlink_send = None;
         // A call on an fd that is not open at the check (an `Fd` target without a path):
         // answered EBADF, as the kernel would, without running it. Deciding it like a pipe
         // let a sibling thread `dup2` a file there between the check and the call.
@@ -1420,6 +1423,17 @@ impl Sink for EnforceSink<'_> {
                     self.socket_refusal(def.map_or("", |d| d.name), &stop.args)
                 {
                     unallowable |= !allowable;
+                    if allowable {
+                        let protocol = u16::try_from(crate::decode::int_arg(stop.args[2])).ok();
+                        netlink_send = Some(Target {
+                            access: AccessSet::of(Access::Send),
+                            object: Object::Socket(SockAddr::Netlink {
+                                protocol,
+                                port_id: 0,
+                                groups: 0,
+                            }),
+                        });
+                    }
                     bad.push((Verb::Syscall, what, why, libc::EACCES));
                 }
                 if d.decoded.unreadable {
@@ -1505,6 +1519,7 @@ impl Sink for EnforceSink<'_> {
                 self.resolved_events.push(Self::resolved_event(stop, r));
             }
         }
+        d.syscall.targets.extend(netlink_send);
         if (!bad.is_empty() || must_fail.is_some()) && !stop.still_stopped() {
             // Killed while sbx looked at it (see `SyscallStop::still_stopped`): the call never
             // runs, and what looked like a violation was the process being torn down.
