@@ -838,6 +838,18 @@ fn attacks() -> Vec<Attack> {
                 |_, f| v(&[&f.attack, "sock", "udp", &f.port_bad]),
             ),
         ),
+        // A name rule admits what DNS answers said; the answer was read from the workload's
+        // memory, where a thread rewrote the source of a message it sent itself.
+        Attack {
+            extra: &["connect tcp allowed.example:*"],
+            expect: "connect tcp",
+            ..a(
+                "4 back doors",
+                "a DNS answer forged over a socket pair, the source rewritten by a thread",
+                |_, f| v(&[&f.attack, "dns_forge", &f.port_bad]),
+                plain,
+            )
+        },
         // TIOCSTI types into the terminal: into the shell that started sbx, which would run
         // it after sbx returns. The pseudo-terminal's number differs between runs.
         Attack {

@@ -2,8 +2,10 @@
 //!
 //! - at the entry of a send (sendto/sendmsg/sendmmsg) to port 53, explicit or the connected
 //!   peer, the query names become [`Access::Resolve`] targets ([`query_targets`]);
-//! - receives that can carry answers ([`crate::arch::Class::Answer`]) are remembered at entry
-//!   and read at exit: an answer from port 53 becomes a [`Resolved`] event and teaches the
+//! - receives that can carry answers ([`crate::arch::Class::Answer`]): at entry sbx peeks at
+//!   the message waiting on the socket (its own duplicate, source as the kernel reports it),
+//!   never reading the workload's buffers, which a thread could rewrite; if the receive
+//!   returns data, an answer from port 53 becomes a [`Resolved`] event and teaches the
 //!   run's [`DnsBook`] which names the addresses belong to;
 //! - an open of `/etc/hosts` reads the file as the workload sees it (`/proc/PID/root`) and
 //!   teaches the book its names.
@@ -31,12 +33,11 @@ const MAX_VEC: u64 = 16;
 const MSGHDR: u64 = 56;
 const MMSGHDR: u64 = 64;
 
-/// A receive waiting for its exit.
-#[derive(Debug, Clone, Copy)]
+/// A receive waiting for its exit, with the message that was waiting at its entry (peeked
+/// by sbx, source as the kernel reports it), if any.
+#[derive(Debug, Clone)]
 struct Recv {
-    pid: i32,
-    op: SockOp,
-    args: [u64; 6],
+    peeked: Option<(SockAddr, Vec<u8>)>,
 }
 
 /// What the run learned about host names.
@@ -60,14 +61,15 @@ impl DnsTracker {
         if !matches!(op, SockOp::RecvFrom | SockOp::RecvMsg | SockOp::RecvMmsg) {
             return false;
         }
-        self.pending.insert(
-            stop.tid,
-            Recv {
-                pid: stop.pid,
-                op,
-                args: stop.args,
-            },
-        );
+        // The answer is taken here, from the socket, not at the exit from the workload's
+        // buffers: a sibling thread could rewrite those (source address and bytes) between
+        // the kernel's copy and sbx's read, and make a name admit an address of its choice.
+        // Resolvers poll before they receive, so the answer is waiting; one that is not (a
+        // blocking receive) teaches nothing (fail closed: its names resolve to no rule).
+        let fd = crate::decode::int_arg(stop.args[0]);
+        let peeked = procfs::socket_peek(stop.pid, stop.tid, fd, MAX_MESSAGE)
+            .map(|(from, data)| (crate::decode::sockaddr::parse(&from), data));
+        self.pending.insert(stop.tid, Recv { peeked });
         true
     }
 
@@ -89,59 +91,25 @@ impl DnsTracker {
         if rval <= 0 {
             return Vec::new();
         }
-        let mem = TraceeMemory { tid: stop.tid };
-        let fd = crate::decode::int_arg(r.args[0]);
-        // (source address if the call reports one, payload)
-        let mut messages: Vec<(Option<SockAddr>, Vec<u8>)> = Vec::new();
-        let len = usize::try_from(rval).unwrap_or(0).min(MAX_MESSAGE);
-        match r.op {
-            SockOp::RecvFrom => {
-                let from = read_u32(&mem, r.args[5])
-                    .and_then(|n| read_sockaddr(&mem, r.args[4], u64::from(n)));
-                messages.push((from, read_vec(&mem, r.args[1], len)));
-            }
-            SockOp::RecvMsg => {
-                let (from, data) = read_msghdr(&mem, r.args[1], len);
-                messages.push((from, data));
-            }
-            SockOp::RecvMmsg => {
-                let n = u64::try_from(rval).unwrap_or(0).min(MAX_VEC);
-                for i in 0..n {
-                    let hdr = r.args[1] + i * MMSGHDR;
-                    let got = read_u32(&mem, hdr + MSGHDR).unwrap_or(0) as usize;
-                    messages.push(read_msghdr(&mem, hdr, got.min(MAX_MESSAGE)));
-                }
-            }
-            _ => {}
-        }
-        let mut peer: Option<Option<SockAddr>> = None;
-        let mut out = Vec::new();
-        for (from, data) in messages {
-            let from = match from {
-                Some(a) => Some(a),
-                None => peer
-                    .get_or_insert_with(|| {
-                        procfs::socket_peer(r.pid, stop.tid, fd)
-                            .map(|b| crate::decode::sockaddr::parse(&b))
-                    })
-                    .clone(),
-            };
-            let Some(server) = from.filter(|a| port_of(a) == Some(dns::PORT)) else {
-                continue;
-            };
-            let Some(answer) = dns::parse_answer(&data)
-                .or_else(|| dns::tcp_message(&data).and_then(dns::parse_answer))
-            else {
-                continue;
-            };
-            self.book.learn(&answer.name, &answer.addrs);
-            out.push(Resolved {
-                name: answer.name,
-                addrs: answer.addrs,
-                source: ResolveSource::Dns(server),
-            });
-        }
-        out
+        // Only the message that was waiting at the entry: a recvmmsg's further messages
+        // are not learned.
+        let Some((server, data)) = r
+            .peeked
+            .filter(|(from, _)| port_of(from) == Some(dns::PORT))
+        else {
+            return Vec::new();
+        };
+        let Some(answer) = dns::parse_answer(&data)
+            .or_else(|| dns::tcp_message(&data).and_then(dns::parse_answer))
+        else {
+            return Vec::new();
+        };
+        self.book.learn(&answer.name, &answer.addrs);
+        vec![Resolved {
+            name: answer.name,
+            addrs: answer.addrs,
+            source: ResolveSource::Dns(server),
+        }]
     }
 
     /// If `targets` (of an allowed or recorded syscall) open `/etc/hosts`, read it as the

@@ -284,6 +284,53 @@ pub fn socket_peer(pid: i32, tid: i32, fd: i32) -> Option<Vec<u8>> {
     socket_addr(pid, tid, fd, libc::getpeername)
 }
 
+/// The next message waiting on the tracee's inet socket `fd`, read without taking it
+/// (`MSG_PEEK | MSG_DONTWAIT` on sbx's duplicate) with its source as the kernel reports it
+/// (the connected peer when the call gives none): `(raw source address, bytes)`, at most
+/// `max` of them. `None` for other families, or when nothing is waiting.
+pub fn socket_peek(pid: i32, tid: i32, fd: i32, max: usize) -> Option<(Vec<u8>, Vec<u8>)> {
+    use std::os::fd::AsRawFd;
+    let sock = tracee_fd(pid, tid, fd)?;
+    let mut domain: libc::c_int = 0;
+    let mut len = libc::socklen_t::try_from(std::mem::size_of::<libc::c_int>()).ok()?;
+    // SAFETY: `domain` and `len` are live locals of the sizes given.
+    let r = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_DOMAIN,
+            (&raw mut domain).cast(),
+            &raw mut len,
+        )
+    };
+    if r != 0 || !matches!(domain, libc::AF_INET | libc::AF_INET6) {
+        return None;
+    }
+    let mut data = vec![0u8; max];
+    let mut from = [0u8; 128];
+    let mut from_len = libc::socklen_t::try_from(from.len()).ok()?;
+    // SAFETY: `data` holds `max` bytes and `from` 128, with `from_len` saying so; the kernel
+    // writes at most that much into each.
+    let n = unsafe {
+        libc::recvfrom(
+            sock.as_raw_fd(),
+            data.as_mut_ptr().cast(),
+            data.len(),
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+            from.as_mut_ptr().cast(),
+            &raw mut from_len,
+        )
+    };
+    data.truncate(usize::try_from(n).ok()?);
+    let from_len = usize::try_from(from_len).ok()?.min(from.len());
+    let source = if from_len > 0 {
+        from[..from_len].to_vec()
+    } else {
+        socket_addr(pid, tid, fd, libc::getpeername)?
+    };
+    Some((source, data))
+}
+
 /// An address of the tracee's socket `fd`, by `getsockname` or `getpeername` (`call`).
 fn socket_addr(
     pid: i32,
