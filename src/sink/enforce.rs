@@ -516,6 +516,10 @@ fn device_node(name: &str, args: &[u64; 6]) -> Option<&'static str> {
 /// `/proc/thread-self/mem`, `/proc/PID/task/TID/mem`)? Writes through it ignore page
 /// protections (the kernel's FOLL_FORCE), the read-only race-guard region's included.
 fn proc_mem(path: &[u8]) -> bool {
+    // Every written path of every checked stop comes here: no allocation for the others.
+    if !path.starts_with(b"/proc/") || !path.ends_with(b"/mem") {
+        return false;
+    }
     let id = |s: &[u8]| !s.is_empty() && s.iter().all(u8::is_ascii_digit);
     let segs: Vec<&[u8]> = path.split(|&b| b == b'/').collect();
     match segs.as_slice() {
