@@ -7,7 +7,9 @@
 //!    replaced by their names, longest value first, only at segment boundaries
 //!    ([`abstract_vars`]);
 //! 3. random-looking segments (pids, hex runs, uuids, timestamps, mkdtemp/npm/pip temp names)
-//!    become `*`-globs ([`generalize_segment`]);
+//!    become `*`-globs ([`generalize_segment`]); below the places where packages and
+//!    toolchains are installed, version numbers become `[0-9]*` (`versions::version_glob`:
+//!    `requests-[0-9]*.dist-info`, `/opt/hostedtoolcache/node/[0-9]*/x64`);
 //! 4. literal bytes are glob-escaped ([`escape_segment`]);
 //! 5. a directory with many distinct children used with the same verb collapses to `dir/**`
 //!    ([`collapse`]), never where the glob would cover a secret place ([`covers`]).
@@ -17,6 +19,10 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
+
+// A child module of this file, kept beside it (src/learn/versions.rs).
+#[path = "versions.rs"]
+mod versions;
 
 /// A substitution table entry: variable name (without `${}`) and its value in this trace.
 pub type Var = (String, Vec<u8>);
@@ -301,24 +307,39 @@ pub fn generalize_segment(seg: &str) -> Option<String> {
     {
         return Some(g);
     }
-    if let Some(i) = seg.find(".so.") {
-        let ver = &seg[i + 4..];
-        if i > 0 && !ver.is_empty() && ver.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-            return Some(format!("{}.so.*", escape_segment(&seg.as_bytes()[..i])));
-        }
+    if let Some(g) = versioned_so(seg) {
+        return Some(g);
     }
-    let toks = tokens(seg);
-    let first_random = toks
-        .iter()
-        .find(|(s, e)| is_random_token(&seg[*s..*e]))
-        .map(|(s, _)| *s);
-    let cut = match (first_random, find_uuid(seg)) {
-        (Some(a), Some(b)) => a.min(b),
-        (Some(a), None) | (None, Some(a)) => a,
-        (None, None) => return None,
-    };
+    let cut = random_cut(seg)?;
     let mut out = escape_segment(&seg.as_bytes()[..cut]);
     out.push('*');
+    push_short_extension(&mut out, seg, cut);
+    Some(out)
+}
+
+/// A versioned shared object `libX.so.1.2.3` (`ld-linux-x86-64.so.2`): `libX.so.*`.
+fn versioned_so(seg: &str) -> Option<String> {
+    let i = seg.find(".so.")?;
+    let ver = &seg[i + 4..];
+    (i > 0 && !ver.is_empty() && ver.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
+        .then(|| format!("{}.so.*", escape_segment(&seg.as_bytes()[..i])))
+}
+
+/// The byte offset of the first random token ([`is_random_token`]) or uuid of `seg`.
+fn random_cut(seg: &str) -> Option<usize> {
+    let first_random = tokens(seg)
+        .into_iter()
+        .find(|(s, e)| is_random_token(&seg[*s..*e]))
+        .map(|(s, _)| s);
+    match (first_random, find_uuid(seg)) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// After a glob that cut `seg` at `cut`: keep a short alphabetic extension (1-5 letters after
+/// the last `.`, at or after the cut) so the glob reads `*.log`.
+fn push_short_extension(out: &mut String, seg: &str, cut: usize) {
     if let Some(dot) = seg.rfind('.') {
         let ext = &seg[dot + 1..];
         if dot >= cut
@@ -329,7 +350,6 @@ pub fn generalize_segment(seg: &str) -> Option<String> {
             out.push_str(ext);
         }
     }
-    Some(out)
 }
 
 /// Is this (variable-abstracted) path a secret place: under `${HOME}/.ssh` & co (see
@@ -436,36 +456,81 @@ pub fn forbidden_places(home: &[u8], vars: &[Var]) -> Vec<String> {
     out
 }
 
-/// Simple wildcard match of one glob segment against one text segment: `*` matches any run,
-/// `?` one character, `\x` the character x; `[`/`{` classes are treated as matching anything
-/// (conservative: "might match").
-fn seg_match(glob: &str, text: &str) -> bool {
-    if glob.contains('[') || glob.contains('{') {
-        return true;
-    }
-    let g: Vec<(char, bool)> = {
-        let mut v = Vec::new();
-        let mut it = glob.chars();
-        while let Some(c) = it.next() {
-            if c == '\\' {
-                if let Some(n) = it.next() {
-                    v.push((n, true));
+/// One element of a glob segment for [`seg_match`].
+enum GlobTok {
+    Lit(char),
+    One,
+    Star,
+    /// `[...]` (`[!...]`, `[^...]` negated): inclusive character ranges.
+    Class(bool, Vec<(char, char)>),
+}
+
+/// The elements of a glob segment, or `None` for what [`seg_match`] does not model (a `{a,b}`
+/// alternative, an unclosed class, a dangling backslash).
+fn glob_tokens(glob: &str) -> Option<Vec<GlobTok>> {
+    let mut out = Vec::new();
+    let mut it = glob.chars().peekable();
+    while let Some(c) = it.next() {
+        out.push(match c {
+            '\\' => GlobTok::Lit(it.next()?),
+            '*' => GlobTok::Star,
+            '?' => GlobTok::One,
+            '{' => return None,
+            '[' => {
+                let neg = it.next_if(|c| matches!(c, '!' | '^')).is_some();
+                let mut ranges = Vec::new();
+                let mut first = true;
+                loop {
+                    let c = it.next()?;
+                    if c == ']' && !first {
+                        break;
+                    }
+                    first = false;
+                    let lo = if c == '\\' { it.next()? } else { c };
+                    let mut ahead = it.clone();
+                    let hi = match (ahead.next(), ahead.next()) {
+                        (Some('-'), Some(h)) if h != ']' => {
+                            it.next();
+                            let h = it.next()?;
+                            if h == '\\' { it.next()? } else { h }
+                        }
+                        _ => lo,
+                    };
+                    ranges.push((lo, hi));
                 }
-            } else {
-                v.push((c, false));
+                GlobTok::Class(neg, ranges)
             }
+            c => GlobTok::Lit(c),
+        });
+    }
+    Some(out)
+}
+
+/// Simple wildcard match of one glob segment against one text segment: `*` matches any run,
+/// `?` one character, `[a-z]` (`[!a-z]`) one character from (not from) the class, `\x` the
+/// character x; `{` alternatives are treated as matching anything (conservative: "might
+/// match").
+fn seg_match(glob: &str, text: &str) -> bool {
+    let Some(g) = glob_tokens(glob) else {
+        return true;
+    };
+    let one = |tok: &GlobTok, c: char| match tok {
+        GlobTok::Lit(l) => *l == c,
+        GlobTok::One => true,
+        GlobTok::Star => false,
+        GlobTok::Class(neg, ranges) => {
+            ranges.iter().any(|(lo, hi)| (*lo..=*hi).contains(&c)) != *neg
         }
-        v
     };
     let t: Vec<char> = text.chars().collect();
     // Iterative wildcard matching with backtracking on the last star.
     let (mut gi, mut ti) = (0usize, 0usize);
     let mut star: Option<(usize, usize)> = None;
     while ti < t.len() {
-        if gi < g.len() && !g[gi].1 && g[gi].0 == '*' {
+        if matches!(g.get(gi), Some(GlobTok::Star)) {
             star = Some((gi, ti));
             gi += 1;
-        } else if gi < g.len() && ((!g[gi].1 && g[gi].0 == '?') || g[gi].0 == t[ti]) {
+        } else if g.get(gi).is_some_and(|tok| one(tok, t[ti])) {
             gi += 1;
             ti += 1;
         } else if let Some((sg, st)) = star {
@@ -476,7 +541,7 @@ fn seg_match(glob: &str, text: &str) -> bool {
             return false;
         }
     }
-    while gi < g.len() && !g[gi].1 && g[gi].0 == '*' {
+    while matches!(g.get(gi), Some(GlobTok::Star)) {
         gi += 1;
     }
     gi == g.len()
@@ -504,7 +569,7 @@ pub fn covers(pattern: &str, place: &str) -> bool {
 }
 
 /// Does glob `general` match every path that glob `specific` matches? Conservative: may say
-/// no for globs that do cover, never yes for globs that do not (up to `[`/`{` classes).
+/// no for globs that do cover, never yes for globs that do not (up to `{` alternatives).
 pub fn subsumes(general: &str, specific: &str) -> bool {
     if general == specific {
         return true;
@@ -973,8 +1038,8 @@ pub fn is_git_packed_refs(path: &[u8]) -> bool {
 }
 
 /// The full path pipeline for a non-secret path of one event: `/proc` rewriting, variables,
-/// random segments. If the random-segment globs would cover a forbidden place the path is kept
-/// with variables only.
+/// version numbers below package and toolchain trees (`versions::version_glob`), random
+/// segments. If the globs would cover a forbidden place the path is kept with variables only.
 pub fn generalize_path(
     path: &[u8],
     pid: i32,
@@ -987,6 +1052,7 @@ pub fn generalize_path(
     let mut changed = false;
     let in_tmpdir = abstracted.starts_with("${TMPDIR}/");
     let raw_segs = segments(&abstracted);
+    let tree = versions::tree_start(&raw_segs).unwrap_or(usize::MAX);
     let segs: Vec<String> = raw_segs
         .iter()
         .enumerate()
@@ -1005,6 +1071,7 @@ pub fn generalize_path(
             let g = (tmp_child && python_temp_child(s))
                 .then(|| "????????".to_string())
                 .or_else(|| tmp_child.then(|| mkstemps_name(s)).flatten())
+                .or_else(|| (i >= tree).then(|| versions::version_glob(s)).flatten())
                 .or_else(|| generalize_segment(s))
                 .or_else(|| {
                     if tmp_child {
@@ -1558,6 +1625,167 @@ mod tests {
         }
     }
 
+    /// Version numbers below package and toolchain trees become `[0-9]*`; the same names
+    /// elsewhere, and the names that only look like versions, stay as they were.
+    /// See: issue 20 item 5 (a runner image update or a patch bump broke learned profiles).
+    #[test]
+    fn generalize_path_versions_in_package_trees() {
+        let v = vars();
+        let forbidden = forbidden_places(b"/home/u", &v);
+        let cases: &[(&str, &str)] = &[
+            (
+                "/opt/hostedtoolcache/node/20.20.2/x64/bin/node",
+                "/opt/hostedtoolcache/node/[0-9]*/x64/bin/node",
+            ),
+            (
+                "/opt/hostedtoolcache/Python/3.12.3/x64/lib/python3.12/os.py",
+                "/opt/hostedtoolcache/Python/[0-9]*/x64/lib/python3.12/os.py",
+            ),
+            (
+                "/home/runner/_work/_tool/go/1.22.5/x64/bin/go",
+                "/home/runner/_work/_tool/go/[0-9]*/x64/bin/go",
+            ),
+            (
+                "/home/u/.pyenv/versions/3.11.7/lib/python3.11/os.py",
+                "${HOME}/.pyenv/versions/[0-9]*/lib/python3.11/os.py",
+            ),
+            (
+                "/home/u/.nvm/versions/node/v20.20.2/bin/node",
+                "${HOME}/.nvm/versions/node/v[0-9]*/bin/node",
+            ),
+            (
+                "/home/u/.rustup/toolchains/1.95-x86_64-unknown-linux-gnu/bin/rustc",
+                "${HOME}/.rustup/toolchains/[0-9]*-x86_64-unknown-linux-gnu/bin/rustc",
+            ),
+            (
+                "/home/u/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/bin/rustc",
+                "${HOME}/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/bin/rustc",
+            ),
+            (
+                "/home/u/proj/.venv/lib/python3.12/site-packages/requests-2.32.3.dist-info/METADATA",
+                "${CWD}/.venv/lib/python3.12/site-packages/requests-[0-9]*.dist-info/METADATA",
+            ),
+            (
+                "/usr/lib/python3/dist-packages/six-1.16.0.dist-info/RECORD",
+                "/usr/lib/python3/dist-packages/six-[0-9]*.dist-info/RECORD",
+            ),
+            (
+                "/home/u/proj/node_modules/.pnpm/lodash@4.17.21/node_modules/lodash/index.js",
+                "${CWD}/node_modules/.pnpm/lodash@[0-9]*/node_modules/lodash/index.js",
+            ),
+            (
+                "/home/u/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/serde-1.0.228/src/lib.rs",
+                "${HOME}/.cargo/registry/src/index.crates.io-*/serde-[0-9]*/src/lib.rs",
+            ),
+            (
+                "/home/u/.cargo/registry/cache/index.crates.io-1949cf8c6b5b557f/serde-1.0.228.crate",
+                "${HOME}/.cargo/registry/cache/index.crates.io-*/serde-[0-9]*.crate",
+            ),
+            (
+                "/usr/local/cargo/registry/src/index.crates.io-1949cf8c6b5b557f/syn-2.0.87/src/lib.rs",
+                "/usr/local/cargo/registry/src/index.crates.io-*/syn-[0-9]*/src/lib.rs",
+            ),
+            (
+                "/home/u/go/pkg/mod/golang.org/x/sys@v0.21.0/unix/syscall.go",
+                "${HOME}/go/pkg/mod/golang.org/x/sys@v[0-9]*/unix/syscall.go",
+            ),
+            (
+                "/home/u/go/pkg/mod/cache/download/golang.org/x/sys/@v/v0.21.0.zip",
+                "${HOME}/go/pkg/mod/cache/download/golang.org/x/sys/@v/v[0-9]*.zip",
+            ),
+            (
+                "/home/u/.m2/repository/com/google/guava/guava/33.0.0-jre/guava-33.0.0-jre.jar",
+                "${HOME}/.m2/repository/com/google/guava/guava/[0-9]*-jre/guava-[0-9]*-jre.jar",
+            ),
+            (
+                "/home/u/.rbenv/versions/3.3.0/lib/ruby/gems/3.3.0/gems/rake-13.1.0/lib/rake.rb",
+                "${HOME}/.rbenv/versions/[0-9]*/lib/ruby/gems/[0-9]*/gems/rake-[0-9]*/lib/rake.rb",
+            ),
+            // Names that are not versions stay, in a tree too.
+            (
+                "/opt/hostedtoolcache/x/gcc/12/x86_64-linux-gnu/es2015/utf-8",
+                "/opt/hostedtoolcache/x/gcc/12/x86_64-linux-gnu/es2015/utf-8",
+            ),
+            (
+                "/home/u/proj/node_modules/@types/node/ts4.8/index.d.ts",
+                "${CWD}/node_modules/@types/node/ts4.8/index.d.ts",
+            ),
+            (
+                "/opt/x/lib/ld-linux-x86-64.so.2",
+                "/opt/x/lib/ld-linux-x86-64.so.*",
+            ),
+            ("/opt/x/lib/libssl.so.3", "/opt/x/lib/libssl.so.*"),
+            // Outside package trees: system paths, the project, HOME, sockets, stay exact.
+            ("/usr/lib/python3.11/os.py", "/usr/lib/python3.11/os.py"),
+            (
+                "/usr/lib/gcc/x86_64-linux-gnu/12/cc1",
+                "/usr/lib/gcc/x86_64-linux-gnu/12/cc1",
+            ),
+            (
+                "/usr/lib/x86_64-linux-gnu/perl/5.36.0/Config.pm",
+                "/usr/lib/x86_64-linux-gnu/perl/5.36.0/Config.pm",
+            ),
+            (
+                "/usr/share/doc/foo-1.2.3/README",
+                "/usr/share/doc/foo-1.2.3/README",
+            ),
+            ("/home/u/proj/dist/1.2.3/app.js", "${CWD}/dist/1.2.3/app.js"),
+            (
+                "/home/u/tools/node-v20.20.2/bin/node",
+                "${HOME}/tools/node-v20.20.2/bin/node",
+            ),
+            ("/run/app/10.0.0.1.sock", "/run/app/10.0.0.1.sock"),
+            ("/tmp/192.168.1.10:8080", "${TMPDIR}/192.168.1.10:8080"),
+            ("/lib64/ld-linux-x86-64.so.2", "/lib64/ld-linux-x86-64.so.*"),
+            ("/opt", "/opt"),
+            ("/opt/1.2.3", "/opt/[0-9]*"),
+        ];
+        for (path, want) in cases {
+            assert_eq!(
+                generalize_path(path.as_bytes(), 1, 1, &v, &forbidden),
+                *want,
+                "{path}"
+            );
+        }
+    }
+
+    /// Character classes (`[0-9]*` from version globs) are matched, not assumed to match
+    /// anything: a glob with a class must not subsume a sibling it does not match.
+    #[test]
+    fn seg_match_classes_table() {
+        let cases: &[(&str, &str, bool)] = &[
+            ("serde-[0-9]*", "serde-1.0.228", true),
+            ("serde-[0-9]*", "serde-value-0.7.0", false),
+            ("[0-9]*", "20.20.2", true),
+            ("[0-9]*", "latest", false),
+            ("v[0-9]*", "v20.20.2", true),
+            ("[!0-9]*", "latest", true),
+            ("[!0-9]*", "20", false),
+            ("[^a]", "b", true),
+            ("[]a]", "]", true),
+            ("[a-]", "-", true),
+            ("[a\\]]x", "]x", true),
+            ("\\[0-9\\]", "[0-9]", true),
+            ("\\[0-9\\]", "5", false),
+            // Not modelled: might match.
+            ("{a,b}", "c", true),
+            ("[0-9", "x", true),
+        ];
+        for (g, t, want) in cases {
+            assert_eq!(seg_match(g, t), *want, "{g} vs {t}");
+        }
+        assert!(!subsumes(
+            "${HOME}/.cargo/registry/src/*/serde-[0-9]*/src/lib.rs",
+            "${HOME}/.cargo/registry/src/*/anyhow-1.0.0/src/lib.rs"
+        ));
+        assert!(subsumes(
+            "/opt/hostedtoolcache/node/*/x64/bin/node",
+            "/opt/hostedtoolcache/node/[0-9]*/x64/bin/node"
+        ));
+        assert!(!covers("/opt/[0-9]*/x", "/opt/secret/x"));
+        assert!(covers("/opt/[0-9]*/x", "/opt/1/x"));
+    }
+
     #[test]
     fn generalize_path_keeps_secret_places_out_of_globs() {
         let v = vars();
@@ -1634,6 +1862,9 @@ mod props {
             "[0-9]{1,10}".prop_map(String::into_bytes),
             "(tmp|npm-|pip-)[A-Za-z0-9_]{0,10}".prop_map(String::into_bytes),
             Just(b"libz.so.1.2".to_vec()),
+            // Versions (globbed below package trees, see `versions`).
+            "[a-z_@+-]{0,6}v?[0-9]{1,3}(\\.[0-9]{1,3}){1,3}([a-z]{1,3}[0-9]?|[-._~+](rc|beta|dev|x86|[a-z0-9]{1,9}))*([._-][a-z0-9-]{1,8})?"
+                .prop_map(String::into_bytes),
         ]
     }
 
@@ -1647,6 +1878,8 @@ mod props {
                 Just(b"/tmp".to_vec()),
                 Just(b"/usr".to_vec()),
                 Just(b"/run/user/1000".to_vec()),
+                Just(b"/opt/hostedtoolcache/node".to_vec()),
+                Just(b"/home/u/proj/node_modules/.pnpm".to_vec()),
             ],
             segs in proptest::collection::vec(segment(), 1..5),
         ) {
