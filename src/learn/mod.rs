@@ -710,9 +710,10 @@ impl Learner {
         // An area covers its path and everything below it, for every file verb but exec
         // (and not the git hooks and configs it never writes).
         let area_covers = |verb: Verb, g: &str, text: &str| {
+            let hook = matches!(verb, Verb::Write | Verb::Create)
+                && crate::policy::owner_excluded(text.as_bytes());
             !matches!(verb, Verb::Exec | Verb::Own)
-                && !(matches!(verb, Verb::Write | Verb::Create)
-                    && crate::policy::owner_excluded(text.as_bytes()))
+                && !hook
                 && (covers(g, text) || covers(&format!("{g}/**"), text))
         };
         let included = |verb: Verb, text: &str| -> bool {

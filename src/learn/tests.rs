@@ -1476,7 +1476,7 @@ fn package_tree_names_are_not_secrets() {
     });
     let t = text(&p);
     assert!(
-        t.contains("\nread ${HOME}/.cargo/registry/src/index.crates.io-*/syn-3.0.10/src/**\n"),
+        t.contains("\nread ${HOME}/.cargo/registry/src/index.crates.io-*/syn-[0-9]*/src/**\n"),
         "{t}"
     );
     assert!(!t.contains("token.rs"), "{t}");
