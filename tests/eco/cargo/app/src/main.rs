@@ -1,0 +1,4 @@
+fn main() {
+    println!("{}", eco_alpha::GREETING);
+    println!("{}", eco_beta::shout());
+}

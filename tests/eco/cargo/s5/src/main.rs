@@ -1,0 +1,7 @@
+mod extra;
+
+fn main() {
+    println!("{}", eco_alpha::GREETING);
+    println!("{}", eco_beta::shout());
+    println!("{}", extra::footer());
+}
