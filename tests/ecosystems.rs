@@ -22,7 +22,8 @@
 //! - S1: the same directory again, with what the recorded run left behind (outputs, caches);
 //! - S2: a fresh site at another depth (`x/y/z`): fresh HOME and TMPDIR, cold caches;
 //! - S3: a profile recorded with WARM caches (a bare run first in that site, then the project
-//!   is set up again and recorded; HOME and TMPDIR kept), enforced in a fresh, cold site;
+//!   is set up again, TMPDIR emptied and the run recorded; HOME and its caches kept: npm's
+//!   cache, CARGO_HOME's registry, pip's wheel cache), enforced in a fresh, cold site;
 //! - S4: three fresh sites in a row;
 //! - S5: a small legitimate change, in a fresh site at the recorded paths: a new test file
 //!   (pytest), a new module (cargo), a new header included by a changed source (autoconf), one
@@ -994,11 +995,15 @@ fn run_class(class: Class) {
         let site = h.fresh(s2_name, Variant::Base);
         outcomes.push(h.scenario("S2", vec![(site, Variant::Base, &redo)], &profile_a));
     }
-    // S3: recorded with warm caches (a bare run first; the project set up again, HOME and
-    // TMPDIR kept), enforced in a fresh, cold site.
+    // S3: recorded with warm caches (a bare run first; the project set up again and TMPDIR
+    // emptied, HOME kept), enforced in a fresh, cold site.
     if wanted("S3") {
         let w = fresh_run("w", Variant::Base);
+        // Only HOME keeps what the bare run left (the download and build caches); the
+        // project and TMPDIR start empty again (state left there is S1's subject).
         std::fs::remove_dir_all(&w.work).unwrap();
+        std::fs::remove_dir_all(&w.tmp).unwrap();
+        std::fs::create_dir_all(&w.tmp).unwrap();
         class.prepare(&h.arts, &w, Variant::Base);
         let profile_w = root.join(format!("{name}-warm.profile"));
         let text_w = h.record_and_learn(&w, &root.join("w.bin"), &profile_w);
