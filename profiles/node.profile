@@ -14,15 +14,12 @@ read /usr/{,local/}lib/node_modules/**
 read /usr/share/nodejs/**
 # Node's own shared libraries and ICU data on distributions that package them separately.
 read /usr/share/node/**
-# The npm cache (tarballs, index, logs): read back on every install.
-read ${HOME}/.npm/**
-# The npm cache is written during installs; logs go to ${HOME}/.npm/_logs.
-write ${HOME}/.npm/**
-# The first install creates the cache directory itself.
+# npm's cache (tarballs, content index, logs): the tool's own store, read back, written,
+# rotated and pruned on every install, whether this run finds it full or empty. Poisoning
+# risk: any process of the workload may rewrite cached tarballs that later installs trust
+# (npm checks their integrity against package-lock.json, not against the registry).
 # See: tests/learn.rs (npm-demo runs with a fresh HOME).
-write ${HOME}/.npm
-# npm rotates its cache and logs with rename and unlink.
-delete ${HOME}/.npm/**
+own ${HOME}/.npm
 # npm looks for a user config; admitted only while it does not exist (it holds tokens).
 probe ${HOME}/.npmrc
 # Global npm configuration (prefix, registry), never credentials by convention.

@@ -39,14 +39,12 @@ delete ${CWD}/**/__pycache__/*
 read ${HOME}/.cache
 # The same check once pip's cache directory exists.
 read ${HOME}/.cache/pip
-# pip's download and wheel cache: HTTP responses for public packages and wheels it built. A
-# later run reads back what an earlier one stored (origin.json of a cached wheel), which the
-# recorded run may never have done. Not its config (~/.config/pip) nor other ~/.cache dirs.
-# See: docs/real-world.md pip (a warm wheel cache on the second machine)
-read ${HOME}/.cache/pip/**
-# pip stores downloads and built wheels there (like npm's cache in `include node`).
-write ${HOME}/.cache/pip/**
-# It writes through temporary names renamed over the final ones, and prunes entries.
-delete ${HOME}/.cache/pip/**
-# On a fresh HOME pip creates ~/.cache and ~/.cache/pip themselves (the directories only).
-write ${HOME}/.cache{,/pip}
+# pip's download and wheel cache: HTTP responses for public packages and wheels it built,
+# the tool's own store whether this run finds it warm or cold (a later run reads back what an
+# earlier one stored). Not its config (~/.config/pip) nor other ~/.cache directories.
+# Poisoning risk: a process of the workload may replace a cached wheel that later installs
+# reuse without building. See: docs/real-world.md pip (a warm wheel cache)
+own ${HOME}/.cache/pip
+# On a fresh HOME pip creates ~/.cache itself (the directory only; a mkdir of an existing
+# directory is a write of it).
+write ${HOME}/.cache

@@ -129,12 +129,10 @@ pub fn verbs_of(access: AccessSet) -> Vec<Verb> {
             Access::Read => {
                 verbs.insert(Verb::Read);
             }
-            Access::Write
-            | Access::Create
-            | Access::Truncate
-            | Access::Chmod
-            | Access::Chown
-            | Access::Symlink => {
+            Access::Create => {
+                verbs.insert(Verb::Create);
+            }
+            Access::Write | Access::Truncate | Access::Chmod | Access::Chown | Access::Symlink => {
                 verbs.insert(Verb::Write);
             }
             Access::Delete | Access::Rename => {
@@ -165,7 +163,46 @@ pub fn verbs_of(access: AccessSet) -> Vec<Verb> {
             }
         }
     }
+    // A new name: nothing is there to read, and what is written is the run's own (the sink
+    // turns `Create` into `Write` when the path exists, see docs/profile-format.md).
+    if access.contains(Access::Create) {
+        verbs.remove(&Verb::Read);
+        verbs.remove(&Verb::Write);
+    }
     verbs.into_iter().collect()
+}
+
+/// Paths that neither an `own` area nor provenance (what the run created) may write or
+/// create: a git hook is code that git runs later, outside the sandbox, and a repository's
+/// config can name programs too (`core.fsmonitor`, `core.pager`). Only a rule that matches
+/// them with `write` or `create` allows them.
+pub fn owner_excluded(path: &[u8]) -> bool {
+    let mut it = path.split(|&b| b == b'/').peekable();
+    while let Some(seg) = it.next() {
+        if seg == b".git" {
+            match it.peek() {
+                Some(&b"hooks") => return true,
+                Some(&b"config") => {
+                    let _ = it.next();
+                    return it.peek().is_none();
+                }
+                _ => {}
+            }
+        }
+    }
+    false
+}
+
+/// What the running workload created itself (enforce tracks it by inode): it may read,
+/// write and delete those objects, and create names in directories it created, without a
+/// rule naming them. Implemented by the enforce sink; the policy asks only where no rule
+/// decides.
+pub trait Provenance {
+    /// Was the object at `path` (not following a final symlink) created by this run?
+    fn owns(&self, path: &[u8]) -> bool;
+    /// Is nothing at `path`, in a directory this run created (a lookup that can find
+    /// nothing but what the run made)?
+    fn absent_in_owned(&self, path: &[u8]) -> bool;
 }
 
 /// Anything that can go wrong between profile text and a compiled policy.
@@ -351,6 +388,16 @@ impl CompiledPolicy {
                 Ok(())
             };
             match &rule.pattern {
+                // An area is the path and everything below it.
+                Pattern::Path(p) if rule.verb == Verb::Own => {
+                    add_glob(Space::Path, p, true)?;
+                    let below = if p.ends_with('/') {
+                        format!("{p}**")
+                    } else {
+                        format!("{p}/**")
+                    };
+                    add_glob(Space::Path, &below, true)?;
+                }
                 Pattern::Path(p) => add_glob(Space::Path, p, true)?,
                 Pattern::Net {
                     proto: Proto::Unix,
@@ -458,7 +505,21 @@ impl CompiledPolicy {
     /// caller knows the socket type.
     pub fn decide(&self, access: AccessSet, object: &Object) -> Decision {
         let mut findings = Vec::new();
-        self.check_target(access, object, false, &mut findings);
+        self.check_target(access, object, false, None, &mut findings);
+        self.fold(&findings)
+    }
+
+    /// [`CompiledPolicy::decide`] for a running workload: where no rule decides a read,
+    /// write, create or delete of a path, `prov` says whether the run created the object
+    /// (or, for a create, the directory it is made in).
+    pub fn decide_owned(
+        &self,
+        access: AccessSet,
+        object: &Object,
+        prov: &dyn Provenance,
+    ) -> Decision {
+        let mut findings = Vec::new();
+        self.check_target(access, object, false, Some(prov), &mut findings);
         self.fold(&findings)
     }
 
@@ -614,7 +675,7 @@ impl CompiledPolicy {
                         Object::Path(p) => Object::Path(self_view(p, ev.pid)),
                         o => o.clone(),
                     };
-                    self.check_target(t.access, &object, enoent, &mut findings);
+                    self.check_target(t.access, &object, enoent, None, &mut findings);
                 }
             }
             EventKind::Exec(ex) => {
@@ -623,7 +684,13 @@ impl CompiledPolicy {
                     abs: ex.path.clone(),
                     resolved: None,
                 });
-                self.check_target(AccessSet::of(Access::Exec), &obj, false, &mut findings);
+                self.check_target(
+                    AccessSet::of(Access::Exec),
+                    &obj,
+                    false,
+                    None,
+                    &mut findings,
+                );
             }
             EventKind::Spawn(_) | EventKind::Exit(_) | EventKind::Resolved(_) => {}
         }
@@ -676,6 +743,7 @@ impl CompiledPolicy {
         access: AccessSet,
         object: &Object,
         enoent: bool,
+        prov: Option<&dyn Provenance>,
         out: &mut Vec<Finding>,
     ) {
         let verbs = verbs_of(access);
@@ -697,11 +765,11 @@ impl CompiledPolicy {
             // See: tests/enforce.rs::metadata_is_checked_only_with_the_flag
             // See: tests/enforce.rs::fileless_exec_is_refused_even_when_a_rule_names_it
             Object::Path(p) if is_fd_pseudo_name(p) => anon(out, &p.abs),
-            Object::Path(p) => self.check_paths(&verbs, &candidates(p), enoent, out),
+            Object::Path(p) => self.check_paths(&verbs, &candidates(p), enoent, prov, out),
             Object::Fd {
                 path: Some(path), ..
             } if path.starts_with(b"/") => {
-                self.check_paths(&verbs, &[path.as_slice()], enoent, out)
+                self.check_paths(&verbs, &[path.as_slice()], enoent, prov, out)
             }
             Object::Fd { path, fd } => {
                 let what = path
@@ -742,17 +810,39 @@ impl CompiledPolicy {
         }
     }
 
-    fn check_paths(&self, verbs: &[Verb], paths: &[&[u8]], enoent: bool, out: &mut Vec<Finding>) {
+    fn check_paths(
+        &self,
+        verbs: &[Verb],
+        paths: &[&[u8]],
+        enoent: bool,
+        prov: Option<&dyn Provenance>,
+        out: &mut Vec<Finding>,
+    ) {
         for path in paths {
             let text = path_to_text(path);
             let cand = Candidate::from_bytes(text.as_bytes());
             for &verb in verbs {
-                let check = match verb {
+                let mut check = match verb {
                     Verb::Connect | Verb::Bind | Verb::Send => {
-                        self.glob_check(Space::UnixPath, verb, &cand, false, enoent)
+                        self.glob_check(Space::UnixPath, verb, &cand, false, enoent, false)
                     }
-                    _ => self.glob_check(Space::Path, verb, &cand, true, enoent),
+                    _ => self.glob_check(
+                        Space::Path,
+                        verb,
+                        &cand,
+                        true,
+                        enoent,
+                        matches!(verb, Verb::Write | Verb::Create) && owner_excluded(path),
+                    ),
                 };
+                // What this run created is its own: no rule needs to name it. Deny rules
+                // still win, exec always needs a rule, and git hooks and configs need one.
+                if matches!(check, Check::NoRule | Check::IfAbsent)
+                    && let Some(prov) = prov
+                    && provenance_admits(prov, verb, path)
+                {
+                    check = Check::Allow;
+                }
                 // Allowed checks are not recorded: this is the enforce hot path.
                 if check != Check::Allow {
                     out.push(Finding {
@@ -781,19 +871,36 @@ impl CompiledPolicy {
         c: &Candidate<'_>,
         files: bool,
         enoent: bool,
+        excluded: bool,
     ) -> Check {
-        if let Some(i) = self
-            .set(space, Effect::Deny, verb)
-            .and_then(|s| s.first_match(c))
-        {
-            return Check::DenyRule(i);
+        // The rules that speak for a verb: its own, and for files the wider verbs that imply
+        // it (`own` implies read, write, create and delete; `write` implies create). A deny
+        // rule of any of them refuses: `deny write X` also forbids creating X.
+        let implied: &[Verb] = match (files, verb) {
+            (true, Verb::Create) => &[Verb::Create, Verb::Write, Verb::Own],
+            (true, Verb::Read | Verb::Write | Verb::Delete) => &[verb, Verb::Own],
+            _ => std::slice::from_ref(&verb),
+        };
+        for &v in implied {
+            if let Some(i) = self
+                .set(space, Effect::Deny, v)
+                .and_then(|s| s.first_match(c))
+            {
+                return Check::DenyRule(i);
+            }
         }
-        if self.allows(space, verb, c) {
-            return Check::Allow;
+        for &v in implied {
+            // An area does not write or create git hooks and configs (`owner_excluded`).
+            if v == Verb::Own && matches!(verb, Verb::Write | Verb::Create) && excluded {
+                continue;
+            }
+            if self.allows(space, v, c) {
+                return Check::Allow;
+            }
         }
         if files {
             if verb == Verb::Stat
-                && [Verb::Read, Verb::Write, Verb::Exec, Verb::Delete]
+                && [Verb::Read, Verb::Write, Verb::Exec, Verb::Delete, Verb::Own]
                     .iter()
                     .any(|&v| self.allows(space, v, c))
             {
@@ -830,6 +937,7 @@ impl CompiledPolicy {
                     &Candidate::from_bytes(text.as_bytes()),
                     false,
                     false,
+                    false,
                 )
             }
             SockAddr::UnixAbstract(name) if unix_ok => {
@@ -838,6 +946,7 @@ impl CompiledPolicy {
                     Space::UnixAbstract,
                     verb,
                     &Candidate::from_bytes(text.as_bytes()),
+                    false,
                     false,
                     false,
                 )
@@ -877,6 +986,25 @@ impl CompiledPolicy {
         } else {
             Check::NoRule
         }
+    }
+}
+
+/// Does what the run created admit `verb` on `path`? Read, write and delete of an object it
+/// created; create of a name in a directory it created. Never exec (a dropped program still
+/// needs an exec rule), and never a write or create of a git hook or config.
+fn provenance_admits(prov: &dyn Provenance, verb: Verb, path: &[u8]) -> bool {
+    match verb {
+        Verb::Read | Verb::Stat => prov.owns(path) || prov.absent_in_owned(path),
+        Verb::Delete => prov.owns(path),
+        Verb::Write => !owner_excluded(path) && prov.owns(path),
+        Verb::Create => {
+            !owner_excluded(path)
+                && match path.iter().rposition(|&b| b == b'/') {
+                    Some(0) | None => false,
+                    Some(i) => prov.owns(&path[..i]),
+                }
+        }
+        _ => false,
     }
 }
 

@@ -35,6 +35,9 @@ fn detect_includes(exec_names: &BTreeSet<String>, dns: bool) -> Vec<String> {
     if has(&|n| n == "git" || n.starts_with("git-")) {
         inc.push("git".into());
     }
+    if has(&|n| n == "cargo" || n == "rustc") {
+        inc.push("cargo".into());
+    }
     inc
 }
 
@@ -86,6 +89,8 @@ fn already_allowed(includes: &[String], env: Env) -> anyhow::Result<crate::learn
         use crate::event::Access;
         // A probe (a failed read or exec) is covered only when both would be admitted.
         let accesses: &[Access] = match verb {
+            Verb::Own => &[Access::Read, Access::Write, Access::Delete],
+            Verb::Create => &[Access::Create],
             Verb::Read => &[Access::Read],
             Verb::Probe => &[Access::Read, Access::Exec],
             Verb::Write => &[Access::Write],

@@ -11,6 +11,7 @@
 //! events. Pure: no I/O, no clock; the same events (in any order) give the same profile.
 
 pub mod generalize;
+pub mod own;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -176,6 +177,8 @@ struct TraceCtx {
     forbidden: Vec<String>,
     /// Names that resolved to each address so far in this trace (its own run).
     book: DnsBook,
+    /// What this trace's run created (provenance, by path).
+    own: own::Ownership,
 }
 
 /// The streaming learner. Feed it traces (`begin_trace` then `observe` per event), then
@@ -204,6 +207,8 @@ pub struct Learner {
     base_deny: Vec<Rule>,
     base_includes: Vec<String>,
     had_base: bool,
+    /// `own` and `create` rules of the root creations of finished traces.
+    owned_rules: BTreeSet<(Verb, String)>,
 }
 
 impl fmt::Debug for Learner {
@@ -244,6 +249,7 @@ impl Learner {
             base_deny: Vec::new(),
             base_includes: Vec::new(),
             had_base: false,
+            owned_rules: BTreeSet::new(),
         };
         if let Some(base) = opts.base.take() {
             l.absorb_base(base);
@@ -309,6 +315,8 @@ impl Learner {
         vars.push(("UID".into(), header.uid.to_string().into_bytes()));
         let forbidden = generalize::forbidden_places(&header.home, &vars);
         self.forbidden.extend(forbidden.iter().cloned());
+        let done = self.ctx.own.rules(&self.ctx.vars, &self.ctx.forbidden);
+        self.owned_rules.extend(done);
         self.ctx = TraceCtx {
             vars,
             cwd: header.cwd.clone(),
@@ -316,6 +324,7 @@ impl Learner {
             metadata: header.metadata,
             forbidden,
             book: DnsBook::default(),
+            own: own::Ownership::default(),
         };
         let cmd: Vec<String> = header
             .argv
@@ -383,6 +392,7 @@ impl Learner {
             return;
         }
         let missing = matches!(sc.outcome, Outcome::Errno(ENOENT | ENOTDIR));
+        let ok = matches!(sc.outcome, Outcome::Value(_) | Outcome::Unknown);
         for t in &sc.targets {
             let verbs = verbs_of(t.access, self.ctx.metadata);
             if verbs.is_empty() {
@@ -391,6 +401,9 @@ impl Learner {
             match &t.object {
                 Object::Path(p) => {
                     for verb in verbs {
+                        if self.owned_access(ev, sc, verb, p, ok, missing) {
+                            continue;
+                        }
                         // A read or exec of a missing path reads nothing: a probe, which the
                         // policy admits only while the path does not exist. Writes, deletes
                         // and metadata keep their verb: enforce checks before the syscall and
@@ -442,6 +455,88 @@ impl Learner {
                 | Object::Text(_)
                 | Object::Ids(_) => {}
             }
+        }
+        // A rename moves what the run owns (after its two names were looked at as they were).
+        if ok
+            && sc.name.starts_with("rename")
+            && let [from, to] = sc.targets.as_slice()
+            && let (Object::Path(from), Object::Path(to)) = (&from.object, &to.object)
+        {
+            self.ctx.own.renamed(from.effective(), to.effective());
+        }
+    }
+
+    /// Provenance (docs/learning.md, "Ownership before names"): is this access to what the
+    /// run created, or a creation (learned as `own`/`create` rules of the trace's root
+    /// creations at its end)? Then no path rule is learned for it here.
+    fn owned_access(
+        &mut self,
+        ev: &Event,
+        sc: &Syscall,
+        verb: Verb,
+        p: &PathObj,
+        ok: bool,
+        missing: bool,
+    ) -> bool {
+        let path = p.effective();
+        let excluded = crate::policy::owner_excluded(path);
+        match verb {
+            Verb::Create if excluded => {
+                // Git hooks and configs need their own rule, also in what the run made.
+                self.add_pathobj(ev, Verb::Write, p);
+                true
+            }
+            Verb::Create if self.ctx.own.parent_owned(path) => {
+                if ok {
+                    let dir = sc.name.starts_with("mkdir");
+                    self.ctx.own.created(path, dir, true, ev.pid, ev.tid);
+                }
+                true
+            }
+            Verb::Create if ok => {
+                let text = generalize::abstract_vars(path, &self.ctx.vars);
+                if generalize::is_secret(&text) {
+                    return false;
+                }
+                let dir = sc.name.starts_with("mkdir") || self.ctx.own.is_dir(path);
+                self.ctx
+                    .own
+                    .created(path, dir, own::ownable(&text), ev.pid, ev.tid);
+                true
+            }
+            // A create that did not happen (refused by enforce, or a missing directory): the
+            // rule the model learns for the name's shape, never the literal temp name the next
+            // run will not use (`create ${CWD}/conf*`, not `conf28554`).
+            Verb::Create => {
+                let text = generalize::abstract_vars(path, &self.ctx.vars);
+                if generalize::is_secret(&text) {
+                    return false;
+                }
+                let g = generalize::generalize_path(
+                    path,
+                    ev.pid,
+                    ev.tid,
+                    &self.ctx.vars,
+                    &self.ctx.forbidden,
+                );
+                let g = match g.rsplit_once('/') {
+                    Some((dir, last)) => format!("{dir}/{}", own::transient_shape(last)),
+                    None => g,
+                };
+                self.paths.entry(Verb::Create).or_default().insert(g);
+                true
+            }
+            Verb::Read | Verb::Delete | Verb::Write | Verb::Stat
+                if !(verb == Verb::Write && excluded) && self.ctx.own.owns(path) =>
+            {
+                if verb == Verb::Delete && ok && !sc.name.starts_with("rename") {
+                    self.ctx.own.deleted(path);
+                }
+                true
+            }
+            // A read of a missing name in a directory the run made: nothing to learn.
+            Verb::Read | Verb::Stat if missing && self.ctx.own.parent_owned(path) => true,
+            _ => false,
         }
     }
 
@@ -611,11 +706,27 @@ impl Learner {
             .cloned()
             .collect();
         let covering = include_globs(&include_names);
+        let covers = |g: &str, text: &str| g == text || generalize::subsumes_with_vars(g, text);
+        // An area covers its path and everything below it, for every file verb but exec
+        // (and not the git hooks and configs it never writes).
+        let area_covers = |verb: Verb, g: &str, text: &str| {
+            let hook = matches!(verb, Verb::Write | Verb::Create)
+                && crate::policy::owner_excluded(text.as_bytes());
+            !matches!(verb, Verb::Exec | Verb::Own)
+                && !hook
+                && (covers(g, text) || covers(&format!("{g}/**"), text))
+        };
         let included = |verb: Verb, text: &str| -> bool {
-            covering.get(&verb).is_some_and(|gs| {
-                gs.iter()
-                    .any(|g| g == text || generalize::subsumes_with_vars(g, text))
-            })
+            covering
+                .get(&verb)
+                .is_some_and(|gs| gs.iter().any(|g| covers(g, text)))
+                || covering
+                    .get(&Verb::Own)
+                    .is_some_and(|gs| gs.iter().any(|g| area_covers(verb, g, text)))
+                || (verb == Verb::Create
+                    && covering
+                        .get(&Verb::Write)
+                        .is_some_and(|gs| gs.iter().any(|g| covers(g, text))))
         };
         let allowed =
             |verb: Verb, text: &str| -> bool { allowed(verb, text) || included(verb, text) };
@@ -638,19 +749,39 @@ impl Learner {
                 .unwrap_or_default()
         };
 
-        for (verb, set) in &self.paths {
+        // What the runs created in places they did not create: `own` and `create` rules.
+        let mut paths = self.paths.clone();
+        let current = self.ctx.own.rules(&self.ctx.vars, &self.ctx.forbidden);
+        for (verb, text) in self.owned_rules.iter().cloned().chain(current) {
+            paths.entry(verb).or_default().insert(text);
+        }
+        let areas: Vec<String> = paths
+            .get(&Verb::Own)
+            .map(|s| {
+                own::group_owned(s, self.opts.dir_threshold)
+                    .into_iter()
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (verb, set) in &paths {
             let kept: BTreeSet<String> = set
                 .iter()
                 .filter(|p| {
                     self.base_comments.contains_key(&(*verb, (*p).clone())) || !allowed(*verb, p)
                 })
+                // Inside an area the workload owns, nothing needs naming.
+                .filter(|p| {
+                    *verb == Verb::Own || !areas.iter().any(|a| area_covers(*verb, a, p))
+                })
                 .cloned()
                 .collect();
-            let collapsed = if *verb == Verb::Exec {
-                // Never widen exec: running a program that never ran is an attack.
-                kept
-            } else {
-                generalize::collapse(&kept, self.opts.dir_threshold, &forbidden)
+            let collapsed = match verb {
+                // Never widen exec: running a program that never ran is an attack. `create`
+                // shapes are already as wide as they should be.
+                Verb::Exec | Verb::Create => kept,
+                // Areas group by extension, never into `dir/**` (the directory was there).
+                Verb::Own => own::group_owned(&kept, self.opts.dir_threshold),
+                _ => generalize::collapse(&kept, self.opts.dir_threshold, &forbidden),
             };
             // Globs with their literal directory prefix (up to the first segment with a `*`):
             // a cheap pre-filter before the segment-wise subsumption check.
@@ -858,7 +989,7 @@ pub fn verbs_of(access: crate::event::AccessSet, metadata: bool) -> Vec<Verb> {
 /// `ssl` when the workload read what the snippet covers (the CA bundle, `openssl.cnf`), `tmp`
 /// when it wrote under `${TMPDIR}`. Nothing wider than the snippet's documented rules is added.
 /// See: docs/real-world.md ("What changed in learn")
-pub const SHORTENING_INCLUDES: [&str; 2] = ["ssl", "tmp"];
+pub const SHORTENING_INCLUDES: [&str; 1] = ["ssl"];
 
 /// Is `include NAME` (one of [`SHORTENING_INCLUDES`]) worth trying on a profile learned
 /// without it? `covered(verb, pattern)` says whether the snippet alone admits a rule.

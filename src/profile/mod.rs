@@ -41,10 +41,18 @@ pub enum Effect {
 /// What a rule allows or denies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Verb {
+    /// An area the workload owns (its output, its tool's cache): read, write, create and
+    /// delete the path and everything below it. Never exec, and never a write to a git hook
+    /// or a git config inside it ([`crate::policy::owner_excluded`]).
+    Own,
     /// Open for reading (and readlink-free content reads).
     Read,
     /// Create, truncate, modify content or attributes (chmod/chown/utimes/xattr).
     Write,
+    /// Make a new name that did not exist (O_CREAT of an absent file, mkdir, symlink, mknod,
+    /// the new name of a link or rename). What the run created is then its own for the rest
+    /// of the run (enforce tracks it by inode). A `write` or `own` rule also allows it.
+    Create,
     /// unlink, rmdir, the source of a rename.
     Delete,
     /// execve/execveat of a path.
@@ -65,9 +73,11 @@ pub enum Verb {
 }
 
 impl Verb {
-    pub const ALL: [Verb; 11] = [
+    pub const ALL: [Verb; 13] = [
+        Verb::Own,
         Verb::Read,
         Verb::Write,
+        Verb::Create,
         Verb::Delete,
         Verb::Exec,
         Verb::Probe,
@@ -81,8 +91,10 @@ impl Verb {
 
     pub fn name(self) -> &'static str {
         match self {
+            Verb::Own => "own",
             Verb::Read => "read",
             Verb::Write => "write",
+            Verb::Create => "create",
             Verb::Delete => "delete",
             Verb::Exec => "exec",
             Verb::Probe => "probe",

@@ -590,7 +590,14 @@ fn parse_tokens(tokens: &[Token], line_no: u32) -> Result<Parsed, (Span, ParseEr
     };
     let mut last = obj;
     let pattern = match verb {
-        Verb::Read | Verb::Write | Verb::Delete | Verb::Exec | Verb::Probe | Verb::Stat => {
+        Verb::Own
+        | Verb::Read
+        | Verb::Write
+        | Verb::Create
+        | Verb::Delete
+        | Verb::Exec
+        | Verb::Probe
+        | Verb::Stat => {
             if matches!(obj.text.as_str(), "tcp" | "udp" | "unix" | "netlink") {
                 return Err((
                     span_of(obj),
@@ -812,7 +819,7 @@ mod tests {
     }
 
     error! {
-        unknown_verb: "raed /etc/passwd" => "t.profile:1:1: unknown verb \"raed\" (expected one of read, write,";
+        unknown_verb: "raed /etc/passwd" => "t.profile:1:1: unknown verb \"raed\" (expected one of own, read, write,";
         unknown_verb_suggests: "\n  raed /etc/passwd" => "t.profile:2:3: unknown verb \"raed\"";
         suggestion_text: "raed /x" => "did you mean \"read\"?";
         missing_object: "read" => "t.profile:1:1: missing path after \"read\"";
@@ -883,8 +890,8 @@ mod tests {
             .unwrap_or_default();
         assert_eq!(
             errs[0].render_with_source(text),
-            "npm.profile:2:3: unknown verb \"raed\" (expected one of read, write, delete, exec, \
-             probe, stat, connect, bind, send, syscall, resolve, or include, deny); did you mean \"read\"?\n  |\n2 |   raed /etc/passwd\n  |   ^^^^"
+            "npm.profile:2:3: unknown verb \"raed\" (expected one of own, read, write, create, \
+             delete, exec, probe, stat, connect, bind, send, syscall, resolve, or include, deny); did you mean \"read\"?\n  |\n2 |   raed /etc/passwd\n  |   ^^^^"
         );
     }
 

@@ -15,6 +15,7 @@ use super::{Profile, Rule, Span};
 /// Every shipped snippet: (name, text). Sorted by name.
 const SNIPPETS: &[(&str, &str)] = &[
     ("base", include_str!("../../profiles/base.profile")),
+    ("cargo", include_str!("../../profiles/cargo.profile")),
     ("dns", include_str!("../../profiles/dns.profile")),
     ("git", include_str!("../../profiles/git.profile")),
     ("node", include_str!("../../profiles/node.profile")),
@@ -25,7 +26,7 @@ const SNIPPETS: &[(&str, &str)] = &[
 ];
 
 const NAMES: &[&str] = &[
-    "base", "dns", "git", "node", "python", "shell", "ssl", "tmp",
+    "base", "cargo", "dns", "git", "node", "python", "shell", "ssl", "tmp",
 ];
 
 /// The text of the shipped snippet `name` (`base`, `node`...).

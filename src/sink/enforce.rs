@@ -22,6 +22,7 @@ use crate::tracer::procfs;
 use crate::tracer::{Error, Released, Sink, SyscallStop, TaskRef, Verdict};
 
 use super::dns::DnsTracker;
+use super::owned::{Creating, Owned, settle_creates};
 use super::record::RecordSink;
 
 /// What to do about a violation.
@@ -147,6 +148,10 @@ pub struct EnforceSink<'p> {
     dns: DnsTracker,
     /// The names resolved, as events (for the diff: learn links connects to them).
     resolved_events: Vec<Event>,
+    /// What the run created (provenance): its own to read, write and delete.
+    owned: Owned,
+    /// Calls that will create objects, by tid, until their exit.
+    creating: HashMap<i32, Creating>,
 }
 
 impl<'p> EnforceSink<'p> {
@@ -192,6 +197,8 @@ impl<'p> EnforceSink<'p> {
             allowed_seen: None,
             dns: DnsTracker::default(),
             resolved_events: Vec::new(),
+            owned: Owned::default(),
+            creating: HashMap::new(),
         }
     }
 
@@ -650,9 +657,11 @@ impl EnforceSink<'_> {
             return Ok(None);
         }
         let decision = match &t.object {
-            Object::Path(p) => self
-                .policy
-                .decide(access, &Object::Path(canonical_proc(p, stop.pid))),
+            Object::Path(p) => self.policy.decide_owned(
+                access,
+                &Object::Path(canonical_proc(p, stop.pid)),
+                &self.owned,
+            ),
             Object::Socket(addr @ (SockAddr::Inet { .. } | SockAddr::Inet6 { .. })) => {
                 let proto = match sock_type {
                     Some(libc::SOCK_STREAM) => Proto::Tcp,
@@ -693,7 +702,7 @@ impl EnforceSink<'_> {
                     ))),
                 };
             }
-            o => self.policy.decide(access, o),
+            o => self.policy.decide_owned(access, o, &self.owned),
         };
         match decision {
             Decision::Allow => Ok(None),
@@ -1263,6 +1272,12 @@ impl Sink for EnforceSink<'_> {
             }
         }
         let def: Option<&SyscallDef> = d.def;
+        // `Create` only for names that do not exist yet; the others are writes.
+        let new_names = if matches!(def.map(|d| d.class), Some(Class::Checked)) {
+            settle_creates(&mut d.syscall.targets)
+        } else {
+            Vec::new()
+        };
         if let Some(def) = def {
             // A send to port 53: its query names are checked too.
             let q = super::dns::query_targets(stop, def, &d.syscall.targets);
@@ -1609,6 +1624,37 @@ impl Sink for EnforceSink<'_> {
             Verdict::Allow
         };
         let mut verdict = verdict;
+        // A call that makes new objects: remember them at its exit (provenance). A rename or
+        // link gives an existing object a new name: ownership stays with the object.
+        // A delete of an owned object's last name frees its inode: forgotten at the exit.
+        if matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit)
+            && let Some(def) = def
+        {
+            let mut pending = Creating::default();
+            if !new_names.is_empty()
+                && !def.name.starts_with("rename")
+                && !def.name.starts_with("link")
+            {
+                pending.open = matches!(def.sem, crate::arch::Sem::Open { .. });
+                if !pending.open {
+                    pending.paths = new_names;
+                }
+            }
+            if !self.owned.is_empty() {
+                for t in &d.syscall.targets {
+                    if let Object::Path(p) = &t.object
+                        && t.access.contains(Access::Delete)
+                        && let Some(key) = self.owned.owned_at(p.effective())
+                    {
+                        pending.gone.push(key);
+                    }
+                }
+            }
+            if pending.open || !pending.paths.is_empty() || !pending.gone.is_empty() {
+                self.creating.insert(stop.tid, pending);
+                verdict = Verdict::AllowWatchExit;
+            }
+        }
         if !rewritten && matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit) {
             let rewrites = self.path_rewrites(stop, def, &d.syscall);
             if let Some(g) = self.guard.as_mut()
@@ -1657,6 +1703,26 @@ impl Sink for EnforceSink<'_> {
         };
         if let Some(rec) = self.recorder.as_mut() {
             rec.on_syscall_exit(stop, rval)?;
+        }
+        if let Some(c) = self.creating.remove(&stop.tid)
+            && matches!(Outcome::from_raw(rval), Outcome::Value(_))
+        {
+            for key in c.gone {
+                self.owned.forget(key);
+            }
+            if c.open {
+                self.owned.add_fd(stop.tid, rval);
+            } else {
+                for p in &c.paths {
+                    self.owned.add_path(p);
+                }
+            }
+            if self.owned.newly_full() && !self.quiet {
+                eprintln!(
+                    "sbx: warning: the run created more than {} objects; later ones are not remembered as its own (they need rules)",
+                    Owned::MAX
+                );
+            }
         }
         if self.dns.waits_for(stop.tid) {
             for r in self.dns.recv_exit(stop, rval) {
@@ -1713,7 +1779,7 @@ impl Sink for EnforceSink<'_> {
                     },
                     stop.pid,
                 ));
-                match self.policy.decide(access, &obj) {
+                match self.policy.decide_owned(access, &obj, &self.owned) {
                     Decision::Allow | Decision::AllowIfAbsent => Ok(Verdict::Allow),
                     Decision::Deny { verb, reason } => {
                         let why = format!(
@@ -1865,6 +1931,7 @@ impl Sink for EnforceSink<'_> {
         process: bool,
     ) -> Verdict {
         self.watch.remove(&task.tid);
+        self.creating.remove(&task.tid);
         self.dns.forget(task.tid);
         self.forget_waiting(task.tid);
         if let Some(rec) = self.recorder.as_mut() {

@@ -3,6 +3,7 @@
 
 pub mod dns;
 pub mod enforce;
+pub mod owned;
 pub mod record;
 
 use crate::arch::{AUDIT_ARCH_I386, Arch, Sem, SyscallDef};

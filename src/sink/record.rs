@@ -140,6 +140,10 @@ impl<W: Write> Sink for RecordSink<W> {
             return Ok(Verdict::AllowWatchExit);
         }
         let mut d = super::decode_stop_with(self.arch, stop, Some(&self.links), true);
+        // The trace says `Create` only for a name that did not exist (learn's provenance).
+        if def.is_some_and(|d| d.class == Class::Checked) {
+            super::owned::settle_creates(&mut d.syscall.targets);
+        }
         if let Some(def) = def {
             let q = super::dns::query_targets(stop, def, &d.syscall.targets);
             d.syscall.targets.extend(q.targets);

@@ -80,7 +80,15 @@ pub struct TraceReader<R: Read> {
     frame: Vec<u8>,
     truncated: Option<u64>,
     done: bool,
+    /// The file's format version ([`OLDEST_READ`]..=[`FORMAT_VERSION`]).
+    version: u32,
 }
+
+/// The oldest format version this reader decodes. Version 4 differs from 5 only in what a
+/// `create` access means: in 4 it was any `O_CREAT` (the name may have existed), in 5 the
+/// name did not exist. A version-4 `create` is read as a `write`, its old meaning for the
+/// policy and learn.
+pub const OLDEST_READ: u32 = 4;
 
 impl<R: Read> TraceReader<R> {
     /// Read and validate the magic, the format version and the header.
@@ -109,6 +117,7 @@ impl<R: Read> TraceReader<R> {
             frame: Vec::new(),
             truncated: None,
             done: false,
+            version: FORMAT_VERSION,
         };
         let mut magic = [0u8; 8];
         let n = r.read_up_to(&mut magic)?;
@@ -146,7 +155,8 @@ impl<R: Read> TraceReader<R> {
             };
             return Err(ReadError { offset: at, kind });
         }
-        if version < FORMAT_VERSION {
+        r.version = version;
+        if version < OLDEST_READ {
             return Err(ReadError {
                 offset: at,
                 kind: ReadErrorKind::BadVersion(version),
@@ -522,6 +532,24 @@ impl<R: Read> TraceReader<R> {
     }
 }
 
+/// Read a version-4 event: its `create` (any `O_CREAT`, the name may have existed) is a
+/// `write`, what it meant to the policy and to learn before version 5.
+pub fn create_as_write(ev: &mut Event) {
+    use crate::event::{Access, EventKind};
+    if let EventKind::Syscall(sc) = &mut ev.kind {
+        for t in &mut sc.targets {
+            if t.access.contains(Access::Create) {
+                t.access = t
+                    .access
+                    .iter()
+                    .filter(|a| *a != Access::Create)
+                    .chain([Access::Write])
+                    .collect();
+            }
+        }
+    }
+}
+
 impl<R: Read> Iterator for TraceReader<R> {
     type Item = Result<Event, ReadError>;
 
@@ -530,7 +558,12 @@ impl<R: Read> Iterator for TraceReader<R> {
             return None;
         }
         match self.next_event() {
-            Ok(Some(ev)) => Some(Ok(ev)),
+            Ok(Some(mut ev)) => {
+                if self.version < 5 {
+                    create_as_write(&mut ev);
+                }
+                Some(Ok(ev))
+            }
             Ok(None) => {
                 self.done = true;
                 None
@@ -1020,11 +1053,15 @@ mod tests {
             (Vec::new(), "byte 0: not an sbx trace (empty file)"),
             (
                 [&MAGIC[..], &7u32.to_le_bytes(), &good[12..]].concat(),
-                "byte 8: format version 7 is newer than this sbx supports (4)",
+                "byte 8: format version 7 is newer than this sbx supports (5)",
             ),
             (
                 [&MAGIC[..], &0u32.to_le_bytes()].concat(),
                 "byte 8: unsupported format version 0",
+            ),
+            (
+                [&MAGIC[..], &3u32.to_le_bytes()].concat(),
+                "byte 8: unsupported format version 3",
             ),
         ];
         for (bytes, want) in cases {

@@ -1,0 +1,29 @@
+# cargo: Rust's package manager and the rustup toolchains. Shipped with sbx (`include cargo`,
+# added by `sbx learn` when the trace ran cargo or rustc). Covers the default places
+# (CARGO_HOME=${HOME}/.cargo, RUSTUP_HOME=${HOME}/.rustup); with other homes, learn names
+# them in the profile. ${HOME}/.cargo/credentials.toml holds the registry token and is not
+# allowed here.
+
+include base
+
+# rustup's proxies (cargo, rustc, rustdoc...) in cargo's bin directory.
+exec ${HOME}/.cargo/bin/*
+# The toolchains' programs (rustc, cargo, the linker wrapper).
+exec ${HOME}/.rustup/toolchains/*/bin/*
+# The toolchains' libraries and rustup's settings.
+read ${HOME}/.rustup/**
+# cargo's configuration (no credentials: those are in credentials.toml).
+read ${HOME}/.cargo/{config,config.toml}
+# The registry: index cache, downloaded .crate files and their unpacked sources, the tool's
+# own store whether this run finds it warm or cold. Poisoning risk: a build script may
+# rewrite another crate's sources under registry/src, which every later build compiles;
+# binding these writes to cargo itself is the scoping issue's work (docs/learning.md).
+own ${HOME}/.cargo/registry
+# git dependencies, checked out by cargo (same risk as the registry).
+own ${HOME}/.cargo/git
+# cargo's lock on its package cache.
+own ${HOME}/.cargo/.package-cache
+# ...and the lock it takes to change the cache.
+own ${HOME}/.cargo/.package-cache-mutate
+# On a fresh HOME cargo creates its home itself.
+create ${HOME}/.cargo

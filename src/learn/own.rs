@@ -1,0 +1,378 @@
+//! Ownership in learn: what the recorded run created (docs/learning.md, "Ownership before
+//! names").
+//!
+//! Enforce lets a run read, write and delete what it created itself, and create names in
+//! directories it created (provenance, tracked by inode in `sink/owned.rs`). Learn follows
+//! the same model by path over one trace: [`Ownership`] keeps the objects the run created and
+//! still holds (`live`), moved by renames and dropped by deletes, so that accesses to them need
+//! no rule. What needs rules is where the run made new names in directories it did not
+//! create: those **root creations** become
+//!
+//! - `own P` when the object survived the run under a stable name (`node_modules`, `clone`,
+//!   `target`, `.pytest_cache`, `hello.o`): on the next run it may already be there, left by
+//!   this one, and the workload reads, rewrites or removes it;
+//! - `create SHAPE` when it did not survive (a temp file or directory: `conf21481`,
+//!   `Cargo.tomlAFK9OQ`, `pytest-cache-files-3yqw9sdy`) or its name looks random: the next run
+//!   uses another name of the same shape ([`transient_shape`]);
+//! - `create P` (exact) for a directory too shallow to own (`${HOME}/.cache`): the names made
+//!   in it are root creations themselves (`own ${HOME}/.cache/pip`).
+//!
+//! Pure: paths in, rule texts out.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::generalize::{self, Var};
+use crate::profile::Verb;
+
+/// A root creation: a name the run made in a directory it did not create.
+#[derive(Debug, Clone)]
+struct Root {
+    dir: bool,
+    pid: i32,
+    tid: i32,
+}
+
+/// The created objects of one trace, by absolute path.
+#[derive(Debug, Default)]
+pub struct Ownership {
+    /// Created and still there: path -> is a directory.
+    live: BTreeMap<Vec<u8>, bool>,
+    /// Created directories too shallow to own: names made in them are root creations.
+    shallow: BTreeSet<Vec<u8>>,
+    roots: BTreeMap<Vec<u8>, Root>,
+}
+
+fn parent(path: &[u8]) -> Option<&[u8]> {
+    match path.iter().rposition(|&b| b == b'/') {
+        Some(0) | None => None,
+        Some(i) => Some(&path[..i]),
+    }
+}
+
+/// `p` is `dir` or below it.
+fn at_or_below(p: &[u8], dir: &[u8]) -> bool {
+    p.starts_with(dir) && (p.len() == dir.len() || p[dir.len()] == b'/')
+}
+
+impl Ownership {
+    /// Was the object at `path` created by this run (and is it still its own)?
+    pub fn owns(&self, path: &[u8]) -> bool {
+        self.live.contains_key(path)
+    }
+
+    /// Is `path` a directory the run created?
+    pub fn is_dir(&self, path: &[u8]) -> bool {
+        self.live.get(path).copied().unwrap_or(false)
+    }
+
+    /// Would a new name at `path` be made in a directory this run created (and may fill)?
+    pub fn parent_owned(&self, path: &[u8]) -> bool {
+        parent(path).is_some_and(|d| self.live.contains_key(d) && !self.shallow.contains(d))
+    }
+
+    /// The run made `path` (a directory when `dir`). `ownable`: the abstracted path is deep
+    /// enough and no secret ([`ownable`]); checked by the caller, who knows the variables.
+    /// Returns whether it is a root creation (a rule is needed).
+    pub fn created(&mut self, path: &[u8], dir: bool, ownable: bool, pid: i32, tid: i32) -> bool {
+        let root = !self.parent_owned(path);
+        self.live.insert(path.to_vec(), dir);
+        if root {
+            if dir && !ownable {
+                self.shallow.insert(path.to_vec());
+            }
+            self.roots
+                .entry(path.to_vec())
+                .or_insert(Root { dir, pid, tid });
+        }
+        root
+    }
+
+    /// `path` was deleted (and everything below it, for a directory).
+    pub fn deleted(&mut self, path: &[u8]) {
+        let below: Vec<Vec<u8>> = self
+            .live
+            .range(path.to_vec()..)
+            .take_while(|(k, _)| k.starts_with(path))
+            .filter(|(k, _)| at_or_below(k, path))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in below {
+            self.live.remove(&k);
+            self.shallow.remove(&k);
+        }
+    }
+
+    /// `from` was renamed to `to`: what the run owned moves along; an object it did not
+    /// create stays not its own under the new name (and replaces whatever was there).
+    pub fn renamed(&mut self, from: &[u8], to: &[u8]) {
+        let moved: Vec<(Vec<u8>, bool)> = self
+            .live
+            .range(from.to_vec()..)
+            .take_while(|(k, _)| k.starts_with(from))
+            .filter(|(k, _)| at_or_below(k, from))
+            .map(|(k, d)| (k.clone(), *d))
+            .collect();
+        self.deleted(to);
+        for (k, d) in moved {
+            self.live.remove(&k);
+            let shallow = self.shallow.remove(&k);
+            let mut new = to.to_vec();
+            new.extend_from_slice(&k[from.len()..]);
+            if shallow {
+                self.shallow.insert(new.clone());
+            }
+            self.live.insert(new, d);
+        }
+    }
+
+    /// The rules the root creations need, as (verb, glob text) with this trace's variables.
+    pub fn rules(&self, vars: &[Var], forbidden: &[String]) -> Vec<(Verb, String)> {
+        let mut out = Vec::new();
+        for (path, root) in &self.roots {
+            let text = generalize::generalize_path(path, root.pid, root.tid, vars, forbidden);
+            let exact = generalize::abstract_vars(path, vars);
+            if generalize::is_secret(&exact) {
+                continue;
+            }
+            let survived = self.live.contains_key(path);
+            let (dir_text, last) = match text.rsplit_once('/') {
+                Some((d, l)) => (d, l),
+                None => continue,
+            };
+            let random = last.contains(['*', '?']);
+            if !survived || random {
+                let shape = if random {
+                    last.to_string()
+                } else {
+                    transient_shape(last)
+                };
+                out.push((Verb::Create, format!("{dir_text}/{shape}")));
+            } else if !self.shallow.contains(path) && (ownable(&text) || !root.dir) {
+                // A file left in a shallow place (`${HOME}/.gitconfig`-like) stays exact,
+                // like every own rule of a file.
+                if ownable(&text) {
+                    out.push((Verb::Own, text));
+                } else {
+                    out.push((Verb::Create, text.clone()));
+                    out.push((Verb::Write, text));
+                }
+            } else {
+                out.push((Verb::Create, text));
+            }
+        }
+        out
+    }
+}
+
+/// May `text` (an abstracted path) be owned as an area: not a secret place, and deep
+/// enough: at least one segment below `${CWD}` or `${TMPDIR}`, two below `${HOME}`
+/// (`${HOME}/.cache/pip`, never `${HOME}/.cache`), three below `/`, never under `/proc`,
+/// `/sys` or `/dev`.
+pub fn ownable(text: &str) -> bool {
+    if generalize::is_secret(text) {
+        return false;
+    }
+    let segs: Vec<&str> = text.split('/').collect();
+    match segs.first() {
+        Some(&"${CWD}") | Some(&"${TMPDIR}") => segs.len() >= 2,
+        Some(&"${HOME}") => segs.len() >= 3,
+        Some(&"") => segs.len() >= 4 && !matches!(segs[1], "proc" | "sys" | "dev"),
+        _ => false,
+    }
+}
+
+/// The shape of a name the run used and threw away: the literal start of the name, up to
+/// where it turns random, then `*`. Random starts at the first digit, or where a lower-case
+/// letter is followed by an upper-case one (`Cargo.tomlAFK9OQ`); a short alphabetic extension
+/// after the random part is kept (`conf123.c` -> `conf*.c`). A name with neither stays as it
+/// is (`conftest.c`); a name that is random from its first character keeps only its extension.
+///
+/// A loose shape costs little: `create` admits only names that do not exist yet, and what is
+/// made under them is the run's own, nothing else.
+pub fn transient_shape(name: &str) -> String {
+    if name.contains(['*', '?', '[', '{', '\\']) {
+        return name.to_string();
+    }
+    let b = name.as_bytes();
+    let mut cut = None;
+    for i in 0..b.len() {
+        if b[i].is_ascii_digit()
+            || (i > 0 && b[i - 1].is_ascii_lowercase() && b[i].is_ascii_uppercase())
+        {
+            cut = Some(i);
+            break;
+        }
+    }
+    let Some(cut) = cut else {
+        return name.to_string();
+    };
+    let rest = &name[cut..];
+    let ext = rest
+        .rsplit_once('.')
+        .map(|(_, e)| e)
+        .filter(|e| (1..=5).contains(&e.len()) && e.bytes().all(|c| c.is_ascii_alphabetic()));
+    let prefix = generalize::escape_path(&b[..cut]);
+    match ext {
+        Some(e) => format!("{prefix}*.{e}"),
+        None => format!("{prefix}*"),
+    }
+}
+
+/// Group `own` rules of files: where at least `threshold` owned files of one directory share
+/// an extension (`${CWD}/*.o`), one `own DIR/*.EXT` replaces them. Never for secret-looking
+/// extensions, never a `DIR/**`: the directory was there before the run, only its outputs
+/// are the run's.
+pub fn group_owned(own: &BTreeSet<String>, threshold: usize) -> BTreeSet<String> {
+    const KEYS: &[&str] = &[
+        "pem", "key", "p12", "pfx", "gpg", "asc", "kdbx", "jks", "env", "ovpn", "ppk",
+    ];
+    if threshold == 0 {
+        return own.clone();
+    }
+    let mut groups: BTreeMap<(String, String), Vec<&String>> = BTreeMap::new();
+    for p in own {
+        let Some((dir, last)) = p.rsplit_once('/') else {
+            continue;
+        };
+        if last.contains(['*', '?', '[', '{', '\\']) {
+            continue;
+        }
+        if let Some((stem, ext)) = last.rsplit_once('.')
+            && !stem.is_empty()
+            && (1..=5).contains(&ext.len())
+            && ext.bytes().all(|c| c.is_ascii_alphanumeric())
+            && !KEYS.contains(&ext.to_ascii_lowercase().as_str())
+        {
+            groups
+                .entry((dir.to_string(), ext.to_string()))
+                .or_default()
+                .push(p);
+        }
+    }
+    let mut out = own.clone();
+    for ((dir, ext), members) in groups {
+        if members.len() >= threshold {
+            for m in members {
+                out.remove(m);
+            }
+            out.insert(format!("{dir}/*.{ext}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars() -> Vec<Var> {
+        vec![
+            ("CWD".into(), b"/w".to_vec()),
+            ("HOME".into(), b"/h".to_vec()),
+            ("TMPDIR".into(), b"/t".to_vec()),
+        ]
+    }
+
+    #[test]
+    fn shapes_of_thrown_away_names() {
+        for (name, shape) in [
+            ("conf21481", "conf*"),
+            ("Cargo.tomlAFK9OQ", "Cargo.toml*"),
+            ("pytest-cache-files-3yqw9sdy", "pytest-cache-files-*"),
+            ("package-lock.json.3516583047", "package-lock.json.*"),
+            ("conf123.c", "conf*.c"),
+            ("conftest.c", "conftest.c"),
+            ("12345.tmp", "*.tmp"),
+            ("a{b", "a{b"),
+        ] {
+            assert_eq!(transient_shape(name), shape, "{name}");
+        }
+    }
+
+    #[test]
+    fn what_may_be_owned() {
+        assert!(ownable("${CWD}/node_modules"));
+        assert!(ownable("${TMPDIR}/hpkg-build"));
+        assert!(ownable("${HOME}/.cache/pip"));
+        assert!(!ownable("${HOME}/.cache"));
+        assert!(!ownable("${HOME}/.ssh/x"));
+        assert!(!ownable("/tmp/x"));
+        assert!(ownable("/var/tmp/x"));
+        assert!(!ownable("/proc/self/x"));
+        assert!(!ownable("${CWD}"));
+    }
+
+    #[test]
+    fn a_temp_file_needs_a_create_and_an_output_an_own() {
+        let mut o = Ownership::default();
+        // configure: a temp file made and removed, an output left behind.
+        assert!(o.created(b"/w/conf21481", false, true, 1, 1));
+        o.deleted(b"/w/conf21481");
+        assert!(o.created(b"/w/config.log", false, true, 1, 1));
+        // A build directory and what is made in it.
+        assert!(o.created(b"/w/build", true, true, 1, 1));
+        assert!(!o.created(b"/w/build/a.o", false, true, 1, 1));
+        assert!(o.owns(b"/w/build/a.o"));
+        let rules = o.rules(&vars(), &[]);
+        assert_eq!(
+            rules,
+            vec![
+                (Verb::Own, "${CWD}/build".to_string()),
+                (Verb::Create, "${CWD}/conf*".to_string()),
+                (Verb::Own, "${CWD}/config.log".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn renames_move_ownership() {
+        let mut o = Ownership::default();
+        o.created(b"/w/pytest-cache-files-3yqw9sdy", true, true, 1, 1);
+        o.created(b"/w/pytest-cache-files-3yqw9sdy/v", true, true, 1, 1);
+        o.renamed(b"/w/pytest-cache-files-3yqw9sdy", b"/w/.pytest_cache");
+        // The target name is new in the project directory: a root creation too.
+        o.created(b"/w/.pytest_cache", true, true, 1, 1);
+        assert!(o.owns(b"/w/.pytest_cache/v"));
+        assert!(!o.owns(b"/w/pytest-cache-files-3yqw9sdy/v"));
+        let rules = o.rules(&vars(), &[]);
+        assert_eq!(
+            rules,
+            vec![
+                (Verb::Own, "${CWD}/.pytest_cache".to_string()),
+                (Verb::Create, "${CWD}/pytest-cache-files-*".to_string()),
+            ]
+        );
+        // A file the run did not make, renamed over an owned name: not owned.
+        o.renamed(b"/w/src.txt", b"/w/.pytest_cache/v");
+        assert!(!o.owns(b"/w/.pytest_cache/v"));
+    }
+
+    #[test]
+    fn shallow_directories_are_not_areas() {
+        let mut o = Ownership::default();
+        assert!(o.created(b"/h/.cache", true, false, 1, 1));
+        // Made inside a shallow directory: a root creation of its own.
+        assert!(o.created(b"/h/.cache/pip", true, true, 1, 1));
+        let rules = o.rules(&vars(), &[]);
+        assert_eq!(
+            rules,
+            vec![
+                (Verb::Create, "${HOME}/.cache".to_string()),
+                (Verb::Own, "${HOME}/.cache/pip".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn owned_files_group_by_extension() {
+        let own: BTreeSet<String> = (0..9)
+            .map(|i| format!("${{CWD}}/f{i}.o"))
+            .chain(["${CWD}/build".to_string(), "${CWD}/k1.pem".to_string()])
+            .collect();
+        let g = group_owned(&own, 8);
+        assert!(g.contains("${CWD}/*.o"));
+        assert!(g.contains("${CWD}/build"));
+        assert!(g.contains("${CWD}/k1.pem"));
+        assert_eq!(g.len(), 3);
+    }
+}

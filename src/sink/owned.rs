@@ -1,0 +1,208 @@
+//! Provenance: what the running workload created is its own (docs/profile-format.md,
+//! "Provenance").
+//!
+//! Both sinks first settle what a `Create` access means: [`settle_creates`] keeps `Create`
+//! only for a name that does not exist when the call stops (the kernel will make it) and turns
+//! it into `Write` otherwise, so the trace says what was really created and the policy can
+//! tell a new name (`create`) from a change to an existing file (`write`).
+//!
+//! Enforce then remembers, by device and inode, every object the run made (an `O_CREAT` open
+//! that created its file, `mkdir`, `mknod`, `symlink`), at the exit of the call that made it,
+//! and answers the policy's [`Provenance`] question by looking the path up (`lstat`) and
+//! asking whether the object found there is one of them. By inode, not by name: a rename
+//! keeps ownership, and a name that now leads elsewhere (a symlink swapped in, a file renamed
+//! over it by someone allowed to) gains nothing. The set is bounded ([`Owned::MAX`]); past it,
+//! new objects are not remembered, which only makes later accesses need a rule (fail closed).
+//! Known limit: an inode freed and reused by a file another program outside the workload
+//! creates during the run would be taken for the workload's (docs/security.md).
+
+use std::collections::HashSet;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+
+use crate::event::{Access, Object, Target};
+use crate::policy::Provenance;
+
+/// Turn `Create` into `Write` on every path target whose effective path exists now (or cannot
+/// be looked up: fail closed, a write needs a rule where a create might not). Returns the
+/// paths that will be new if the call succeeds.
+pub fn settle_creates(targets: &mut [Target]) -> Vec<Vec<u8>> {
+    let mut new = Vec::new();
+    for t in targets {
+        if !t.access.contains(Access::Create) {
+            continue;
+        }
+        let Object::Path(p) = &t.object else {
+            continue;
+        };
+        let path = p.effective();
+        let absent = matches!(
+            std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path)),
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT)
+        );
+        if absent {
+            new.push(path.to_vec());
+        } else {
+            t.access = t
+                .access
+                .iter()
+                .filter(|a| *a != Access::Create)
+                .chain([Access::Write])
+                .collect();
+        }
+    }
+    new
+}
+
+/// Objects the run created, by (device, inode).
+#[derive(Debug, Default)]
+pub struct Owned {
+    set: HashSet<(u64, u64)>,
+    /// The bound was reached; said once.
+    full: bool,
+    warned: bool,
+}
+
+impl Owned {
+    /// At most this many objects are remembered (about 40 bytes each).
+    pub const MAX: usize = 1 << 20;
+
+    fn insert(&mut self, m: &std::fs::Metadata) {
+        if self.set.len() >= Self::MAX {
+            self.full = true;
+            return;
+        }
+        self.set.insert((m.dev(), m.ino()));
+    }
+
+    /// The object now at `path` (not following a final symlink) was made by the run.
+    pub fn add_path(&mut self, path: &[u8]) {
+        if let Ok(m) = std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path)) {
+            self.insert(&m);
+        }
+    }
+
+    /// The file open as `fd` in process `pid` was made by the run.
+    pub fn add_fd(&mut self, pid: i32, fd: i64) {
+        if let Ok(m) = std::fs::metadata(format!("/proc/{pid}/fd/{fd}")) {
+            self.insert(&m);
+        }
+    }
+
+    /// The owned object at `path` (not following a final symlink), if it is one: what a
+    /// delete of `path` will free (its inode may then be reused by anything).
+    pub fn owned_at(&self, path: &[u8]) -> Option<(u64, u64)> {
+        if self.set.is_empty() {
+            return None;
+        }
+        let m = std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path)).ok()?;
+        let key = (m.dev(), m.ino());
+        (self.set.contains(&key) && (m.is_dir() || m.nlink() <= 1)).then_some(key)
+    }
+
+    /// The object `key` is gone: forget it, so a reuse of its inode is not the run's.
+    pub fn forget(&mut self, key: (u64, u64)) {
+        self.set.remove(&key);
+    }
+
+    /// True once, the first time the bound is found reached.
+    pub fn newly_full(&mut self) -> bool {
+        let first = self.full && !self.warned;
+        self.warned |= self.full;
+        first
+    }
+
+    pub fn len(&self) -> usize {
+        self.set.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+}
+
+impl Provenance for Owned {
+    fn owns(&self, path: &[u8]) -> bool {
+        !self.set.is_empty()
+            && std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path))
+                .is_ok_and(|m| self.set.contains(&(m.dev(), m.ino())))
+    }
+
+    fn absent_in_owned(&self, path: &[u8]) -> bool {
+        let Some(i) = path.iter().rposition(|&b| b == b'/').filter(|&i| i > 0) else {
+            return false;
+        };
+        !self.set.is_empty()
+            && matches!(
+                std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path)),
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT)
+            )
+            && self.owns(&path[..i])
+    }
+}
+
+/// A call that will create or delete owned objects, waiting for its exit.
+#[derive(Debug, Default)]
+pub struct Creating {
+    /// The created file is the fd the call returns (open family).
+    pub open: bool,
+    /// Otherwise: the new names.
+    pub paths: Vec<Vec<u8>>,
+    /// Owned objects the call deletes (their last name).
+    pub gone: Vec<(u64, u64)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{AccessSet, PathObj};
+
+    fn target(access: AccessSet, path: &std::path::Path) -> Target {
+        Target {
+            access,
+            object: Object::Path(PathObj {
+                literal: vec![],
+                abs: path.as_os_str().as_bytes().to_vec(),
+                resolved: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn create_of_an_existing_name_is_a_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("old");
+        std::fs::write(&old, "x").unwrap();
+        let new = dir.path().join("new");
+        let create = AccessSet::of(Access::Create).with(Access::Write);
+        let mut ts = vec![target(create, &old), target(create, &new)];
+        let made = settle_creates(&mut ts);
+        assert_eq!(made, vec![new.as_os_str().as_bytes().to_vec()]);
+        assert!(!ts[0].access.contains(Access::Create));
+        assert!(ts[0].access.contains(Access::Write));
+        assert!(ts[1].access.contains(Access::Create));
+    }
+
+    #[test]
+    fn ownership_follows_the_inode_not_the_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        std::fs::write(&a, "x").unwrap();
+        let mut owned = Owned::default();
+        owned.add_path(a.as_os_str().as_bytes());
+        let b = dir.path().join("b");
+        std::fs::rename(&a, &b).unwrap();
+        assert!(owned.owns(b.as_os_str().as_bytes()));
+        assert!(!owned.owns(a.as_os_str().as_bytes()));
+        // A symlink at an owned name's place is another object (the deleted file is
+        // forgotten first: the file system may give its inode to the next new file).
+        let other = dir.path().join("other");
+        std::fs::write(&other, "secret").unwrap();
+        let key = owned.owned_at(b.as_os_str().as_bytes()).unwrap();
+        std::fs::remove_file(&b).unwrap();
+        owned.forget(key);
+        std::os::unix::fs::symlink(&other, &b).unwrap();
+        assert!(!owned.owns(b.as_os_str().as_bytes()));
+        assert!(!owned.owns(other.as_os_str().as_bytes()));
+    }
+}
