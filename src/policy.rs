@@ -657,6 +657,17 @@ impl CompiledPolicy {
         ev: &Event,
         is_gated: &dyn Fn(&str) -> bool,
     ) -> Vec<(Verb, String)> {
+        self.admits_event_owned(ev, is_gated, None)
+    }
+
+    /// [`CompiledPolicy::admits_event_with`] with what the run created so far (`prov`), as
+    /// enforce decides: for replaying a recorded run event by event.
+    pub fn admits_event_owned(
+        &self,
+        ev: &Event,
+        is_gated: &dyn Fn(&str) -> bool,
+        prov: Option<&dyn Provenance>,
+    ) -> Vec<(Verb, String)> {
         let mut findings = Vec::new();
         match &ev.kind {
             EventKind::Syscall(sc) => {
@@ -675,7 +686,7 @@ impl CompiledPolicy {
                         Object::Path(p) => Object::Path(self_view(p, ev.pid)),
                         o => o.clone(),
                     };
-                    self.check_target(t.access, &object, enoent, None, &mut findings);
+                    self.check_target(t.access, &object, enoent, prov, &mut findings);
                 }
             }
             EventKind::Exec(ex) => {

@@ -1359,7 +1359,8 @@ fn a_violating_thread_is_stopped_and_its_siblings_with_it() {
     let d = Dir::new();
     learn(d.path(), &[&th, ".", "1", "2"]);
     let prof = std::fs::read_to_string(d.join("p.profile")).unwrap();
-    assert!(prof.contains("write ${CWD}/t0_1"), "{prof}");
+    // Files the run created and left: outputs it owns (docs/learning.md section 0).
+    assert!(prof.contains("own ${CWD}/t0_1"), "{prof}");
     for f in ["t0_0", "t0_1"] {
         std::fs::remove_file(d.join(f)).unwrap();
     }
@@ -1367,8 +1368,9 @@ fn a_violating_thread_is_stopped_and_its_siblings_with_it() {
     out.assert_code(VIOLATION);
     assert!(!out.stdout.contains("threads done"));
     let v = violations(&out);
+    // New names no rule allows to create.
     assert!(
-        !v.is_empty() && v.iter().all(|l| l.contains(" write ")),
+        !v.is_empty() && v.iter().all(|l| l.contains(" create ")),
         "{v:?}"
     );
     for t in 1..4 {

@@ -28,3 +28,7 @@ mod examples;
 /// Host-name rules in a private network with its own DNS server: egress by name, DNS queries
 /// checked, the attacker's server receives nothing.
 mod net;
+
+/// Learned profiles across ecosystems (npm, pytest, cargo, autoconf+make, git, pip): S1-S5
+/// in kill mode and the tightness checks.
+mod ecosystems;

@@ -140,12 +140,16 @@ impl Ownership {
                 None => continue,
             };
             let random = last.contains(['*', '?']);
-            if !survived || random {
-                let shape = if random {
-                    last.to_string()
-                } else {
-                    transient_shape(last)
-                };
+            let shape = if random {
+                last.to_string()
+            } else {
+                transient_shape(last)
+            };
+            // A name the run threw away that has no random part (`conftest.c`, `a.txt`) is
+            // the same on every run: a run killed before it removed it leaves it for the
+            // next one, which then rewrites or removes it. Own it like an output.
+            let stable = !random && shape == last;
+            if (!survived && !stable) || random {
                 out.push((Verb::Create, format!("{dir_text}/{shape}")));
             } else if !self.shallow.contains(path) && (ownable(&text) || !root.dir) {
                 // A file left in a shallow place (`${HOME}/.gitconfig`-like) stays exact,
@@ -161,6 +165,49 @@ impl Ownership {
             }
         }
         out
+    }
+}
+
+impl Ownership {
+    /// Replay what a recorded syscall did to ownership (creates, deletes, renames), as
+    /// enforce's provenance would see it: for judging a recorded run against a profile
+    /// event by event (decide first, then replay). Every new name counts, deep or not.
+    pub fn replay(&mut self, ev: &crate::event::Event) {
+        use crate::event::{Access, EventKind, Object, Outcome};
+        let EventKind::Syscall(sc) = &ev.kind else {
+            return;
+        };
+        if !matches!(sc.outcome, Outcome::Value(_) | Outcome::Unknown) {
+            return;
+        }
+        let rename = sc.name.starts_with("rename");
+        for t in &sc.targets {
+            let Object::Path(p) = &t.object else {
+                continue;
+            };
+            if t.access.contains(Access::Create) && !sc.name.starts_with("link") && !rename {
+                let dir = sc.name.starts_with("mkdir");
+                self.created(p.effective(), dir, true, ev.pid, ev.tid);
+            } else if t.access.contains(Access::Delete) && !rename {
+                self.deleted(p.effective());
+            }
+        }
+        if rename
+            && let [from, to] = sc.targets.as_slice()
+            && let (Object::Path(from), Object::Path(to)) = (&from.object, &to.object)
+        {
+            self.renamed(from.effective(), to.effective());
+        }
+    }
+}
+
+impl crate::policy::Provenance for Ownership {
+    fn owns(&self, path: &[u8]) -> bool {
+        Ownership::owns(self, path)
+    }
+
+    fn absent_in_owned(&self, path: &[u8]) -> bool {
+        !self.live.contains_key(path) && self.parent_owned(path)
     }
 }
 

@@ -416,14 +416,18 @@ pub fn not_admitted_with(
     skip_known: bool,
 ) -> Vec<String> {
     let mut out = std::collections::BTreeSet::new();
+    // What the run created so far: enforce's provenance, replayed by path.
+    let mut owned = sbx::learn::own::Ownership::default();
     for ev in events {
-        if !is_judged(ev) || (skip_known && known_gap(ev).is_some()) {
-            continue;
-        }
-        if admitted_if_absent(policy, ev) {
-            continue;
-        }
-        for (verb, obj) in policy.admits_event_with(ev, &is_gated) {
+        let judged = is_judged(ev) && !(skip_known && known_gap(ev).is_some());
+        let admitted = !judged || admitted_if_absent(policy, ev, &owned);
+        let refused = if admitted {
+            Vec::new()
+        } else {
+            policy.admits_event_owned(ev, &is_gated, Some(&owned))
+        };
+        owned.replay(ev);
+        for (verb, obj) in refused {
             let what = match &ev.kind {
                 sbx::event::EventKind::Syscall(sc) => sc.name.clone(),
                 sbx::event::EventKind::Exec(_) => "exec".to_string(),
@@ -445,7 +449,11 @@ pub fn not_admitted_with(
 /// A syscall whose result the trace does not know (a failed execve is sometimes recorded with
 /// `Outcome::Unknown`) is judged like enforce judges it before it runs: every target allowed,
 /// or allowed only while absent (a `probe` rule) and absent on disk now.
-fn admitted_if_absent(policy: &sbx::policy::CompiledPolicy, ev: &Event) -> bool {
+fn admitted_if_absent(
+    policy: &sbx::policy::CompiledPolicy,
+    ev: &Event,
+    owned: &sbx::learn::own::Ownership,
+) -> bool {
     use sbx::event::{EventKind, Object, Outcome};
     use sbx::policy::Decision;
     let EventKind::Syscall(sc) = &ev.kind else {
@@ -456,7 +464,7 @@ fn admitted_if_absent(policy: &sbx::policy::CompiledPolicy, ev: &Event) -> bool 
     }
     sc.targets
         .iter()
-        .all(|t| match policy.decide(t.access, &t.object) {
+        .all(|t| match policy.decide_owned(t.access, &t.object, owned) {
             Decision::Allow => true,
             Decision::AllowIfAbsent => match &t.object {
                 Object::Path(p) => {
