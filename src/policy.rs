@@ -87,6 +87,14 @@ pub enum PolicyErrorKind {
     #[error("bad glob {pattern:?}: {message}")]
     Glob { pattern: String, message: String },
     #[error(
+        "{pattern:?} would let the workload reach HOME's own files ({home}/.ssh...): the workload starts in {cwd}, which is HOME or above it; start it in the project directory"
+    )]
+    CwdCoversHome {
+        pattern: String,
+        cwd: String,
+        home: String,
+    },
+    #[error(
         "{pattern:?} would let the workload write HOME's own files ({home}/.bashrc...): TMPDIR is {tmpdir}; set TMPDIR to a private directory outside HOME"
     )]
     TmpdirCoversHome {
@@ -105,11 +113,22 @@ fn reaches_home_files(glob: &globset::GlobMatcher, env: &Env) -> bool {
     [
         ".bashrc",
         ".profile",
+        ".ssh/id_rsa",
+        ".aws/credentials",
         ".ssh/authorized_keys",
         ".config/autostart/x.desktop",
     ]
     .iter()
     .any(|f| glob.is_match(format!("{home}/{f}")))
+}
+
+/// Is HOME inside (or equal to) the start directory, or the start directory the root?
+fn cwd_covers_home(env: &Env) -> bool {
+    let cwd = env.cwd.trim_end_matches('/');
+    let home = env.home.trim_end_matches('/');
+    cwd.is_empty()
+        || (!home.is_empty()
+            && (home == cwd || home.strip_prefix(cwd).is_some_and(|r| r.starts_with('/'))))
 }
 
 /// Is HOME inside (or equal to) TMPDIR, or TMPDIR the root?
@@ -353,8 +372,31 @@ impl CompiledPolicy {
             // A ${TMPDIR} write or delete rule (the `tmp` snippet: `write ${TMPDIR}/**`) is
             // meant for scratch files: refuse to start when TMPDIR is HOME, `/` or above HOME
             // (~/.bashrc, ~/.ssh would be writable) rather than widen silently.
+            // Likewise an area of the start directory (`read ${CWD}/**`, `own ${CWD}/x`) when
+            // the workload starts at HOME or above it: ~/.ssh would be part of "the project".
             if rule.effect == Effect::Allow
-                && matches!(rule.verb, Verb::Write | Verb::Delete)
+                && matches!(
+                    rule.verb,
+                    Verb::Read | Verb::Write | Verb::Create | Verb::Delete | Verb::Own
+                )
+                && let Pattern::Path(pattern) = &rule.pattern
+                && pattern.starts_with("${CWD}")
+                && cwd_covers_home(env)
+                && let Ok(expanded) = expand(pattern, env)
+                && let Ok(glob) = glob_builder(&expanded).build()
+                && reaches_home_files(&glob.compile_matcher(), env)
+            {
+                return Err(err(PolicyErrorKind::CwdCoversHome {
+                    pattern: pattern.clone(),
+                    cwd: env.cwd.clone(),
+                    home: env.home.clone(),
+                }));
+            }
+            if rule.effect == Effect::Allow
+                && matches!(
+                    rule.verb,
+                    Verb::Write | Verb::Delete | Verb::Create | Verb::Own
+                )
                 && let Pattern::Path(pattern) = &rule.pattern
                 && pattern.starts_with("${TMPDIR}")
                 && tmpdir_covers_home(env)
@@ -1646,6 +1688,109 @@ mod tests {
             ..env()
         };
         assert!(CompiledPolicy::load("t.profile", text, &e).is_ok());
+    }
+
+    #[test]
+    fn a_project_area_is_refused_when_the_workload_starts_at_home() {
+        let text = "read ${CWD}/**\n";
+        assert!(CompiledPolicy::load("t.profile", text, &env()).is_ok());
+        for cwd in ["/home/u", "/home", "/"] {
+            let e = Env {
+                cwd: cwd.into(),
+                home: "/home/u".into(),
+                ..env()
+            };
+            let err = CompiledPolicy::load("t.profile", text, &e)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(err.contains("reach HOME's own files"), "{cwd}: {err}");
+            // A named area inside the project cannot reach them: fine.
+            assert!(CompiledPolicy::load("t.profile", "own ${CWD}/build\n", &e).is_ok());
+        }
+    }
+
+    /// A provenance made of a list of owned paths (what a run created).
+    struct Made(Vec<&'static str>);
+
+    impl Provenance for Made {
+        fn owns(&self, path: &[u8]) -> bool {
+            self.0.iter().any(|p| p.as_bytes() == path)
+        }
+        fn absent_in_owned(&self, path: &[u8]) -> bool {
+            !self.owns(path)
+                && path
+                    .iter()
+                    .rposition(|&b| b == b'/')
+                    .is_some_and(|i| self.owns(&path[..i]))
+        }
+    }
+
+    #[test]
+    fn areas_new_names_and_what_the_run_made() {
+        let p = policy("own ${CWD}/build\ncreate ${CWD}/conf*\ndeny write ${CWD}/build/keep\n");
+        let allow = |a: AccessSet, at: &str| p.decide(a, &path(at)) == Decision::Allow;
+        let read = AccessSet::of(Access::Read);
+        let write = AccessSet::of(Access::Write);
+        let create = AccessSet::of(Access::Create).with(Access::Write);
+        let delete = AccessSet::of(Access::Delete);
+        let exec = AccessSet::of(Access::Exec);
+        // An area: the path and below, every file verb but exec.
+        for a in [read, write, create, delete] {
+            assert!(allow(a, "/work/app/build"));
+            assert!(allow(a, "/work/app/build/x/y.o"));
+        }
+        assert!(!allow(exec, "/work/app/build/demo"));
+        assert!(!allow(read, "/work/app/buildx"));
+        // ...never git hooks and configs, and a deny rule wins.
+        assert!(!allow(write, "/work/app/build/.git/hooks/post-checkout"));
+        assert!(!allow(create, "/work/app/build/.git/config"));
+        assert!(allow(read, "/work/app/build/.git/config"));
+        assert!(!allow(write, "/work/app/build/keep"));
+        // A create rule admits the new name only: not a write to an existing one.
+        assert!(allow(create, "/work/app/conf4711"));
+        assert!(!allow(write, "/work/app/configure"));
+        assert!(!allow(delete, "/work/app/configure"));
+        // `write` still allows creating (old profiles).
+        assert!(
+            policy("write /work/app/out\n").decide(create, &path("/work/app/out"))
+                == Decision::Allow
+        );
+        // What the run made: its own, but never exec, never past a deny, never a hook.
+        let p = policy("deny read /t/made/secret\n");
+        let made = Made(vec![
+            "/t/made",
+            "/t/made/a",
+            "/t/made/secret",
+            "/t/made/.git",
+        ]);
+        let owned = |a: AccessSet, at: &str| p.decide_owned(a, &path(at), &made) == Decision::Allow;
+        assert!(owned(read, "/t/made/a") && owned(write, "/t/made/a"));
+        assert!(owned(delete, "/t/made/a"));
+        assert!(owned(create, "/t/made/new"));
+        assert!(owned(read, "/t/made/absent"));
+        assert!(!owned(exec, "/t/made/a"));
+        assert!(!owned(read, "/t/made/secret"));
+        assert!(!owned(create, "/t/made/.git/config"));
+        assert!(!owned(create, "/t/other/new"));
+        assert!(!owned(read, "/t/other"));
+        // Without provenance nothing of it is allowed.
+        assert!(p.decide(read, &path("/t/made/a")) != Decision::Allow);
+    }
+
+    #[test]
+    fn owner_excluded_names_hooks_and_repository_configs() {
+        for (path, want) in [
+            ("/w/.git/hooks/pre-commit", true),
+            ("/w/.git/hooks", true),
+            ("/w/.git/config", true),
+            ("/w/.git/config.bak", false),
+            ("/w/.git/configx/y", false),
+            ("/w/.git/objects/ab/cd", false),
+            ("/w/git/hooks/x", false),
+        ] {
+            assert_eq!(owner_excluded(path.as_bytes()), want, "{path}");
+        }
     }
 
     #[test]

@@ -1378,6 +1378,7 @@ fn run_abuse(d: &Dir, n: usize, ab: &Abuse, fx: &Fx) -> Result<String, String> {
 
 #[test]
 fn attack_suite() {
+    let _alone = crate::util::heavy_exclusive();
     let d = Dir::new();
     let (ok_port, _) = listener();
     let (bad_port, bad_bytes) = listener();

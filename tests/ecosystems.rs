@@ -947,6 +947,7 @@ fn executed(trace: &Path) -> BTreeSet<String> {
 /// Record, learn, check tightness and run every wanted scenario for `class`; prints the
 /// summary line and fails with every failure's details.
 fn run_class(class: Class) {
+    let _heavy = crate::util::heavy_shared();
     let start = Instant::now();
     let name = class.name();
     let dir = Dir::new();

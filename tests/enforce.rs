@@ -2201,3 +2201,107 @@ fn workload_replacing_a_directory_by_a_symlink_is_followed() {
         assert_eq!(out.stdout, b.stdout, "{mode}: {}", out.stderr);
     }
 }
+
+/// A profile that lets the workload make `t*` names in its directory and run fsops, nothing
+/// else of the directory: what it may do to them then comes from provenance alone.
+fn provenance_profile(d: &Dir) -> PathBuf {
+    let fs = fx("fsops");
+    let base = learn(d.path(), &[&fs, "tag", "x"]);
+    let mut text = std::fs::read_to_string(&base).unwrap();
+    text.push_str("create ${CWD}/t*\n");
+    let p = d.join("prov.profile");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn what_the_run_created_is_its_own_through_renames() {
+    // See: tests/ecosystems.rs pip (a wheel written in a temp dir, renamed, read back: the
+    // rename's source was forgotten as if deleted).
+    let fs = fx("fsops");
+    let d = Dir::new();
+    setup(&d);
+    let p = provenance_profile(&d);
+    let args = [
+        fs.as_str(),
+        "write",
+        "t1",
+        "x",
+        "rename",
+        "t1",
+        "t2",
+        "read",
+        "t2",
+        "write",
+        "t2",
+        "y",
+        "delete",
+        "t2",
+    ];
+    let out = enforce_in(d.path(), &p, "kill", &[], &args).run();
+    out.assert_code(0);
+    assert!(out.stdout.ends_with("done\n"), "{}", out.stdout);
+    // The same steps on a file the run did not make are refused: the test can fail.
+    std::fs::write(d.join("t3"), "old\n").unwrap();
+    let out = enforce_in(d.path(), &p, "kill", &[], &[&fs, "read", "t3"]).run();
+    out.assert_code(VIOLATION);
+}
+
+#[test]
+fn a_symlink_the_run_made_does_not_make_its_target_its_own() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    setup(&d);
+    let p = provenance_profile(&d);
+    // Without sbx the link reads the secret.
+    let bare_out = bare(
+        &fs,
+        ["symlink", "secret.txt", "tlink", "read", "tlink"],
+        d.path(),
+    );
+    assert!(bare_out.stdout.contains("s3cret"), "{bare_out:?}");
+    std::fs::remove_file(d.join("tlink")).unwrap();
+    let out = enforce_in(
+        d.path(),
+        &p,
+        "kill",
+        &[],
+        &[&fs, "symlink", "secret.txt", "tlink", "read", "tlink"],
+    )
+    .run();
+    out.assert_code(VIOLATION);
+    assert!(!out.stdout.contains("s3cret"), "{}", out.stdout);
+    assert!(out.stderr.contains("secret.txt"), "{}", out.stderr);
+}
+
+#[test]
+fn a_program_the_run_made_still_needs_an_exec_rule() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    setup(&d);
+    let p = provenance_profile(&d);
+    // Without sbx a dropped script runs (made executable here: fsops writes 0644, and the
+    // exec is decided before the kernel would look at the mode).
+    let script = "#!/bin/sh\necho dropped-ran\n";
+    std::fs::write(d.join("tdrop0"), script).unwrap();
+    std::fs::set_permissions(
+        d.join("tdrop0"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let bare_out = bare(&fs, ["exec", "./tdrop0", "x"], d.path());
+    assert!(bare_out.stdout.contains("dropped-ran"), "{bare_out:?}");
+    std::fs::remove_file(d.join("tdrop0")).unwrap();
+    // Under sbx: the run makes it (allowed: a new t* name), then execs it (refused).
+    let out = enforce_in(
+        d.path(),
+        &p,
+        "kill",
+        &[],
+        &[&fs, "write", "tdrop", script, "exec", "./tdrop", "x"],
+    )
+    .run();
+    out.assert_code(VIOLATION);
+    assert!(!out.stdout.contains("dropped-ran"), "{}", out.stdout);
+    assert!(out.stderr.contains(" exec "), "{}", out.stderr);
+}

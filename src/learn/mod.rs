@@ -207,6 +207,9 @@ pub struct Learner {
     base_deny: Vec<Rule>,
     base_includes: Vec<String>,
     had_base: bool,
+    /// Every trace started below HOME's level (not at HOME, an ancestor of it, or `/`): the
+    /// project's files may be learned as one area, `read ${CWD}/**`.
+    cwd_area_ok: bool,
     /// `own` and `create` rules of the root creations of finished traces.
     owned_rules: BTreeSet<(Verb, String)>,
 }
@@ -249,6 +252,7 @@ impl Learner {
             base_deny: Vec::new(),
             base_includes: Vec::new(),
             had_base: false,
+            cwd_area_ok: true,
             owned_rules: BTreeSet::new(),
         };
         if let Some(base) = opts.base.take() {
@@ -307,6 +311,13 @@ impl Learner {
         self.traces += 1;
         let t = header.start_unix;
         self.recorded = Some(self.recorded.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+        let cwd = header.cwd.strip_suffix(b"/").unwrap_or(&header.cwd);
+        let covers_home = cwd.is_empty()
+            || header
+                .home
+                .strip_prefix(cwd)
+                .is_some_and(|r| r.is_empty() || r[0] == b'/');
+        self.cwd_area_ok &= !covers_home;
         let mut vars: Vec<Var> = vec![
             ("CWD".into(), header.cwd.clone()),
             ("HOME".into(), header.home.clone()),
@@ -732,6 +743,7 @@ impl Learner {
             |verb: Verb, text: &str| -> bool { allowed(verb, text) || included(verb, text) };
         let forbidden: Vec<String> = self.forbidden.iter().cloned().collect();
         let mut rules: Vec<Rule> = Vec::new();
+        let mut project_deny: Option<Rule> = None;
         let mut push = |verb: Verb, pattern: Pattern, comments: Vec<String>| {
             rules.push(Rule {
                 effect: Effect::Allow,
@@ -775,7 +787,7 @@ impl Learner {
                 })
                 .cloned()
                 .collect();
-            let collapsed = match verb {
+            let mut collapsed = match verb {
                 // Never widen exec: running a program that never ran is an attack. `create`
                 // shapes are already as wide as they should be.
                 Verb::Exec | Verb::Create => kept,
@@ -783,6 +795,24 @@ impl Learner {
                 Verb::Own => own::group_owned(&kept, self.opts.dir_threshold),
                 _ => generalize::collapse(&kept, self.opts.dir_threshold, &forbidden),
             };
+            // The project's own files are input: one area, so that a new source or test file
+            // is no violation (docs/learning.md section 0).
+            if *verb == Verb::Read
+                && self.cwd_area_ok
+                && collapsed.iter().any(|p| p.starts_with("${CWD}/"))
+            {
+                collapsed.retain(|p| !p.starts_with("${CWD}/"));
+                collapsed.insert(PROJECT_AREA.to_string());
+                let used: Vec<&str> = [Verb::Read, Verb::Probe]
+                    .iter()
+                    .filter_map(|v| paths.get(v))
+                    .flatten()
+                    .chain(self.secrets.iter().map(|(_, p)| p))
+                    .chain(self.exact.iter().map(|(_, p)| p))
+                    .filter_map(|p| p.strip_prefix("${CWD}/"))
+                    .collect();
+                project_deny = project_secrets_rule(&used);
+            }
             // Globs with their literal directory prefix (up to the first segment with a `*`):
             // a cheap pre-filter before the segment-wise subsumption check.
             let wide: Vec<(&str, &String)> = collapsed
@@ -861,6 +891,7 @@ impl Learner {
             }
         }
         rules.extend(self.base_deny.iter().cloned());
+        rules.extend(project_deny);
         rules.sort_by(|a, b| {
             (a.effect, a.verb, &a.pattern, &a.comments).cmp(&(
                 b.effect,
@@ -916,6 +947,60 @@ impl Learner {
             rules,
         }
     }
+}
+
+/// The area of the project's files, learned when a run read any of them.
+const PROJECT_AREA: &str = "${CWD}/**";
+
+/// Names in the project's top directory that look like credentials: the project area does
+/// not cover them (`deny read ${CWD}/{.env,...}`), unless the run used them itself.
+const PROJECT_SECRETS: &[&str] = &[
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    "*credentials*",
+    "*secret*",
+    "*token*",
+];
+
+/// The deny rule that keeps the project's secret-looking top-level names out of the project
+/// area, without the names the run read or probed (`used`, relative to `${CWD}`).
+fn project_secrets_rule(used: &[&str]) -> Option<Rule> {
+    let names: Vec<&str> = PROJECT_SECRETS
+        .iter()
+        .copied()
+        .filter(|pat| {
+            let Ok(g) = globset::Glob::new(pat) else {
+                return false;
+            };
+            let m = g.compile_matcher();
+            !used.iter().any(|u| !u.contains('/') && m.is_match(u))
+        })
+        .collect();
+    if names.is_empty() {
+        return None;
+    }
+    Some(Rule {
+        effect: Effect::Deny,
+        verb: Verb::Read,
+        pattern: Pattern::Path(format!("${{CWD}}/{{{}}}", names.join(","))),
+        comments: vec![
+            "The project's files are read as one area; not the ones that look like credentials."
+                .to_string(),
+        ],
+        span: Span::default(),
+    })
 }
 
 /// The allow path rules of the named shipped snippets (and what they include), per verb, with

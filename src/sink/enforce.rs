@@ -1640,7 +1640,8 @@ impl Sink for EnforceSink<'_> {
                     pending.paths = new_names;
                 }
             }
-            if !self.owned.is_empty() {
+            // (A rename's source lives on under the new name: not a delete of the object.)
+            if !self.owned.is_empty() && !def.name.starts_with("rename") {
                 for t in &d.syscall.targets {
                     if let Object::Path(p) = &t.object
                         && t.access.contains(Access::Delete)

@@ -26,10 +26,16 @@ use crate::policy::Provenance;
 /// Turn `Create` into `Write` on every path target whose effective path exists now (or cannot
 /// be looked up: fail closed, a write needs a rule where a create might not). Returns the
 /// paths that will be new if the call succeeds.
+///
+/// Also drops `Delete` where the name does not exist: there is nothing to delete, the call
+/// fails with ENOENT (`rm -f conf$$.exe` in every configure script). A name made by another
+/// process between this look and the call could be deleted; only the workload's own
+/// processes, with a right to create it, could make it (docs/security.md).
 pub fn settle_creates(targets: &mut [Target]) -> Vec<Vec<u8>> {
     let mut new = Vec::new();
     for t in targets {
-        if !t.access.contains(Access::Create) {
+        let create = t.access.contains(Access::Create);
+        if !create && !t.access.contains(Access::Delete) {
             continue;
         }
         let Object::Path(p) = &t.object else {
@@ -40,6 +46,12 @@ pub fn settle_creates(targets: &mut [Target]) -> Vec<Vec<u8>> {
             std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path)),
             Err(e) if e.raw_os_error() == Some(libc::ENOENT)
         );
+        if !create {
+            if absent {
+                t.access = t.access.iter().filter(|a| *a != Access::Delete).collect();
+            }
+            continue;
+        }
         if absent {
             new.push(path.to_vec());
         } else {
@@ -181,6 +193,19 @@ mod tests {
         assert!(!ts[0].access.contains(Access::Create));
         assert!(ts[0].access.contains(Access::Write));
         assert!(ts[1].access.contains(Access::Create));
+    }
+
+    #[test]
+    fn delete_of_an_absent_name_deletes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("old");
+        std::fs::write(&old, "x").unwrap();
+        let gone = dir.path().join("conf4711.exe");
+        let del = AccessSet::of(Access::Delete);
+        let mut ts = vec![target(del, &old), target(del, &gone)];
+        assert!(settle_creates(&mut ts).is_empty());
+        assert_eq!(ts[0].access, del);
+        assert!(ts[1].access.is_empty());
     }
 
     #[test]

@@ -174,6 +174,21 @@ where
 
 static FIXTURE_LOCK: Mutex<()> = Mutex::new(());
 
+/// Tests that load both cores for minutes (the ecosystem workloads) share this lock; the
+/// attack suite, whose races are timing-sensitive (a thread must hit a window of a few
+/// microseconds within N tries), takes it alone, so they never run at the same time.
+static HEAVY: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Hold while running a heavy workload test (shared with other heavy tests).
+pub fn heavy_shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    HEAVY.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Hold while running timing-sensitive races: no heavy test runs meanwhile.
+pub fn heavy_exclusive() -> std::sync::RwLockWriteGuard<'static, ()> {
+    HEAVY.write().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Compile `tests/fixtures/NAME.c` once per test run; returns the binary's path.
 pub fn fixture(name: &str) -> PathBuf {
     let _g = FIXTURE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
