@@ -198,6 +198,7 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
         })),
         nameservers: super::profile::nameservers(),
         answers_are_queries: true,
+        project_area: true,
     });
     for t in &a.traces {
         let mut begun = false;

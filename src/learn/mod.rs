@@ -135,6 +135,10 @@ pub struct LearnOptions {
     /// traces of `sbx record`, which sees the answers but not the queries sent on connected
     /// sockets. Off for enforce's diff, where every query is seen.
     pub answers_are_queries: bool,
+    /// Reads of the project's files (under `${CWD}`) become one area, `read ${CWD}/**`, with
+    /// its secret-looking top-level names denied (docs/learning.md section 0). `sbx learn`
+    /// turns it on; off by default (the enforce diff proposes rules one by one).
+    pub project_area: bool,
 }
 
 impl Default for LearnOptions {
@@ -147,6 +151,7 @@ impl Default for LearnOptions {
             is_gated: None,
             nameservers: Vec::new(),
             answers_are_queries: false,
+            project_area: false,
         }
     }
 }
@@ -798,6 +803,7 @@ impl Learner {
             // The project's own files are input: one area, so that a new source or test file
             // is no violation (docs/learning.md section 0).
             if *verb == Verb::Read
+                && self.opts.project_area
                 && self.cwd_area_ok
                 && collapsed.iter().any(|p| p.starts_with("${CWD}/"))
             {

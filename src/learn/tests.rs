@@ -1964,3 +1964,59 @@ fn prctl_set_seccomp_learns_syscall_seccomp() {
     let t = learned(vec![prctl(15)]); // PR_SET_NAME
     assert!(!t.contains("syscall"), "{t}");
 }
+
+#[test]
+fn project_files_are_one_area_without_their_secret_looking_names() {
+    let cwd = ENV_A.cwd;
+    let run = Run {
+        header: header(&ENV_A),
+        events: vec![
+            open(
+                1,
+                &[Access::Read],
+                &format!("{cwd}/src/main.c"),
+                Outcome::Value(3),
+            ),
+            open(
+                1,
+                &[Access::Read],
+                &format!("{cwd}/Makefile"),
+                Outcome::Value(3),
+            ),
+            // The project's own .npmrc was read: the deny rule must not cover it.
+            open(
+                1,
+                &[Access::Read],
+                &format!("{cwd}/.npmrc"),
+                Outcome::Value(3),
+            ),
+        ],
+        needs: vec![],
+    };
+    let opts = LearnOptions {
+        project_area: true,
+        ..LearnOptions::default()
+    };
+    let t = text(&learn_runs(&[&run], opts));
+    assert!(t.contains("\nread ${CWD}/**\n"), "{t}");
+    assert!(!t.contains("read ${CWD}/src/main.c"), "{t}");
+    let deny = t
+        .lines()
+        .find(|l| l.starts_with("deny read ${CWD}/{"))
+        .unwrap_or_else(|| panic!("{t}"));
+    assert!(deny.contains(".env,") && deny.contains("*.pem"), "{deny}");
+    assert!(!deny.contains(".npmrc"), "{deny}");
+    // Where the run starts at HOME, the project would hold ~/.ssh: no area.
+    let mut home_run = Run {
+        header: header(&ENV_A),
+        events: run.events.clone(),
+        needs: vec![],
+    };
+    home_run.header.home = home_run.header.cwd.clone();
+    let opts = LearnOptions {
+        project_area: true,
+        ..LearnOptions::default()
+    };
+    let t = text(&learn_runs(&[&home_run], opts));
+    assert!(!t.contains("${CWD}/**"), "{t}");
+}
