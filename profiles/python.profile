@@ -37,6 +37,9 @@ delete ${CWD}/**/__pycache__/*
 # content is a list of names, not the files in them.
 # See: docs/real-world.md pip (second run on a machine where ~/.cache exists)
 read ${HOME}/.cache
+# On a fresh HOME (no ~/.cache yet) that nearest directory is HOME itself: its list of names,
+# not the files in it. See: tests/ecosystems.rs pip S3 (recorded warm, enforced cold)
+read ${HOME}
 # The same check once pip's cache directory exists.
 read ${HOME}/.cache/pip
 # pip's download and wheel cache: HTTP responses for public packages and wheels it built,

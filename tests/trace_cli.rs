@@ -213,6 +213,29 @@ fn learn_warns_once_about_a_truncated_trace() {
 }
 
 #[test]
+fn learn_says_when_the_evidence_is_thin() {
+    let d = Dir::new();
+    let (out, _, _) = record(
+        d.path(),
+        &["sh", "-c", "cat /etc/hostname >/dev/null; exit 3"],
+    );
+    out.assert_code(3);
+    let learned = sbx_on("learn", &d.join("trace.bin"));
+    learned.assert_code(0);
+    assert!(
+        learned.stderr.contains("the recorded run failed (exit 3)"),
+        "{}",
+        learned.stderr
+    );
+    assert_eq!(learned.stderr.lines().count(), 1, "{}", learned.stderr);
+    // A run that succeeded says nothing.
+    let (out, _, _) = record(d.path(), &["sh", "-c", "cat /etc/hostname >/dev/null"]);
+    out.assert_code(0);
+    let learned = sbx_on("learn", &d.join("trace.bin"));
+    assert!(learned.stderr.is_empty(), "{}", learned.stderr);
+}
+
+#[test]
 fn check_diff_profiles_and_syscalls_exit_codes() {
     let d = Dir::new();
     // check: an error is exit 1 with file:line:col.

@@ -202,14 +202,20 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
     });
     for t in &a.traces {
         let mut begun = false;
+        let mut evidence = crate::learn::evidence::Evidence::default();
         super::show::for_each_event(t, |h, ev| {
             if !begun {
                 learner.begin_trace(h);
                 begun = true;
             }
             learner.observe(ev);
+            evidence.observe(ev);
             Ok(())
         })?;
+        // See: tests/trace_cli.rs::learn_says_when_the_evidence_is_thin
+        for w in evidence.warnings() {
+            eprintln!("sbx: warning: {}: {w}", t.display());
+        }
         if !begun {
             learner.begin_trace(super::show::open_trace(t)?.header());
         }

@@ -10,6 +10,7 @@
 //! Memory grows with the number of distinct generalized objects, never with the number of
 //! events. Pure: no I/O, no clock; the same events (in any order) give the same profile.
 
+pub mod evidence;
 pub mod generalize;
 pub mod own;
 
@@ -215,6 +216,8 @@ pub struct Learner {
     /// Every trace started below HOME's level (not at HOME, an ancestor of it, or `/`): the
     /// project's files may be learned as one area, `read ${CWD}/**`.
     cwd_area_ok: bool,
+    /// The names of a base profile's project-area deny rule (see [`project_secrets_rule`]).
+    base_project_deny: Option<Vec<String>>,
     /// `own` and `create` rules of the root creations of finished traces.
     owned_rules: BTreeSet<(Verb, String)>,
 }
@@ -258,6 +261,7 @@ impl Learner {
             base_includes: Vec::new(),
             had_base: false,
             cwd_area_ok: true,
+            base_project_deny: None,
             owned_rules: BTreeSet::new(),
         };
         if let Some(base) = opts.base.take() {
@@ -272,7 +276,13 @@ impl Learner {
         self.base_includes = base.includes.into_iter().map(|i| i.name).collect();
         for rule in base.rules {
             if rule.effect == Effect::Deny {
-                self.base_deny.push(rule);
+                // The project area's deny rule is learned again from what the runs used
+                // (a name the workload now reads leaves it), keeping the reviewer's choices.
+                if let Some(names) = project_secrets_of(&rule) {
+                    self.base_project_deny = Some(names);
+                } else {
+                    self.base_deny.push(rule);
+                }
                 continue;
             }
             let key = match &rule.pattern {
@@ -802,22 +812,29 @@ impl Learner {
             };
             // The project's own files are input: one area, so that a new source or test file
             // is no violation (docs/learning.md section 0).
-            if *verb == Verb::Read
+            let fresh_area = *verb == Verb::Read
                 && self.opts.project_area
                 && self.cwd_area_ok
-                && collapsed.iter().any(|p| p.starts_with("${CWD}/"))
-            {
+                && collapsed.iter().any(|p| p.starts_with("${CWD}/"));
+            if fresh_area {
                 collapsed.retain(|p| !p.starts_with("${CWD}/"));
                 collapsed.insert(PROJECT_AREA.to_string());
-                let used: Vec<&str> = [Verb::Read, Verb::Probe]
-                    .iter()
-                    .filter_map(|v| paths.get(v))
+            }
+            if *verb == Verb::Read && (fresh_area || self.base_project_deny.is_some()) {
+                // Every name a rule of the profile names (read, probed, owned, written...):
+                // deny rules win, and must not take back what the profile grants.
+                let used: Vec<&str> = paths
+                    .values()
                     .flatten()
                     .chain(self.secrets.iter().map(|(_, p)| p))
                     .chain(self.exact.iter().map(|(_, p)| p))
                     .filter_map(|p| p.strip_prefix("${CWD}/"))
                     .collect();
-                project_deny = project_secrets_rule(&used);
+                let names: Vec<&str> = match &self.base_project_deny {
+                    Some(names) => names.iter().map(String::as_str).collect(),
+                    None => PROJECT_SECRETS.to_vec(),
+                };
+                project_deny = project_secrets_rule(&names, &used);
             }
             // Globs with their literal directory prefix (up to the first segment with a `*`):
             // a cheap pre-filter before the segment-wise subsumption check.
@@ -980,10 +997,24 @@ const PROJECT_SECRETS: &[&str] = &[
     "*token*",
 ];
 
-/// The deny rule that keeps the project's secret-looking top-level names out of the project
-/// area, without the names the run read or probed (`used`, relative to `${CWD}`).
-fn project_secrets_rule(used: &[&str]) -> Option<Rule> {
-    let names: Vec<&str> = PROJECT_SECRETS
+/// The comment of the project area's deny rule (it marks the rule as learn's own).
+const PROJECT_SECRETS_COMMENT: &str =
+    "The project's files are read as one area; not the ones that look like credentials.";
+
+/// The names of a project-area deny rule (`deny read ${CWD}/{a,b}` with learn's comment).
+fn project_secrets_of(rule: &Rule) -> Option<Vec<String>> {
+    let Pattern::Path(p) = &rule.pattern else {
+        return None;
+    };
+    let inner = p.strip_prefix("${CWD}/{")?.strip_suffix('}')?;
+    (rule.verb == Verb::Read && rule.comments.iter().any(|c| c == PROJECT_SECRETS_COMMENT))
+        .then(|| inner.split(',').map(str::to_string).collect())
+}
+
+/// The deny rule that keeps the project's secret-looking top-level names (`names`) out of the
+/// project area, without the names the run read or probed (`used`, relative to `${CWD}`).
+fn project_secrets_rule(names: &[&str], used: &[&str]) -> Option<Rule> {
+    let names: Vec<&str> = names
         .iter()
         .copied()
         .filter(|pat| {
@@ -1001,10 +1032,7 @@ fn project_secrets_rule(used: &[&str]) -> Option<Rule> {
         effect: Effect::Deny,
         verb: Verb::Read,
         pattern: Pattern::Path(format!("${{CWD}}/{{{}}}", names.join(","))),
-        comments: vec![
-            "The project's files are read as one area; not the ones that look like credentials."
-                .to_string(),
-        ],
+        comments: vec![PROJECT_SECRETS_COMMENT.to_string()],
         span: Span::default(),
     })
 }

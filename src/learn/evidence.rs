@@ -1,0 +1,146 @@
+//! How good the evidence of one trace is (docs/learning.md, "Thin evidence"): a profile
+//! learned from a run that failed, did nothing, or skipped work because a cache was warm is
+//! likely incomplete, and `sbx learn` says so in one line per trace.
+//!
+//! Pure: a fold over events, no I/O.
+
+use crate::event::{Access, Event, EventKind, ExitStatus, Object, Outcome};
+
+/// What one trace shows about its own completeness.
+#[derive(Debug, Default)]
+pub struct Evidence {
+    events: u64,
+    /// The exit of the first process of the tree.
+    root_exit: Option<ExitStatus>,
+    /// pip installed a wheel from its cache that this run did not build.
+    reused_wheel: bool,
+    built_wheel: bool,
+}
+
+const PIP_WHEELS: &[u8] = b"/.cache/pip/wheels/";
+
+impl Evidence {
+    pub fn observe(&mut self, ev: &Event) {
+        self.events += 1;
+        match &ev.kind {
+            EventKind::Exit(x) if x.process && ev.proc.ppid == 0 && self.root_exit.is_none() => {
+                self.root_exit = Some(x.status);
+            }
+            EventKind::Syscall(sc) if matches!(sc.outcome, Outcome::Value(_)) => {
+                for t in &sc.targets {
+                    let Object::Path(p) = &t.object else {
+                        continue;
+                    };
+                    let path = p.effective();
+                    let in_cache = path.windows(PIP_WHEELS.len()).any(|w| w == PIP_WHEELS);
+                    if !in_cache || !path.ends_with(b".whl") {
+                        continue;
+                    }
+                    if t.access.contains(Access::Create) || t.access.contains(Access::Write) {
+                        self.built_wheel = true;
+                    } else if t.access.contains(Access::Read) {
+                        self.reused_wheel = true;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// One line per reason to doubt the profile (empty when there is none).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.events == 0 {
+            out.push(
+                "the trace holds no events: the profile allows nothing the workload does".into(),
+            );
+        }
+        match self.root_exit {
+            Some(ExitStatus::Code(0)) | None => {}
+            Some(ExitStatus::Code(c)) => out.push(format!(
+                "the recorded run failed (exit {c}): what it did not get to is not in the profile"
+            )),
+            Some(ExitStatus::Signal(s)) => out.push(format!(
+                "the recorded run was killed by signal {s}: what it did not get to is not in the profile"
+            )),
+        }
+        if self.reused_wheel && !self.built_wheel {
+            out.push(
+                "pip installed a wheel it had built before (~/.cache/pip/wheels): a run with a cold cache builds it (compiler, build tools), which this profile does not cover; learn from a cold and a warm trace together (docs/learning.md)"
+                    .into(),
+            );
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{AccessSet, Exit, PathObj, ProcInfo, Syscall, Target};
+
+    fn ev(ppid: i32, kind: EventKind) -> Event {
+        Event {
+            time_ns: 0,
+            pid: 1,
+            tid: 1,
+            proc: ProcInfo {
+                ppid,
+                ..ProcInfo::default()
+            },
+            kind,
+        }
+    }
+
+    fn open(access: AccessSet, path: &str) -> Event {
+        ev(
+            0,
+            EventKind::Syscall(Syscall {
+                name: "openat".into(),
+                nr: 257,
+                args: [0; 6],
+                targets: vec![Target {
+                    access,
+                    object: Object::Path(PathObj {
+                        literal: path.into(),
+                        abs: path.into(),
+                        resolved: None,
+                    }),
+                }],
+                outcome: Outcome::Value(3),
+                sock_type: None,
+            }),
+        )
+    }
+
+    fn exit(ppid: i32, status: ExitStatus) -> Event {
+        ev(
+            ppid,
+            EventKind::Exit(Exit {
+                status,
+                process: true,
+            }),
+        )
+    }
+
+    #[test]
+    fn thin_evidence_is_said() {
+        assert_eq!(Evidence::default().warnings().len(), 1);
+        let mut e = Evidence::default();
+        e.observe(&exit(7, ExitStatus::Code(1)));
+        e.observe(&exit(0, ExitStatus::Code(0)));
+        assert!(
+            e.warnings().is_empty(),
+            "a child's failure is not the run's"
+        );
+        let mut e = Evidence::default();
+        e.observe(&exit(0, ExitStatus::Signal(9)));
+        assert!(e.warnings()[0].contains("signal 9"));
+        let wheel = "/h/.cache/pip/wheels/f0/a9/x-1.0-cp311-linux_x86_64.whl";
+        let mut e = Evidence::default();
+        e.observe(&open(AccessSet::of(Access::Read), wheel));
+        assert!(e.warnings()[0].contains("cold cache"));
+        e.observe(&open(AccessSet::of(Access::Create), wheel));
+        assert!(e.warnings().is_empty());
+    }
+}
