@@ -56,7 +56,7 @@ use sbx::policy::{CompiledPolicy, Decision};
 use sbx::profile::vars::Env;
 
 use crate::util::workload::Site;
-use crate::util::{Dir, Output, learn_cli, read_trace, run_guarded, s, sbx_bin};
+use crate::util::{Dir, Output, Sbx, learn_cli, read_trace, run_guarded, s, sbx_bin};
 
 /// Hang guard of one workload run (cold builds on two busy cores).
 const RUN_TIMEOUT: Duration = Duration::from_secs(240);
@@ -1007,7 +1007,32 @@ fn run_class(class: Class) {
         std::fs::create_dir_all(&w.tmp).unwrap();
         class.prepare(&h.arts, &w, Variant::Base);
         let profile_w = root.join(format!("{name}-warm.profile"));
-        let text_w = h.record_and_learn(&w, &root.join("w.bin"), &profile_w);
+        let trace_w = root.join("w.bin");
+        let mut text_w = h.record_and_learn(&w, &trace_w, &profile_w);
+        // Where the warm cache let the run skip a whole step (pip installing a wheel it had
+        // built before: no compiler), learn says so, and the profile to use is learned from
+        // the cold and the warm trace together (docs/learning.md, "Thin evidence").
+        let warned = Sbx::new([
+            OsStr::new("learn"),
+            trace_w.as_os_str(),
+            OsStr::new("-o"),
+            root.join("warm-alone.profile").as_os_str(),
+        ])
+        .run();
+        let skipped = warned
+            .stderr
+            .contains("learn from a cold and a warm trace together");
+        if skipped {
+            text_w = learn_cli(&[&trace_a, &trace_w], &profile_w, &[]);
+            extra_profiles.push("warm run skipped a step: learned cold+warm".to_string());
+        }
+        if class == Class::Pip {
+            assert!(
+                skipped,
+                "pip reused its wheel, learn did not say so: {}",
+                warned.stderr
+            );
+        }
         let redo = || h.fresh("c", Variant::Base);
         let site = h.fresh("c", Variant::Base);
         let mut o = h.scenario("S3", vec![(site, Variant::Base, &redo)], &profile_w);

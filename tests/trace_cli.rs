@@ -236,6 +236,82 @@ fn learn_says_when_the_evidence_is_thin() {
 }
 
 #[test]
+fn a_failed_record_does_not_replace_an_earlier_trace_nor_learn_its_own_file() {
+    let d = Dir::new();
+    // The workload reads every file of its directory, the trace being written included.
+    let (out, _, _) = record(d.path(), &["sh", "-c", "cat ./* >/dev/null 2>&1; true"]);
+    out.assert_code(0);
+    let first = std::fs::read(d.join("trace.bin")).unwrap();
+    let learned = sbx_on("learn", &d.join("trace.bin"));
+    learned.assert_code(0);
+    assert!(!learned.stdout.contains("trace.bin"), "{}", learned.stdout);
+    assert!(
+        !learned.stdout.contains("sbx-partial"),
+        "{}",
+        learned.stdout
+    );
+    // A failed run leaves the earlier trace as it was, and its own beside it.
+    let (out, _, _) = record(d.path(), &["sh", "-c", "exit 4"]);
+    out.assert_code(4);
+    assert_eq!(std::fs::read(d.join("trace.bin")).unwrap(), first);
+    assert!(out.stderr.contains("not replaced"), "{}", out.stderr);
+    assert!(d.join(".trace.bin.sbx-partial").exists());
+}
+
+#[test]
+fn outputs_that_are_not_files_are_written_in_place() {
+    // `sbx learn -o /dev/null` renamed its output over the device node: /dev/null became a
+    // regular file holding the profile (found by tests/ecosystems.rs, which broke git).
+    use std::os::unix::fs::FileTypeExt;
+    let d = Dir::new();
+    let (out, _, _) = record(d.path(), &["true"]);
+    out.assert_code(0);
+    let trace = d.join("trace.bin");
+    // A symlink to a file: the file gets the text, the link stays a link.
+    let target = d.join("real.profile");
+    std::fs::write(&target, "").unwrap();
+    let link = d.join("link.profile");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    Sbx::new([
+        OsStr::new("learn"),
+        trace.as_os_str(),
+        OsStr::new("-o"),
+        link.as_os_str(),
+    ])
+    .run()
+    .assert_code(0);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(
+        std::fs::read_to_string(&target)
+            .unwrap()
+            .contains("learned by sbx")
+    );
+    // The device itself (a character device before and after).
+    let null = Path::new("/dev/null");
+    Sbx::new([
+        OsStr::new("learn"),
+        trace.as_os_str(),
+        OsStr::new("-o"),
+        null.as_os_str(),
+    ])
+    .run()
+    .assert_code(0);
+    let recorded = Sbx::new(["record", "-o", "/dev/null", "--", "true"]).run();
+    recorded.assert_code(0);
+    assert!(
+        std::fs::symlink_metadata(null)
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+}
+
+#[test]
 fn check_diff_profiles_and_syscalls_exit_codes() {
     let d = Dir::new();
     // check: an error is exit 1 with file:line:col.
@@ -455,6 +531,10 @@ fn trace_of_a_sigkilled_recorder_reads_back() {
     }
     assert!(left.is_empty(), "workload survived sbx: {left:?}");
 
+    // The trace is written beside the output and renamed only when the run is done: the
+    // killed recorder left it under its partial name, readable.
+    assert!(!trace.exists());
+    let trace = d.join(".t.bin.sbx-partial");
     let out = sbx_on("show", &trace);
     out.assert_code(0);
     let lines = out.stdout.lines().count();
@@ -464,7 +544,7 @@ fn trace_of_a_sigkilled_recorder_reads_back() {
     if !out.stderr.is_empty() {
         assert!(out.stderr.starts_with("sbx: warning: "), "{}", out.stderr);
         assert!(
-            out.stderr.contains("t.bin: trace cut short"),
+            out.stderr.contains("t.bin.sbx-partial: trace cut short"),
             "{}",
             out.stderr
         );

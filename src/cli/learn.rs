@@ -259,6 +259,12 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
 /// Write to a file (atomically, via a temp file in the same directory) or stdout.
 pub fn write_output(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
     match path {
+        // A device, a pipe or a link (`-o /dev/null`, `-o /dev/stdout`): written in place. A
+        // rename over it would replace the device node itself.
+        // See: tests/trace_cli.rs::outputs_that_are_not_files_are_written_in_place
+        Some(p) if !super::replaceable(p) => {
+            std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?;
+        }
         Some(p) => {
             let dir = p
                 .parent()

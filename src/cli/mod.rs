@@ -314,6 +314,16 @@ pub fn verbose() -> bool {
 }
 
 /// The trace header for a run of `argv` starting now.
+/// May an output file be replaced by renaming a finished file over it? Only when nothing is
+/// there yet or it is a regular file: a device (`/dev/null`), a pipe or a symlink is written
+/// in place instead (a rename would replace the node itself).
+pub fn replaceable(p: &std::path::Path) -> bool {
+    match std::fs::symlink_metadata(p) {
+        Ok(m) => m.file_type().is_file(),
+        Err(_) => true,
+    }
+}
+
 pub fn header(arch: crate::arch::Arch, argv: &[OsString], metadata: bool) -> crate::trace::Header {
     use std::os::unix::ffi::{OsStrExt, OsStringExt};
     let env_bytes = |k: &str| {

@@ -26,10 +26,24 @@ pub fn run(a: RecordArgs) -> anyhow::Result<u8> {
     let programs = filter::build(&spec).context("cannot build the seccomp filter")?;
     super::describe_filter(arch, &programs, &spec);
     let header = super::header(arch, &a.command, a.metadata);
-    let file = File::create(&a.output).with_context(|| format!("cannot create {:?}", a.output))?;
+    // Written beside the output and renamed over it when the run succeeded: a failed run
+    // never replaces an earlier trace with a shorter one (a recorder killed meanwhile leaves
+    // the partial file, readable up to its last whole record).
+    // A device or a link as output (`-o /dev/null`) is written in place, never renamed over.
+    let in_place = !super::replaceable(&a.output);
+    let partial = if in_place {
+        a.output.clone()
+    } else {
+        partial_name(&a.output)
+    };
+    let file = File::create(&partial).with_context(|| format!("cannot create {partial:?}"))?;
     let writer = TraceWriter::new(BufWriter::new(file), &header)
-        .with_context(|| format!("cannot write {:?}", a.output))?;
-    let mut sink = RecordSink::new(arch, writer);
+        .with_context(|| format!("cannot write {partial:?}"))?;
+    let own: Vec<Vec<u8>> = [&partial, &a.output]
+        .iter()
+        .filter_map(|p| absolute(p))
+        .collect();
+    let mut sink = RecordSink::new(arch, writer).ignoring(own);
     super::note_no_new_privs();
     let mut status = super::status::StatusSink::new(&mut sink);
     let result = Tracer::run(&a.command, &programs, &mut status);
@@ -40,9 +54,39 @@ pub fn run(a: RecordArgs) -> anyhow::Result<u8> {
     let writer = sink.finish()?;
     writer
         .finish()
-        .with_context(|| format!("cannot write {:?}", a.output))?;
+        .with_context(|| format!("cannot write {partial:?}"))?;
+    let succeeded = matches!(&result, Ok(w) if w.code() == 0);
+    if !in_place && (succeeded || !a.output.exists()) {
+        std::fs::rename(&partial, &a.output)
+            .with_context(|| format!("cannot rename {partial:?} to {:?}", a.output))?;
+    } else if !in_place {
+        eprintln!(
+            "sbx: the run failed: its trace is in {}, beside {} (not replaced)",
+            partial.display(),
+            a.output.display()
+        );
+    }
     match result {
         Ok(w) => Ok(exit::workload(w.code())),
         Err(e) => super::tracer_error(e),
     }
+}
+
+/// `DIR/.NAME.sbx-partial` beside `output`.
+fn partial_name(output: &std::path::Path) -> std::path::PathBuf {
+    let name = output
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "trace.bin".into());
+    output.with_file_name(format!(".{name}.sbx-partial"))
+}
+
+/// `p` made absolute with symlinks of its directory resolved (as the tracer names paths).
+fn absolute(p: &std::path::Path) -> Option<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.canonicalize().ok()?,
+        _ => std::env::current_dir().ok()?.canonicalize().ok()?,
+    };
+    Some(dir.join(p.file_name()?).as_os_str().as_bytes().to_vec())
 }

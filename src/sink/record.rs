@@ -36,6 +36,9 @@ pub struct RecordSink<W: Write> {
     root_exec_seen: bool,
     /// When the trace was last flushed at a process boundary (event time).
     flushed_ns: u64,
+    /// sbx's own files (the trace being written, the one it will replace): a workload that
+    /// scans its directory touches them, and they are no part of what it does.
+    own_files: Vec<Vec<u8>>,
 }
 
 /// The trace is flushed at an exec or the end of a process if this much time passed since
@@ -54,7 +57,14 @@ impl<W: Write> RecordSink<W> {
             dns: super::dns::DnsTracker::default(),
             root_exec_seen: false,
             flushed_ns: 0,
+            own_files: Vec::new(),
         }
+    }
+
+    /// Leave accesses to these absolute paths (sbx's own output) out of the trace.
+    pub fn ignoring(mut self, paths: Vec<Vec<u8>>) -> Self {
+        self.own_files = paths;
+        self
     }
 
     /// Flush and hand back the writer.
@@ -140,6 +150,12 @@ impl<W: Write> Sink for RecordSink<W> {
             return Ok(Verdict::AllowWatchExit);
         }
         let mut d = super::decode_stop_with(self.arch, stop, Some(&self.links), true);
+        if !self.own_files.is_empty() {
+            d.syscall.targets.retain(|t| {
+                !matches!(&t.object, crate::event::Object::Path(p)
+                    if self.own_files.iter().any(|f| *f == p.abs || f == p.effective()))
+            });
+        }
         // The trace says `Create` only for a name that did not exist (learn's provenance).
         if def.is_some_and(|d| d.class == Class::Checked) {
             super::owned::settle_creates(&mut d.syscall.targets);
