@@ -218,6 +218,8 @@ pub struct Learner {
     cwd_area_ok: bool,
     /// The names of a base profile's project-area deny rule (see [`project_secrets_rule`]).
     base_project_deny: Option<Vec<String>>,
+    /// Probes that came from a failed exec (a read rule does not cover them).
+    exec_probes: BTreeSet<String>,
     /// `own` and `create` rules of the root creations of finished traces.
     owned_rules: BTreeSet<(Verb, String)>,
 }
@@ -262,6 +264,7 @@ impl Learner {
             had_base: false,
             cwd_area_ok: true,
             base_project_deny: None,
+            exec_probes: BTreeSet::new(),
             owned_rules: BTreeSet::new(),
         };
         if let Some(base) = opts.base.take() {
@@ -597,9 +600,24 @@ impl Learner {
             };
             match search {
                 Some(g) => {
+                    if exec {
+                        self.exec_probes.insert(g.clone());
+                    }
                     self.paths.entry(Verb::Probe).or_default().insert(g);
                 }
-                None => self.add_path(ev, Verb::Probe, path),
+                None => {
+                    if exec {
+                        let g = generalize::generalize_path(
+                            path,
+                            ev.pid,
+                            ev.tid,
+                            &self.ctx.vars,
+                            &self.ctx.forbidden,
+                        );
+                        self.exec_probes.insert(g);
+                    }
+                    self.add_path(ev, Verb::Probe, path);
+                }
             }
         }
     }
@@ -759,6 +777,7 @@ impl Learner {
         let forbidden: Vec<String> = self.forbidden.iter().cloned().collect();
         let mut rules: Vec<Rule> = Vec::new();
         let mut project_deny: Option<Rule> = None;
+        let mut area_active = false;
         let mut push = |verb: Verb, pattern: Pattern, comments: Vec<String>| {
             rules.push(Rule {
                 effect: Effect::Allow,
@@ -794,7 +813,12 @@ impl Learner {
             let kept: BTreeSet<String> = set
                 .iter()
                 .filter(|p| {
-                    self.base_comments.contains_key(&(*verb, (*p).clone())) || !allowed(*verb, p)
+                    self.base_comments.contains_key(&(*verb, (*p).clone()))
+                        || !(allowed(*verb, p)
+                            // A failed read needs no probe rule where reading is allowed.
+                            || (*verb == Verb::Probe
+                                && !self.exec_probes.contains(*p)
+                                && allowed(Verb::Read, p)))
                 })
                 // Inside an area the workload owns, nothing needs naming.
                 .filter(|p| {
@@ -819,6 +843,11 @@ impl Learner {
             if fresh_area {
                 collapsed.retain(|p| !p.starts_with("${CWD}/"));
                 collapsed.insert(PROJECT_AREA.to_string());
+                area_active = true;
+            }
+            // Failed reads in the project need no probe rule once it is an area.
+            if *verb == Verb::Probe && area_active {
+                collapsed.retain(|p| !p.starts_with("${CWD}/") || self.exec_probes.contains(p));
             }
             if *verb == Verb::Read && (fresh_area || self.base_project_deny.is_some()) {
                 // Every name a rule of the profile names (read, probed, owned, written...):
