@@ -59,6 +59,16 @@ pub fn run(a: RecordArgs) -> anyhow::Result<u8> {
     if !in_place && (succeeded || !a.output.exists()) {
         std::fs::rename(&partial, &a.output)
             .with_context(|| format!("cannot rename {partial:?} to {:?}", a.output))?;
+    } else if !in_place
+        && matches!(
+            &result,
+            Err(crate::tracer::Error::CommandNotFound { .. }
+                | crate::tracer::Error::NotExecutable { .. })
+        )
+    {
+        // The workload never started: nothing worth keeping beside the earlier trace (the
+        // error says why, once).
+        let _ = std::fs::remove_file(&partial);
     } else if !in_place {
         eprintln!(
             "sbx: the run failed: its trace is in {}, beside {} (not replaced)",
