@@ -11,7 +11,7 @@ use sbx::profile::vars::Env;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [profile, verb, paths @ ..] = args.as_slice() else {
-        return Err("usage: decide PROFILE read|write|delete|exec|stat PATH...".into());
+        return Err("usage: decide PROFILE read|write|create|delete|exec|stat PATH...".into());
     };
     let access = match verb.as_str() {
         "read" => Access::Read,
@@ -19,6 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "delete" => Access::Delete,
         "exec" => Access::Exec,
         "stat" => Access::Stat,
+        "create" => Access::Create,
         v => return Err(format!("unknown verb {v:?}").into()),
     };
     let env = Env {

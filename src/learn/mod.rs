@@ -827,11 +827,21 @@ impl Learner {
                 .cloned()
                 .collect();
             let mut collapsed = match verb {
-                // Never widen exec: running a program that never ran is an attack. `create`
-                // shapes are already as wide as they should be.
-                Verb::Exec | Verb::Create => kept,
+                // Never widen exec: running a program that never ran is an attack.
+                Verb::Exec => kept,
                 // Areas group by extension, never into `dir/**` (the directory was there).
                 Verb::Own => own::group_owned(&kept, self.opts.dir_threshold),
+                // New names collapse below a cache or build tree, never right in the
+                // workload's start directory or TMPDIR: `create ${TMPDIR}/**` would let any
+                // process make (and then own) anything there, as `include tmp` did.
+                Verb::Create => {
+                    let mut no_top = forbidden.clone();
+                    no_top.extend([
+                        "${CWD}/\u{0}sbx".to_string(),
+                        "${TMPDIR}/\u{0}sbx".to_string(),
+                    ]);
+                    generalize::collapse(&kept, self.opts.dir_threshold, &no_top)
+                }
                 _ => generalize::collapse(&kept, self.opts.dir_threshold, &forbidden),
             };
             // The project's own files are input: one area, so that a new source or test file

@@ -24,22 +24,63 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::generalize::{self, Var};
 use crate::profile::Verb;
 
-/// A root creation: a name the run made in a directory it did not create.
+/// A root creation: a name the run made in a directory it did not create. Names that differ
+/// only in random-looking segments (`${TMPDIR}/npm-4711-ab12/x`, `.../npm-4712-cd34/x`) share
+/// one entry ([`root_key`]), so memory follows the shapes, not the files.
 #[derive(Debug, Clone)]
 struct Root {
+    /// The first name seen of this shape (generalized when the rules are made).
+    path: Vec<u8>,
     dir: bool,
+    /// Made in a place too shallow to own.
+    shallow: bool,
     pid: i32,
     tid: i32,
+    /// How many of these are still there, and whether one went away.
+    alive: u32,
+    died: bool,
+}
+
+/// A root's name with every random-looking segment replaced by its glob: the same for the
+/// same name made again with other random parts.
+fn root_key(path: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(path.len());
+    for (i, seg) in path.split(|&b| b == b'/').enumerate() {
+        if i > 0 {
+            out.push(b'/');
+        }
+        match std::str::from_utf8(seg)
+            .ok()
+            .and_then(generalize::generalize_segment)
+        {
+            Some(g) => out.extend_from_slice(g.as_bytes()),
+            None => out.extend_from_slice(seg),
+        }
+    }
+    out
 }
 
 /// The created objects of one trace, by absolute path.
+///
+/// Memory follows the directories the run made and the names it made in directories it did
+/// not make, never every file: a file made inside a created directory is the run's by that
+/// directory (its ancestors are looked up), and is not stored. Files stored by name are kept
+/// as 64-bit hashes. Known imprecision: such a hashed file below a directory that is later
+/// renamed or deleted as a whole is not moved or dropped with it.
 #[derive(Debug, Default)]
 pub struct Ownership {
-    /// Created and still there: path -> is a directory.
-    live: BTreeMap<Vec<u8>, bool>,
-    /// Created directories too shallow to own: names made in them are root creations.
-    shallow: BTreeSet<Vec<u8>>,
+    /// Created directories and still there: path -> too shallow to own (names made in it
+    /// are root creations themselves).
+    dirs: BTreeMap<Vec<u8>, bool>,
+    /// Created files not below a created, ownable directory, by hash of their path.
+    files: std::collections::HashSet<u64>,
+    /// Names below created directories that hold an object the run did not create (renamed
+    /// in from outside), by hash: not its own, as enforce (by inode) would see them.
+    foreign: std::collections::HashSet<u64>,
+    /// Root creations with a stable-looking name (survival decides `own` or `create`).
     roots: BTreeMap<Vec<u8>, Root>,
+    /// Root creations with a random-looking name: (directory, name glob) -> is a directory.
+    random_roots: BTreeMap<(Vec<u8>, String), bool>,
 }
 
 fn parent(path: &[u8]) -> Option<&[u8]> {
@@ -54,20 +95,41 @@ fn at_or_below(p: &[u8], dir: &[u8]) -> bool {
     p.starts_with(dir) && (p.len() == dir.len() || p[dir.len()] == b'/')
 }
 
+fn hash(path: &[u8]) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(path)
+}
+
 impl Ownership {
+    /// Is some strict ancestor of `path` a created directory that the run owns (not
+    /// shallow)?
+    fn below_owned_dir(&self, path: &[u8]) -> bool {
+        let mut p = path;
+        while let Some(d) = parent(p) {
+            if self.dirs.get(d) == Some(&false) {
+                return true;
+            }
+            p = d;
+        }
+        false
+    }
+
     /// Was the object at `path` created by this run (and is it still its own)?
     pub fn owns(&self, path: &[u8]) -> bool {
-        self.live.contains_key(path)
+        let h = hash(path);
+        self.dirs.contains_key(path)
+            || self.files.contains(&h)
+            || (self.below_owned_dir(path) && !self.foreign.contains(&h))
     }
 
     /// Is `path` a directory the run created?
     pub fn is_dir(&self, path: &[u8]) -> bool {
-        self.live.get(path).copied().unwrap_or(false)
+        self.dirs.contains_key(path)
     }
 
     /// Would a new name at `path` be made in a directory this run created (and may fill)?
     pub fn parent_owned(&self, path: &[u8]) -> bool {
-        parent(path).is_some_and(|d| self.live.contains_key(d) && !self.shallow.contains(d))
+        parent(path).is_some_and(|d| self.dirs.get(d) == Some(&false))
     }
 
     /// The run made `path` (a directory when `dir`). `ownable`: the abstracted path is deep
@@ -75,66 +137,101 @@ impl Ownership {
     /// Returns whether it is a root creation (a rule is needed).
     pub fn created(&mut self, path: &[u8], dir: bool, ownable: bool, pid: i32, tid: i32) -> bool {
         let root = !self.parent_owned(path);
-        self.live.insert(path.to_vec(), dir);
+        self.foreign.remove(&hash(path));
+        if dir {
+            self.dirs.insert(path.to_vec(), root && !ownable);
+        } else if !self.below_owned_dir(path) {
+            self.files.insert(hash(path));
+        }
         if root {
-            if dir && !ownable {
-                self.shallow.insert(path.to_vec());
+            let last = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+            let glob = std::str::from_utf8(last).ok().and_then(random_name_glob);
+            match (glob, parent(path)) {
+                (Some(g), Some(d)) => {
+                    self.random_roots.insert((d.to_vec(), g), dir);
+                }
+                _ => {
+                    let r = self.roots.entry(root_key(path)).or_insert(Root {
+                        path: path.to_vec(),
+                        dir,
+                        shallow: dir && !ownable,
+                        pid,
+                        tid,
+                        alive: 0,
+                        died: false,
+                    });
+                    r.alive += 1;
+                }
             }
-            self.roots
-                .entry(path.to_vec())
-                .or_insert(Root { dir, pid, tid });
         }
         root
     }
 
     /// `path` was deleted (and everything below it, for a directory).
     pub fn deleted(&mut self, path: &[u8]) {
+        let was_root = self.files.remove(&hash(path)) || self.dirs.contains_key(path);
+        if was_root && let Some(r) = self.roots.get_mut(&root_key(path)) {
+            r.alive = r.alive.saturating_sub(1);
+            r.died = true;
+        }
+        self.foreign.remove(&hash(path));
         let below: Vec<Vec<u8>> = self
-            .live
+            .dirs
             .range(path.to_vec()..)
             .take_while(|(k, _)| k.starts_with(path))
             .filter(|(k, _)| at_or_below(k, path))
             .map(|(k, _)| k.clone())
             .collect();
         for k in below {
-            self.live.remove(&k);
-            self.shallow.remove(&k);
+            self.dirs.remove(&k);
         }
     }
 
     /// `from` was renamed to `to`: what the run owned moves along; an object it did not
     /// create stays not its own under the new name (and replaces whatever was there).
     pub fn renamed(&mut self, from: &[u8], to: &[u8]) {
+        let owned = self.owns(from);
+        let was_dir = self.dirs.contains_key(from);
         let moved: Vec<(Vec<u8>, bool)> = self
-            .live
+            .dirs
             .range(from.to_vec()..)
             .take_while(|(k, _)| k.starts_with(from))
             .filter(|(k, _)| at_or_below(k, from))
             .map(|(k, d)| (k.clone(), *d))
             .collect();
+        self.deleted(from);
         self.deleted(to);
-        for (k, d) in moved {
-            self.live.remove(&k);
-            let shallow = self.shallow.remove(&k);
+        for (k, shallow) in moved {
             let mut new = to.to_vec();
             new.extend_from_slice(&k[from.len()..]);
-            if shallow {
-                self.shallow.insert(new.clone());
-            }
-            self.live.insert(new, d);
+            self.dirs.insert(new, shallow);
+        }
+        if owned && !was_dir && !self.below_owned_dir(to) {
+            self.files.insert(hash(to));
+        }
+        if !owned && self.below_owned_dir(to) {
+            self.foreign.insert(hash(to));
         }
     }
 
     /// The rules the root creations need, as (verb, glob text) with this trace's variables.
     pub fn rules(&self, vars: &[Var], forbidden: &[String]) -> Vec<(Verb, String)> {
         let mut out = Vec::new();
-        for (path, root) in &self.roots {
+        for (dir, glob) in self.random_roots.keys() {
+            let d = generalize::generalize_path(dir, 0, 0, vars, forbidden);
+            let exact = generalize::abstract_vars(dir, vars);
+            if !generalize::is_secret(&exact) {
+                out.push((Verb::Create, format!("{d}/{glob}")));
+            }
+        }
+        for root in self.roots.values() {
+            let path = &root.path;
             let text = generalize::generalize_path(path, root.pid, root.tid, vars, forbidden);
             let exact = generalize::abstract_vars(path, vars);
             if generalize::is_secret(&exact) {
                 continue;
             }
-            let survived = self.live.contains_key(path);
+            let survived = root.alive > 0;
             let (dir_text, last) = match text.rsplit_once('/') {
                 Some((d, l)) => (d, l),
                 None => continue,
@@ -149,9 +246,13 @@ impl Ownership {
             // the same on every run: a run killed before it removed it leaves it for the
             // next one, which then rewrites or removes it. Own it like an output.
             let stable = !random && shape == last;
-            if (!survived && !stable) || random {
+            if (root.died && !stable) || random {
                 out.push((Verb::Create, format!("{dir_text}/{shape}")));
-            } else if !self.shallow.contains(path) && (ownable(&text) || !root.dir) {
+            }
+            if random || (!survived && !stable) {
+                continue;
+            }
+            if !root.shallow && (ownable(&text) || !root.dir) {
                 // A file left in a shallow place (`${HOME}/.gitconfig`-like) stays exact,
                 // like every own rule of a file.
                 if ownable(&text) {
@@ -164,6 +265,8 @@ impl Ownership {
                 out.push((Verb::Create, text));
             }
         }
+        out.sort();
+        out.dedup();
         out
     }
 }
@@ -207,8 +310,29 @@ impl crate::policy::Provenance for Ownership {
     }
 
     fn absent_in_owned(&self, path: &[u8]) -> bool {
-        !self.live.contains_key(path) && self.parent_owned(path)
+        self.parent_owned(path) && !self.dirs.contains_key(path)
     }
+}
+
+/// The glob of a random-looking name the run made, for its `create` rule: the random-segment
+/// rules of docs/learning.md section 4, but never a bare `*` or one that starts with `*`
+/// when a literal start can be kept (gcc's `cc4IAwp9.s` is `cc*.s`, not `*.s`), and a name
+/// random from its first character keeps its length (`????????`): `create ${TMPDIR}/*`
+/// would admit any new name there. `None` when the name does not look random (then the
+/// root is judged by whether it survived, and a thrown-away one gets [`transient_shape`]).
+fn random_name_glob(name: &str) -> Option<String> {
+    let g = generalize::generalize_segment(name)?;
+    if !g.starts_with(['*', '?']) {
+        return Some(g);
+    }
+    let shape = transient_shape(name);
+    if !shape.starts_with('*') {
+        return Some(shape);
+    }
+    if g == "*" {
+        return Some("?".repeat(name.chars().count()));
+    }
+    Some(g)
 }
 
 /// May `text` (an abstracted path) be owned as an area: not a secret place, and deep
@@ -337,6 +461,18 @@ mod tests {
     }
 
     #[test]
+    fn random_names_keep_their_literal_start_or_length() {
+        for (name, glob) in [
+            ("cc4IAwp9.s", Some("cc*.s")),
+            ("tmpa_b3xk9z", Some("tmp*")),
+            ("3f2a9c1d4e5b6a7f", Some("????????????????")),
+            ("conftest.c", None),
+        ] {
+            assert_eq!(random_name_glob(name).as_deref(), glob, "{name}");
+        }
+    }
+
+    #[test]
     fn what_may_be_owned() {
         assert!(ownable("${CWD}/node_modules"));
         assert!(ownable("${TMPDIR}/hpkg-build"));
@@ -365,8 +501,8 @@ mod tests {
             rules,
             vec![
                 (Verb::Own, "${CWD}/build".to_string()),
-                (Verb::Create, "${CWD}/conf*".to_string()),
                 (Verb::Own, "${CWD}/config.log".to_string()),
+                (Verb::Create, "${CWD}/conf*".to_string()),
             ]
         );
     }
@@ -404,8 +540,8 @@ mod tests {
         assert_eq!(
             rules,
             vec![
-                (Verb::Create, "${HOME}/.cache".to_string()),
                 (Verb::Own, "${HOME}/.cache/pip".to_string()),
+                (Verb::Create, "${HOME}/.cache".to_string()),
             ]
         );
     }

@@ -2020,3 +2020,30 @@ fn project_files_are_one_area_without_their_secret_looking_names() {
     let t = text(&learn_runs(&[&home_run], opts));
     assert!(!t.contains("${CWD}/**"), "{t}");
 }
+
+#[test]
+fn new_names_in_tmpdir_never_collapse_to_all_of_it() {
+    // Version-5 events: `create` is a new name. Twenty temp directories with other prefixes
+    // in TMPDIR, and a cache tree with many new entries below HOME.
+    let mut l = Learner::new(LearnOptions::default());
+    l.begin_trace(&header(&ENV_A));
+    let mut rng = Rng(7);
+    for i in 0..20 {
+        let dir = format!("/tmp/w{i}x-{}", rng.alnum(8));
+        let mut ev = open(1, &[Access::Create], &dir, Outcome::Value(0));
+        if let EventKind::Syscall(sc) = &mut ev.kind {
+            sc.name = "mkdir".into();
+        }
+        l.observe(&ev);
+        let cache = format!("/home/alice/.cache/tool/objects/{i:02x}/{}", rng.alnum(12));
+        l.observe(&open(
+            1,
+            &[Access::Write, Access::Create],
+            &cache,
+            Outcome::Value(3),
+        ));
+    }
+    let t = text(&l.finish());
+    assert!(!t.contains("create ${TMPDIR}/**"), "{t}");
+    assert!(t.contains("create ${HOME}/.cache/tool/objects/**"), "{t}");
+}
