@@ -374,9 +374,25 @@ pub fn transient_shape(name: &str) -> String {
             break;
         }
     }
-    let Some(cut) = cut else {
+    let Some(mut cut) = cut else {
         return name.to_string();
     };
+    // mkstemp's random part is its last six characters (before an extension): where the
+    // first digit or case change falls inside them, the random part began earlier, at its
+    // start (`Gmab1cde` is make's `GmXXXXXX`: `Gm*`, not `Gmab*`, which the next run's name
+    // would not match). A name ending in a number (`conf21481`) keeps the start of it.
+    let stem_len = name.find('.').filter(|&i| i > cut).unwrap_or(name.len());
+    let ends_in_number = b[..stem_len].last().is_some_and(u8::is_ascii_digit)
+        && b[cut..stem_len].iter().all(u8::is_ascii_digit);
+    if !ends_in_number
+        && stem_len >= 8
+        && stem_len - cut < 6
+        && b[stem_len - 6..stem_len]
+            .iter()
+            .all(u8::is_ascii_alphanumeric)
+    {
+        cut = stem_len - 6;
+    }
     let rest = &name[cut..];
     let ext = rest
         .rsplit_once('.')
@@ -448,6 +464,9 @@ mod tests {
     fn shapes_of_thrown_away_names() {
         for (name, shape) in [
             ("conf21481", "conf*"),
+            ("Gmab1cde", "Gm*"),
+            ("ccabCdef.s", "cc*.s"),
+            ("cc0eRYnn.s", "cc*.s"),
             ("Cargo.tomlAFK9OQ", "Cargo.toml*"),
             ("pytest-cache-files-3yqw9sdy", "pytest-cache-files-*"),
             ("package-lock.json.3516583047", "package-lock.json.*"),
