@@ -322,6 +322,15 @@ impl crate::policy::Provenance for Ownership {
 /// root is judged by whether it survived, and a thrown-away one gets [`transient_shape`]).
 fn random_name_glob(name: &str) -> Option<String> {
     let g = generalize::generalize_segment(name)?;
+    // Python's `tempfile` without a prefix: eight of `[a-z0-9_]` (`u_g4xv_9`), whatever
+    // part of it looked random this time (`c8xq2k_a` would give `c*`).
+    if name.len() == 8
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    {
+        return Some("????????".to_string());
+    }
     if !g.starts_with(['*', '?']) {
         return Some(g);
     }
@@ -486,6 +495,7 @@ mod tests {
             ("tmpa_b3xk9z", Some("tmp*")),
             ("3f2a9c1d4e5b6a7f", Some("????????????????")),
             ("conftest.c", None),
+            ("c8xq2k_a", Some("????????")),
         ] {
             assert_eq!(random_name_glob(name).as_deref(), glob, "{name}");
         }
