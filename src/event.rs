@@ -342,6 +342,15 @@ impl AccessSet {
         self.0 == 0
     }
 
+    /// The set with `Create` read as `Write`: a name that exists is written, not made.
+    pub fn create_as_write(self) -> AccessSet {
+        if self.contains(Access::Create) {
+            AccessSet((self.0 & !(1 << (Access::Create as u8))) | (1 << (Access::Write as u8)))
+        } else {
+            self
+        }
+    }
+
     pub fn iter(self) -> impl Iterator<Item = Access> {
         Access::ALL.into_iter().filter(move |a| self.contains(*a))
     }

@@ -55,12 +55,7 @@ pub fn settle_creates(targets: &mut [Target]) -> Vec<Vec<u8>> {
         if absent {
             new.push(path.to_vec());
         } else {
-            t.access = t
-                .access
-                .iter()
-                .filter(|a| *a != Access::Create)
-                .chain([Access::Write])
-                .collect();
+            t.access = t.access.create_as_write();
         }
     }
     new

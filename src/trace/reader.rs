@@ -535,17 +535,10 @@ impl<R: Read> TraceReader<R> {
 /// Read a version-4 event: its `create` (any `O_CREAT`, the name may have existed) is a
 /// `write`, what it meant to the policy and to learn before version 5.
 pub fn create_as_write(ev: &mut Event) {
-    use crate::event::{Access, EventKind};
+    use crate::event::EventKind;
     if let EventKind::Syscall(sc) = &mut ev.kind {
         for t in &mut sc.targets {
-            if t.access.contains(Access::Create) {
-                t.access = t
-                    .access
-                    .iter()
-                    .filter(|a| *a != Access::Create)
-                    .chain([Access::Write])
-                    .collect();
-            }
+            t.access = t.access.create_as_write();
         }
     }
 }
