@@ -1057,7 +1057,7 @@ fn project_secrets_rule(names: &[&str], used: &[&str]) -> Option<Rule> {
         .iter()
         .copied()
         .filter(|pat| {
-            let Ok(g) = globset::Glob::new(pat) else {
+            let Ok(g) = crate::profile::parse::glob_builder(pat).build() else {
                 return false;
             };
             let m = g.compile_matcher();

@@ -5,7 +5,7 @@
 use super::*;
 use crate::arch::Arch;
 use crate::event::{Access, AccessSet, Creds, Exec, ProcInfo, Spawn, SpawnVia, Target};
-use globset::{GlobBuilder, GlobMatcher};
+use globset::GlobMatcher;
 
 /// Where a run happens.
 #[derive(Clone)]
@@ -455,9 +455,7 @@ fn expand(pat: &str, env: &Env) -> String {
 }
 
 fn matcher(pat: &str, env: &Env) -> GlobMatcher {
-    GlobBuilder::new(&expand(pat, env))
-        .literal_separator(true)
-        .backslash_escape(true)
+    crate::profile::parse::glob_builder(&expand(pat, env))
         .build()
         .map(|g| g.compile_matcher())
         .unwrap_or_else(|e| panic!("bad glob {pat:?}: {e}"))

@@ -377,9 +377,7 @@ mod tests {
         ];
         for (name, bumps, others) in cases {
             let g = version_glob(name).unwrap();
-            let m = globset::GlobBuilder::new(&g)
-                .literal_separator(true)
-                .backslash_escape(true)
+            let m = crate::profile::parse::glob_builder(&g)
                 .build()
                 .unwrap()
                 .compile_matcher();
