@@ -104,6 +104,18 @@ pub struct Exec {
     pub env_names: Vec<Vec<u8>>,
     /// The thread id that called exec when it was not the leader (it becomes the leader).
     pub former_tid: Option<i32>,
+    /// The program's identity when it is not `path`: the script an interpreter runs
+    /// (`/usr/lib/node_modules/npm/bin/npm-cli.js` for `node`, or the `#!` file the execve
+    /// named), absolute and symlink-free ([`crate::identity`]). Rights scoped with `by` are
+    /// bound to identities. `None` in traces before format 6.
+    pub program: Option<Vec<u8>>,
+}
+
+impl Exec {
+    /// Who this program is for `by` scoping: its script, else its executable.
+    pub fn identity(&self) -> &[u8] {
+        self.program.as_deref().unwrap_or(&self.path)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -20,6 +20,7 @@ pub mod diff;
 pub mod dns;
 pub mod event;
 pub mod filter;
+pub mod identity;
 pub mod learn;
 pub mod policy;
 pub mod profile;

@@ -1895,6 +1895,7 @@ mod tests {
                 argv: vec![],
                 env_names: vec![],
                 former_tid: None,
+                program: None,
             }))
         };
         assert_eq!(pol.admits_event(&exec("/usr/bin/node")), none);

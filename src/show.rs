@@ -290,6 +290,9 @@ fn format_event_with(ev: &Event, arch: Arch, sem_of: &dyn Fn(&str) -> Option<Sem
                 argv.join(", "),
                 env.join(", ")
             );
+            if let Some(p) = &x.program {
+                let _ = write!(s, " program={}", quote(p));
+            }
             if let Some(t) = x.former_tid {
                 let _ = write!(s, " (from thread {t})");
             }
@@ -841,6 +844,7 @@ fn event_json_with(ev: &Event, arch: Arch, sem_of: &dyn Fn(&str) -> Option<Sem>)
             "argv": x.argv.iter().map(|a| bytes_json(a)).collect::<Vec<_>>(),
             "env_names": x.env_names.iter().map(|e| bytes_json(e)).collect::<Vec<_>>(),
             "former_tid": x.former_tid,
+            "program": x.program.as_ref().map(|p| bytes_json(p)),
         }),
         EventKind::Exit(x) => match x.status {
             ExitStatus::Code(code) => json!({"kind": "exit", "process": x.process, "code": code}),
@@ -1835,6 +1839,7 @@ mod tests {
                 argv: vec![b"ls".to_vec(), b"-l".to_vec()],
                 env_names: vec![b"PATH".to_vec(), b"HOME".to_vec()],
                 former_tid: None,
+                program: None,
             }),
         );
         let cases: Vec<(Event, &str)> = vec![
@@ -2166,6 +2171,7 @@ mod tests {
                     argv: vec![b"sh".to_vec(), b"build.sh".to_vec()],
                     env_names: vec![],
                     former_tid: None,
+                    program: None,
                 }),
             ),
             ev(
@@ -2197,6 +2203,7 @@ mod tests {
                     argv: vec![b"cc".to_vec(), b"a.c".to_vec()],
                     env_names: vec![],
                     former_tid: None,
+                    program: None,
                 }),
             ),
             ev(

@@ -133,6 +133,7 @@ fn exec(pid: i32, path: &str) -> Event {
             argv: vec![path.as_bytes().to_vec()],
             env_names: vec![],
             former_tid: None,
+            program: None,
         }),
     )
 }

@@ -1910,6 +1910,7 @@ impl Sink for EnforceSink<'_> {
                         argv: Vec::new(),
                         env_names: Vec::new(),
                         former_tid,
+                        program: None,
                     }),
                 };
                 self.report(v, Some(ev));

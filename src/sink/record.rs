@@ -240,6 +240,7 @@ impl<W: Write> Sink for RecordSink<W> {
 
     fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>) -> Verdict {
         let caller = former_tid.unwrap_or(task.tid);
+        let exec_file = self.exec_file(caller).map(|f| f.path);
         let mut pending = self.pending.remove(&caller);
         // The execve's own record does not carry them: moved, not copied.
         let (argv, env_names) = pending
@@ -260,6 +261,12 @@ impl<W: Write> Sink for RecordSink<W> {
         if task.proc.ppid == 0 {
             self.root_exec_seen = true;
         }
+        let program = crate::tracer::procfs::program_identity(
+            task.pid,
+            &task.proc.exe,
+            exec_file.as_deref(),
+            Some(&argv),
+        );
         let ev = Event {
             time_ns,
             pid: task.pid,
@@ -270,6 +277,7 @@ impl<W: Write> Sink for RecordSink<W> {
                 argv,
                 env_names,
                 former_tid,
+                program,
             }),
         };
         let _ = self.write(&ev);

@@ -19,7 +19,7 @@ use crate::arch::Arch;
 /// The first bytes of every trace file.
 pub const MAGIC: [u8; 8] = *b"SBXTRACE";
 /// Bumped on any incompatible change; readers refuse newer versions.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 
 /// Who ran what, where: everything learn needs to abstract paths into variables.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -421,6 +421,26 @@ impl<R: Read> TraceReader<R> {
                     .map(|e| self.s(e))
                     .collect::<Result<_, _>>()?,
                 former_tid,
+                program: None,
+            }),
+            WireKind::ExecProgram {
+                path,
+                argv,
+                env_names,
+                former_tid,
+                program,
+            } => EventKind::Exec(Exec {
+                program: program.map(|p| self.s(p)).transpose()?,
+                path: self.s(path)?,
+                argv: argv
+                    .into_iter()
+                    .map(|a| self.s(a))
+                    .collect::<Result<_, _>>()?,
+                env_names: env_names
+                    .into_iter()
+                    .map(|e| self.s(e))
+                    .collect::<Result<_, _>>()?,
+                former_tid,
             }),
             WireKind::Exit { status, process } => EventKind::Exit(Exit {
                 status: match status {
@@ -646,6 +666,7 @@ mod tests {
                     argv: vec![b"ls".to_vec(), b"-l".to_vec(), format!("f{i}").into_bytes()],
                     env_names: vec![b"PATH".to_vec(), b"HOME".to_vec()],
                     former_tid: (i % 2 == 0).then_some(tid),
+                    program: (i % 4 == 1).then(|| b"/usr/lib/ls.js".to_vec()),
                 }),
                 2 => EventKind::Exit(Exit {
                     status: if i % 4 == 0 {
@@ -1046,7 +1067,7 @@ mod tests {
             (Vec::new(), "byte 0: not an sbx trace (empty file)"),
             (
                 [&MAGIC[..], &7u32.to_le_bytes(), &good[12..]].concat(),
-                "byte 8: format version 7 is newer than this sbx supports (5)",
+                "byte 8: format version 7 is newer than this sbx supports (6)",
             ),
             (
                 [&MAGIC[..], &0u32.to_le_bytes()].concat(),
@@ -1166,6 +1187,15 @@ mod tests {
             golden, small,
             "the writer's output changed: bump FORMAT_VERSION?"
         );
+        // A version-5 trace (before program identities) still reads: its execs have none.
+        let v5 = std::fs::read(dir.join("small-v5.bin")).expect("small-v5.bin");
+        let mut old = evs.clone();
+        for ev in &mut old {
+            if let EventKind::Exec(x) = &mut ev.kind {
+                x.program = None;
+            }
+        }
+        assert_eq!(decode(&v5).0.expect("v5 events"), old);
         let trunc = std::fs::read(dir.join("truncated.bin")).expect("truncated.bin");
         let (got, at) = decode(&trunc);
         assert_eq!(got.expect("prefix"), evs[..11]);

@@ -74,6 +74,15 @@ pub(crate) enum WireKind {
         /// The DNS server (an `Inet`/`Inet6` object); `None` for /etc/hosts.
         server: Option<WireObject>,
     },
+    /// Version 6: an exec with the program's identity (an interpreter's script), when it is
+    /// not the exe. Writers of version 6 write this instead of `Exec`.
+    ExecProgram {
+        path: u32,
+        argv: Vec<u32>,
+        env_names: Vec<u32>,
+        former_tid: Option<i32>,
+        program: Option<u32>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]

@@ -271,11 +271,16 @@ impl<W: Write> TraceWriter<W> {
                 for e in &x.env_names {
                     env_names.push(self.intern(e)?);
                 }
-                WireKind::Exec {
+                let program = match &x.program {
+                    Some(p) => Some(self.intern(p)?),
+                    None => None,
+                };
+                WireKind::ExecProgram {
                     path,
                     argv,
                     env_names,
                     former_tid: x.former_tid,
+                    program,
                 }
             }
             EventKind::Exit(x) => WireKind::Exit {

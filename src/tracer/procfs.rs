@@ -185,6 +185,55 @@ pub fn exe(pid: i32) -> Vec<u8> {
     readlink(Path::new(&format!("/proc/{pid}/exe"))).unwrap_or_default()
 }
 
+/// A path argument of process `pid` made absolute and symlink-free as the process sees it
+/// (relative to its cwd, inside its root), or `None` when it does not exist.
+pub fn resolve_arg(pid: i32, arg: &[u8]) -> Option<Vec<u8>> {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    if arg.is_empty() || arg.contains(&0) {
+        return None;
+    }
+    let mut p = if arg.first() == Some(&b'/') {
+        format!("/proc/{pid}/root").into_bytes()
+    } else {
+        format!("/proc/{pid}/cwd/").into_bytes()
+    };
+    p.extend_from_slice(arg);
+    let real = std::fs::canonicalize(std::ffi::OsStr::from_bytes(&p)).ok()?;
+    Some(real.into_os_string().into_vec())
+}
+
+/// The argv of process `pid` as the kernel holds it (`/proc/PID/cmdline`).
+pub fn cmdline(pid: i32) -> Vec<Vec<u8>> {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let mut out: Vec<Vec<u8>> = raw.split(|&b| b == 0).map(<[u8]>::to_vec).collect();
+    if out.last().is_some_and(Vec::is_empty) {
+        out.pop();
+    }
+    out
+}
+
+/// The program identity of process `pid` that just exec'd `exe`, the execve having named
+/// `exec_file` ([`crate::identity::identity`]); `argv` as known, else read from the kernel.
+pub fn program_identity(
+    pid: i32,
+    exe: &[u8],
+    exec_file: Option<&[u8]>,
+    argv: Option<&[Vec<u8>]>,
+) -> Option<Vec<u8>> {
+    let needs_argv =
+        exec_file.is_none_or(|f| f == exe) && crate::identity::interpreter(exe).is_some();
+    let owned;
+    let argv = match argv {
+        Some(a) if !a.is_empty() => a,
+        _ if needs_argv => {
+            owned = cmdline(pid);
+            &owned
+        }
+        _ => &[],
+    };
+    crate::identity::identity(exe, exec_file, argv, &mut |a| resolve_arg(pid, a))
+}
+
 /// Real and effective ids from `/proc/PID/status` (`Uid:` and `Gid:` lines).
 pub fn creds(pid: i32) -> Option<Creds> {
     parse_creds(&status_head(pid)?)
