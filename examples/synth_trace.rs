@@ -131,6 +131,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 argv: vec![b"sh".to_vec(), b"-c".to_vec(), b"node build.js".to_vec()],
                 env_names: vec![b"PATH".to_vec(), b"HOME".to_vec()],
                 former_tid: None,
+                program: None,
             }),
             _ => EventKind::Exit(Exit {
                 status: ExitStatus::Code(0),
