@@ -91,6 +91,7 @@ fn exec_event(path: &str) -> Event {
             argv: vec![path.as_bytes().to_vec()],
             env_names: vec![],
             former_tid: None,
+            program: None,
         }),
     }
 }
