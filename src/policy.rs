@@ -104,6 +104,38 @@ pub enum PolicyErrorKind {
     },
     #[error("{0}")]
     Net(ParseErrorKind),
+    #[error(
+        "unknown program {name:?} in the \"by\" list (define it with `program {name} PATH-GLOB`, or include the snippet that does)"
+    )]
+    UnknownProgram { name: String },
+    #[error("more than 64 different \"by\" lists: use fewer program combinations")]
+    TooManyScopes,
+    #[error(
+        "\"by\" cannot apply to syscall rules: gated syscalls are allowed in the kernel, for every process"
+    )]
+    ScopedSyscall,
+}
+
+/// Which `by` lists a process's exec chain satisfies: bit `i` for the policy's list `i`
+/// (every program of the chain, from the workload's first exec down to the process, is in
+/// the list). Fork keeps it, exec narrows it ([`CompiledPolicy::program_mask`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Scope(pub u64);
+
+impl Scope {
+    /// No program yet (the chain is empty): every list holds.
+    pub const ROOT: Scope = Scope(u64::MAX);
+    /// Holds no scoped right: only rules without `by` apply.
+    pub const NONE: Scope = Scope(0);
+
+    pub fn holds(self, list: u32) -> bool {
+        list < 64 && self.0 & (1u64 << list) != 0
+    }
+
+    /// The scope after the process exec'd a program that satisfies `mask`'s lists.
+    pub fn exec(self, mask: u64) -> Scope {
+        Scope(self.0 & mask)
+    }
 }
 
 /// Does `glob` match the files of HOME a workload must never write (shell start-up files,
@@ -298,6 +330,14 @@ struct NetRule {
     host: HostRule,
     port: Option<u16>,
     rule: usize,
+    /// The `by` list that holds it (index into `CompiledPolicy::lists`), `None`: everyone.
+    by: Option<u32>,
+}
+
+impl NetRule {
+    fn held(&self, scope: Scope) -> bool {
+        self.by.is_none_or(|l| scope.holds(l))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -341,6 +381,12 @@ struct Finding {
 pub struct CompiledPolicy {
     rules: Vec<RuleRef>,
     sets: BTreeMap<(Space, Effect, Verb), PathSet>,
+    /// Allow rules with a `by` list: per (space, verb), (list index, globs).
+    scoped: BTreeMap<(Space, Verb), Vec<(u32, PathSet)>>,
+    /// The distinct `by` lists (sorted names) and, per list, the identities its programs match.
+    lists: Vec<(Vec<String>, GlobSet)>,
+    /// `program` definitions: name -> the identities it matches.
+    programs: Vec<(String, GlobSet)>,
     net: Vec<NetRule>,
     /// `resolve NAME` rules: (effect, name glob, rule index).
     resolve: Vec<(Effect, String, usize)>,
@@ -357,7 +403,34 @@ impl CompiledPolicy {
         let mut resolve_rules = Vec::new();
         let mut syscalls_allow = BTreeSet::new();
         let mut syscalls_deny = BTreeSet::new();
+        let mut scoped_builders: BTreeMap<(Space, Verb, u32), SetBuilder> = BTreeMap::new();
+        let mut lists: Vec<Vec<String>> = Vec::new();
+        // Program definitions first: a `by` list may name a program defined anywhere.
+        let mut programs: BTreeMap<String, Vec<(String, globset::Glob)>> = BTreeMap::new();
         for (rule, origin) in &resolved.rules {
+            if let Pattern::Program { name, path } = &rule.pattern {
+                let err = |kind| PolicyError {
+                    file: origin.file.clone(),
+                    span: rule.span,
+                    kind,
+                };
+                let expanded = expand(path, env).map_err(|e| err(e.into()))?;
+                let glob = glob_builder(&expanded).build().map_err(|e| {
+                    err(PolicyErrorKind::Glob {
+                        pattern: path.clone(),
+                        message: e.kind().to_string(),
+                    })
+                })?;
+                programs
+                    .entry(name.clone())
+                    .or_default()
+                    .push((expanded, glob));
+            }
+        }
+        for (rule, origin) in &resolved.rules {
+            if matches!(rule.pattern, Pattern::Program { .. }) {
+                continue;
+            }
             let idx = rules.len();
             rules.push(RuleRef {
                 text: render_rule(rule),
@@ -410,6 +483,31 @@ impl CompiledPolicy {
                     home: env.home.clone(),
                 }));
             }
+            // The `by` list this rule is held by, as an index into `lists`.
+            let by: Option<u32> = if rule.by.is_empty() {
+                None
+            } else {
+                if matches!(rule.pattern, Pattern::Syscall(_)) {
+                    return Err(err(PolicyErrorKind::ScopedSyscall));
+                }
+                if let Some(name) = rule.by.iter().find(|n| !programs.contains_key(*n)) {
+                    return Err(err(PolicyErrorKind::UnknownProgram { name: name.clone() }));
+                }
+                let mut names = rule.by.clone();
+                names.sort();
+                names.dedup();
+                let i = match lists.iter().position(|l| *l == names) {
+                    Some(i) => i,
+                    None => {
+                        if lists.len() >= 64 {
+                            return Err(err(PolicyErrorKind::TooManyScopes));
+                        }
+                        lists.push(names);
+                        lists.len() - 1
+                    }
+                };
+                Some(u32::try_from(i).unwrap_or(u32::MAX))
+            };
             let mut add_glob = |space: Space, pattern: &str, absolute: bool| {
                 let expanded = expand(pattern, env).map_err(|e| err(e.into()))?;
                 if absolute && !(expanded.starts_with('/') || expanded.starts_with("**")) {
@@ -424,7 +522,10 @@ impl CompiledPolicy {
                         message: e.kind().to_string(),
                     })
                 })?;
-                let b = builders.entry((space, rule.effect, rule.verb)).or_default();
+                let b = match by {
+                    Some(l) => scoped_builders.entry((space, rule.verb, l)).or_default(),
+                    None => builders.entry((space, rule.effect, rule.verb)).or_default(),
+                };
                 b.builder.add(glob);
                 b.rules.push(idx);
                 Ok(())
@@ -465,6 +566,7 @@ impl CompiledPolicy {
                         host: HostRule::Any,
                         port: protocol,
                         rule: idx,
+                        by,
                     });
                 }
                 Pattern::Net { proto, addr } => {
@@ -490,6 +592,7 @@ impl CompiledPolicy {
                             host,
                             port: a.port,
                             rule: idx,
+                            by,
                         });
                     }
                 }
@@ -500,7 +603,51 @@ impl CompiledPolicy {
                         Effect::Deny => syscalls_deny.insert(name.clone()),
                     };
                 }
+                Pattern::Program { .. } => {}
             }
+        }
+        let build_err = |rules: &[RuleRef], first: Option<usize>, e: globset::Error| {
+            let first = first.and_then(|i| rules.get(i));
+            PolicyError {
+                file: first.map(|r| r.origin.file.clone()).unwrap_or_default(),
+                span: first.map(|r| r.span).unwrap_or_default(),
+                kind: PolicyErrorKind::Glob {
+                    pattern: e.glob().unwrap_or("").to_string(),
+                    message: e.kind().to_string(),
+                },
+            }
+        };
+        let mut scoped: BTreeMap<(Space, Verb), Vec<(u32, PathSet)>> = BTreeMap::new();
+        for ((space, verb, l), b) in scoped_builders {
+            let first = b.rules.first().copied();
+            let set = b.builder.build().map_err(|e| build_err(&rules, first, e))?;
+            scoped.entry((space, verb)).or_default().push((
+                l,
+                PathSet {
+                    set,
+                    rules: b.rules,
+                },
+            ));
+        }
+        let mut compiled_lists = Vec::new();
+        for names in lists {
+            let mut b = GlobSetBuilder::new();
+            for n in &names {
+                for (_, g) in programs.get(n).into_iter().flatten() {
+                    b.add(g.clone());
+                }
+            }
+            let set = b.build().map_err(|e| build_err(&rules, None, e))?;
+            compiled_lists.push((names, set));
+        }
+        let mut program_sets = Vec::new();
+        for (name, globs) in programs {
+            let mut b = GlobSetBuilder::new();
+            for (_, g) in globs {
+                b.add(g);
+            }
+            let set = b.build().map_err(|e| build_err(&rules, None, e))?;
+            program_sets.push((name, set));
         }
         let mut sets = BTreeMap::new();
         for (key, b) in builders {
@@ -526,11 +673,53 @@ impl CompiledPolicy {
         Ok(CompiledPolicy {
             rules,
             sets,
+            scoped,
+            lists: compiled_lists,
+            programs: program_sets,
             net,
             resolve: resolve_rules,
             syscalls_allow,
             syscalls_deny,
         })
+    }
+
+    /// Whether any rule has a `by` list (else a process's exec chain never matters).
+    pub fn has_scopes(&self) -> bool {
+        !self.lists.is_empty()
+    }
+
+    /// The `by` lists (bits) whose programs include the program identity `program` (an
+    /// absolute path: a script, else the executable; [`crate::identity`]).
+    pub fn program_mask(&self, program: &[u8]) -> u64 {
+        let text = path_to_text(program);
+        let cand = Candidate::from_bytes(text.as_bytes());
+        let mut mask = 0u64;
+        for (i, (_, set)) in self.lists.iter().enumerate() {
+            if i < 64 && set.is_match_candidate(&cand) {
+                mask |= 1u64 << i;
+            }
+        }
+        mask
+    }
+
+    /// The name of the first `program` definition (by name) that matches identity `program`.
+    pub fn program_name(&self, program: &[u8]) -> Option<&str> {
+        let text = path_to_text(program);
+        let cand = Candidate::from_bytes(text.as_bytes());
+        self.programs
+            .iter()
+            .find(|(_, set)| set.is_match_candidate(&cand))
+            .map(|(n, _)| n.as_str())
+    }
+
+    /// The program names of the `by` lists `scope` holds, for messages.
+    pub fn scope_names(&self, scope: Scope) -> Vec<&[String]> {
+        self.lists
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| scope.holds(u32::try_from(*i).unwrap_or(u32::MAX)))
+            .map(|(_, (names, _))| names.as_slice())
+            .collect()
     }
 
     /// Parse, resolve includes against the shipped snippets, and compile, in one step.
@@ -546,8 +735,21 @@ impl CompiledPolicy {
     /// and an allow rule of either protocol allows. Use [`CompiledPolicy::decide_net`] when the
     /// caller knows the socket type.
     pub fn decide(&self, access: AccessSet, object: &Object) -> Decision {
+        self.decide_in(Scope::NONE, access, object, None)
+    }
+
+    /// [`CompiledPolicy::decide`] for a caller whose exec chain holds `scope` (rules with a
+    /// `by` list it satisfies apply too), with what the run created (`prov`, see
+    /// [`CompiledPolicy::decide_owned`]).
+    pub fn decide_in(
+        &self,
+        scope: Scope,
+        access: AccessSet,
+        object: &Object,
+        prov: Option<&dyn Provenance>,
+    ) -> Decision {
         let mut findings = Vec::new();
-        self.check_target(access, object, false, None, &mut findings);
+        self.check_target(access, object, false, prov, scope, &mut findings);
         self.fold(&findings)
     }
 
@@ -560,9 +762,7 @@ impl CompiledPolicy {
         object: &Object,
         prov: &dyn Provenance,
     ) -> Decision {
-        let mut findings = Vec::new();
-        self.check_target(access, object, false, Some(prov), &mut findings);
-        self.fold(&findings)
+        self.decide_in(Scope::NONE, access, object, Some(prov))
     }
 
     /// Decide a network verb (connect, bind, send) with a known protocol.
@@ -580,14 +780,31 @@ impl CompiledPolicy {
         addr: &SockAddr,
         names: &[String],
     ) -> Decision {
+        self.decide_net_named_in(Scope::NONE, verb, proto, addr, names)
+    }
+
+    /// [`Self::decide_net_named`] for a caller whose exec chain holds `scope`.
+    pub fn decide_net_named_in(
+        &self,
+        scope: Scope,
+        verb: Verb,
+        proto: Option<Proto>,
+        addr: &SockAddr,
+        names: &[String],
+    ) -> Decision {
         let check = match addr {
             SockAddr::Inet { addr: a, port } => {
-                self.inet_check(verb, proto, IpAddr::from(*a), *port, names)
+                self.inet_check(verb, proto, IpAddr::from(*a), *port, names, scope)
             }
-            SockAddr::Inet6 { addr: a, port, .. } => {
-                self.inet_check(verb, proto, IpAddr::from(*a).to_canonical(), *port, names)
-            }
-            _ => self.check_net(verb, proto, addr),
+            SockAddr::Inet6 { addr: a, port, .. } => self.inet_check(
+                verb,
+                proto,
+                IpAddr::from(*a).to_canonical(),
+                *port,
+                names,
+                scope,
+            ),
+            _ => self.check_net(verb, proto, addr, scope),
         };
         self.fold(&[Finding {
             verb,
@@ -633,7 +850,12 @@ impl CompiledPolicy {
     /// against `VERB netlink NAME` rules; deny rules win; an unknown protocol is allowed by
     /// nothing (fail closed).
     pub fn decide_netlink(&self, verb: Verb, protocol: Option<u16>) -> Decision {
-        let check = self.netlink_check(verb, protocol);
+        self.decide_netlink_in(Scope::NONE, verb, protocol)
+    }
+
+    /// [`Self::decide_netlink`] for a caller whose exec chain holds `scope`.
+    pub fn decide_netlink_in(&self, scope: Scope, verb: Verb, protocol: Option<u16>) -> Decision {
+        let check = self.netlink_check(verb, protocol, scope);
         self.fold(&[Finding {
             verb,
             object: format!("netlink {}", crate::profile::netlink_name(protocol)),
@@ -641,10 +863,11 @@ impl CompiledPolicy {
         }])
     }
 
-    fn netlink_check(&self, verb: Verb, protocol: Option<u16>) -> Check {
+    fn netlink_check(&self, verb: Verb, protocol: Option<u16>, scope: Scope) -> Check {
         let matching = |effect: Effect| {
             self.net.iter().find(|r| {
                 r.effect == effect
+                    && r.held(scope)
                     && r.verb == verb
                     && r.proto == Proto::Netlink
                     && r.port.is_none_or(|p| Some(p) == protocol)
@@ -710,6 +933,18 @@ impl CompiledPolicy {
         is_gated: &dyn Fn(&str) -> bool,
         prov: Option<&dyn Provenance>,
     ) -> Vec<(Verb, String)> {
+        self.admits_event_in(ev, is_gated, prov, Scope::NONE)
+    }
+
+    /// [`CompiledPolicy::admits_event_owned`] for an event of a process whose exec chain
+    /// holds `scope` (replay it from the trace's spawns and execs: [`ScopeTracker`]).
+    pub fn admits_event_in(
+        &self,
+        ev: &Event,
+        is_gated: &dyn Fn(&str) -> bool,
+        prov: Option<&dyn Provenance>,
+        scope: Scope,
+    ) -> Vec<(Verb, String)> {
         let mut findings = Vec::new();
         match &ev.kind {
             EventKind::Syscall(sc) => {
@@ -728,7 +963,7 @@ impl CompiledPolicy {
                         Object::Path(p) => Object::Path(self_view(p, ev.pid)),
                         o => o.clone(),
                     };
-                    self.check_target(t.access, &object, enoent, prov, &mut findings);
+                    self.check_target(t.access, &object, enoent, prov, scope, &mut findings);
                 }
             }
             EventKind::Exec(ex) => {
@@ -742,6 +977,7 @@ impl CompiledPolicy {
                     &obj,
                     false,
                     None,
+                    scope,
                     &mut findings,
                 );
             }
@@ -797,6 +1033,7 @@ impl CompiledPolicy {
         object: &Object,
         enoent: bool,
         prov: Option<&dyn Provenance>,
+        scope: Scope,
         out: &mut Vec<Finding>,
     ) {
         let verbs = verbs_of(access);
@@ -818,11 +1055,11 @@ impl CompiledPolicy {
             // See: tests/enforce.rs::metadata_is_checked_only_with_the_flag
             // See: tests/enforce.rs::fileless_exec_is_refused_even_when_a_rule_names_it
             Object::Path(p) if is_fd_pseudo_name(p) => anon(out, &p.abs),
-            Object::Path(p) => self.check_paths(&verbs, &candidates(p), enoent, prov, out),
+            Object::Path(p) => self.check_paths(&verbs, &candidates(p), enoent, prov, scope, out),
             Object::Fd {
                 path: Some(path), ..
             } if path.starts_with(b"/") => {
-                self.check_paths(&verbs, &[path.as_slice()], enoent, prov, out)
+                self.check_paths(&verbs, &[path.as_slice()], enoent, prov, scope, out)
             }
             Object::Fd { path, fd } => {
                 let what = path
@@ -850,7 +1087,7 @@ impl CompiledPolicy {
                     if !matches!(verb, Verb::Connect | Verb::Bind | Verb::Send) {
                         continue;
                     }
-                    let check = self.check_net(verb, None, addr);
+                    let check = self.check_net(verb, None, addr, scope);
                     if check != Check::Allow {
                         out.push(Finding {
                             verb,
@@ -869,6 +1106,7 @@ impl CompiledPolicy {
         paths: &[&[u8]],
         enoent: bool,
         prov: Option<&dyn Provenance>,
+        scope: Scope,
         out: &mut Vec<Finding>,
     ) {
         for path in paths {
@@ -877,15 +1115,15 @@ impl CompiledPolicy {
             for &verb in verbs {
                 let mut check = match verb {
                     Verb::Connect | Verb::Bind | Verb::Send => {
-                        self.glob_check(Space::UnixPath, verb, &cand, false, enoent, false)
+                        self.glob_check(Space::UnixPath, verb, &cand, enoent, false, scope)
                     }
                     _ => self.glob_check(
                         Space::Path,
                         verb,
                         &cand,
-                        true,
                         enoent,
                         matches!(verb, Verb::Write | Verb::Create) && owner_excluded(path),
+                        scope,
                     ),
                 };
                 // What this run created is its own: no rule needs to name it. Deny rules
@@ -912,9 +1150,14 @@ impl CompiledPolicy {
         self.sets.get(&(space, effect, verb))
     }
 
-    fn allows(&self, space: Space, verb: Verb, c: &Candidate<'_>) -> bool {
+    fn allows(&self, space: Space, verb: Verb, c: &Candidate<'_>, scope: Scope) -> bool {
         self.set(space, Effect::Allow, verb)
             .is_some_and(|s| s.is_match(c))
+            || (scope.0 != 0
+                && self
+                    .scoped
+                    .get(&(space, verb))
+                    .is_some_and(|sets| sets.iter().any(|(l, s)| scope.holds(*l) && s.is_match(c))))
     }
 
     fn glob_check(
@@ -922,10 +1165,12 @@ impl CompiledPolicy {
         space: Space,
         verb: Verb,
         c: &Candidate<'_>,
-        files: bool,
         enoent: bool,
         excluded: bool,
+        scope: Scope,
     ) -> Check {
+        // File verbs: the path name space (unix socket paths have no implied verbs).
+        let files = space == Space::Path;
         // The rules that speak for a verb: its own, and for files the wider verbs that imply
         // it (`own` implies read, write, create and delete; `write` implies create). A deny
         // rule of any of them refuses: `deny write X` also forbids creating X.
@@ -947,7 +1192,7 @@ impl CompiledPolicy {
             if v == Verb::Own && matches!(verb, Verb::Write | Verb::Create) && excluded {
                 continue;
             }
-            if self.allows(space, v, c) {
+            if self.allows(space, v, c, scope) {
                 return Check::Allow;
             }
         }
@@ -955,11 +1200,11 @@ impl CompiledPolicy {
             if verb == Verb::Stat
                 && [Verb::Read, Verb::Write, Verb::Exec, Verb::Delete, Verb::Own]
                     .iter()
-                    .any(|&v| self.allows(space, v, c))
+                    .any(|&v| self.allows(space, v, c, scope))
             {
                 return Check::Allow;
             }
-            let probed = self.allows(space, Verb::Probe, c)
+            let probed = self.allows(space, Verb::Probe, c, scope)
                 && self
                     .set(space, Effect::Deny, Verb::Probe)
                     .is_none_or(|s| !s.is_match(c));
@@ -973,15 +1218,20 @@ impl CompiledPolicy {
         Check::NoRule
     }
 
-    fn check_net(&self, verb: Verb, proto: Option<Proto>, addr: &SockAddr) -> Check {
+    fn check_net(&self, verb: Verb, proto: Option<Proto>, addr: &SockAddr, scope: Scope) -> Check {
         let unix_ok = proto.is_none_or(|p| p == Proto::Unix);
         match addr {
             SockAddr::Inet { addr, port } => {
-                self.inet_check(verb, proto, IpAddr::from(*addr), *port, &[])
+                self.inet_check(verb, proto, IpAddr::from(*addr), *port, &[], scope)
             }
-            SockAddr::Inet6 { addr, port, .. } => {
-                self.inet_check(verb, proto, IpAddr::from(*addr).to_canonical(), *port, &[])
-            }
+            SockAddr::Inet6 { addr, port, .. } => self.inet_check(
+                verb,
+                proto,
+                IpAddr::from(*addr).to_canonical(),
+                *port,
+                &[],
+                scope,
+            ),
             SockAddr::Unix(path) if unix_ok => {
                 let text = path_to_text(path);
                 self.glob_check(
@@ -990,7 +1240,7 @@ impl CompiledPolicy {
                     &Candidate::from_bytes(text.as_bytes()),
                     false,
                     false,
-                    false,
+                    scope,
                 )
             }
             SockAddr::UnixAbstract(name) if unix_ok => {
@@ -1001,11 +1251,11 @@ impl CompiledPolicy {
                     &Candidate::from_bytes(text.as_bytes()),
                     false,
                     false,
-                    false,
+                    scope,
                 )
             }
             SockAddr::Netlink { protocol, .. } if proto.is_none_or(|p| p == Proto::Netlink) => {
-                self.netlink_check(verb, *protocol)
+                self.netlink_check(verb, *protocol, scope)
             }
             // Autobind or socketpair-like: reaches nothing.
             SockAddr::UnixUnnamed if unix_ok => Check::Allow,
@@ -1020,10 +1270,12 @@ impl CompiledPolicy {
         ip: IpAddr,
         port: u16,
         names: &[String],
+        scope: Scope,
     ) -> Check {
         let matching = |effect: Effect| {
             self.net.iter().find(|r| {
                 r.effect == effect
+                    && r.held(scope)
                     && r.verb == verb
                     && !matches!(r.proto, Proto::Unix | Proto::Netlink)
                     && proto.is_none_or(|p| p == r.proto)
@@ -1193,6 +1445,79 @@ mod tests {
 
     fn policy(text: &str) -> CompiledPolicy {
         CompiledPolicy::load("t.profile", text, &env()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A right with `by` is held only by a caller whose chain satisfies the list; rules
+    /// without `by` hold for everyone; deny rules still win.
+    #[test]
+    fn scoped_rules_need_the_callers_programs() {
+        let p = policy(
+            "program npm /usr/lib/node_modules/npm/bin/npm-cli.js\n\
+             program git /usr/bin/git\n\
+             read ${HOME}/.npmrc by npm\n\
+             own ${HOME}/.cache/x by git,npm\n\
+             connect tcp 10.0.0.1:443 by npm\n\
+             read /etc/**\n\
+             deny read /etc/shadow\n",
+        );
+        assert!(p.has_scopes());
+        let npm = Scope::ROOT.exec(p.program_mask(b"/usr/lib/node_modules/npm/bin/npm-cli.js"));
+        let git = Scope::ROOT.exec(p.program_mask(b"/usr/bin/git"));
+        let node = npm.exec(p.program_mask(b"/w/node_modules/x/install.js"));
+        assert_eq!(p.program_name(b"/usr/bin/git"), Some("git"));
+        let read = |scope: Scope, p_: &str| {
+            p.decide_in(scope, AccessSet::of(Access::Read), &path(p_), None)
+        };
+        assert_eq!(read(npm, "/home/u[1]/.npmrc"), Decision::Allow);
+        assert!(matches!(
+            read(git, "/home/u[1]/.npmrc"),
+            Decision::Deny { .. }
+        ));
+        assert!(matches!(
+            read(node, "/home/u[1]/.npmrc"),
+            Decision::Deny { .. }
+        ));
+        assert!(matches!(
+            read(Scope::NONE, "/home/u[1]/.npmrc"),
+            Decision::Deny { .. }
+        ));
+        // Both npm and git may use the shared area, and a chain of both programs too.
+        let both = npm.exec(p.program_mask(b"/usr/bin/git"));
+        for s in [npm, git, both] {
+            assert_eq!(read(s, "/home/u[1]/.cache/x/y"), Decision::Allow);
+        }
+        assert!(matches!(
+            read(node, "/home/u[1]/.cache/x/y"),
+            Decision::Deny { .. }
+        ));
+        // Global rules hold for all, deny rules for all.
+        assert_eq!(read(node, "/etc/hosts"), Decision::Allow);
+        assert!(matches!(read(npm, "/etc/shadow"), Decision::Deny { .. }));
+        let peer = SockAddr::Inet {
+            addr: [10, 0, 0, 1],
+            port: 443,
+        };
+        let connect =
+            |s: Scope| p.decide_net_named_in(s, Verb::Connect, Some(Proto::Tcp), &peer, &[]);
+        assert_eq!(connect(npm), Decision::Allow);
+        assert!(matches!(connect(node), Decision::Deny { .. }));
+        assert!(matches!(connect(git), Decision::Deny { .. }));
+    }
+
+    #[test]
+    fn scoped_rule_errors() {
+        let env = env();
+        let err = |text: &str| {
+            CompiledPolicy::load("t.profile", text, &env)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        assert!(err("read /x by npm\n").contains("unknown program \"npm\""));
+        assert!(
+            err("program x /usr/bin/x\nsyscall ptrace by x\n").contains("cannot apply to syscall")
+        );
+        assert!(!policy("read /x\n").has_scopes());
     }
 
     fn path(abs: &str) -> Object {

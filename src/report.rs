@@ -32,6 +32,9 @@ pub struct Violation {
     /// Why: `no rule allows read here`, or the deny rule that matched.
     pub reason: String,
     pub action: Action,
+    /// The exec chain of the process, newest first: `node build.js <- sh <- npm`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub chain: String,
 }
 
 impl Violation {
@@ -53,8 +56,15 @@ impl Violation {
         } else {
             format!("{}[{}/{}]", self.comm, self.pid, self.tid)
         };
+        // The chain says who asked, when it says more than the exe does.
+        let exe_name = self.exe.rsplit('/').next().unwrap_or(&self.exe);
+        let chain = if self.chain.is_empty() || self.chain == exe_name {
+            String::new()
+        } else {
+            format!("; {}", self.chain)
+        };
         format!(
-            "{who} ({}) {} {} — {}",
+            "{who} ({}{chain}) {} {} — {}",
             self.exe, self.verb, self.object, self.reason
         )
     }
@@ -129,6 +139,7 @@ mod tests {
             object: "/home/u/.ssh/id_rsa".into(),
             reason: "no rule allows read here".into(),
             action: Action::Killed,
+            chain: String::new(),
         }
     }
 

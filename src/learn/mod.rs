@@ -211,6 +211,13 @@ pub struct Learner {
     /// Comments of base rules, to keep them on the same (verb, pattern).
     base_comments: BTreeMap<(Verb, String), Vec<String>>,
     base_deny: Vec<Rule>,
+    /// `program` definitions of the base profile, kept as they are.
+    base_programs: Vec<Rule>,
+    /// The programs (names of `program` lines) each scoped right is bound to (issue 21):
+    /// from the exec chains that used it, and from the base profile's `by` lists.
+    scopes: BTreeMap<(Verb, String), BTreeSet<String>>,
+    /// `program` definitions learned for identities no snippet names: (name, path glob).
+    programs: BTreeMap<String, BTreeSet<String>>,
     base_includes: Vec<String>,
     had_base: bool,
     /// Every trace started below HOME's level (not at HOME, an ancestor of it, or `/`): the
@@ -260,6 +267,9 @@ impl Learner {
             forbidden: generalize::forbidden_places(b"", &[]).into_iter().collect(),
             base_comments: BTreeMap::new(),
             base_deny: Vec::new(),
+            base_programs: Vec::new(),
+            scopes: BTreeMap::new(),
+            programs: BTreeMap::new(),
             base_includes: Vec::new(),
             had_base: false,
             cwd_area_ok: true,
@@ -286,6 +296,10 @@ impl Learner {
                 } else {
                     self.base_deny.push(rule);
                 }
+                continue;
+            }
+            if matches!(rule.pattern, Pattern::Program { .. }) {
+                self.base_programs.push(rule);
                 continue;
             }
             let key = match &rule.pattern {
@@ -318,7 +332,14 @@ impl Learner {
                     self.resolve.insert(name.clone());
                     (rule.verb, name.clone())
                 }
+                Pattern::Program { .. } => continue,
             };
+            if !rule.by.is_empty() {
+                self.scopes
+                    .entry(key.clone())
+                    .or_default()
+                    .extend(rule.by.iter().cloned());
+            }
             // Every base allow rule is recorded (even without comments): it is kept as is.
             self.base_comments.insert(key, rule.comments);
         }
@@ -778,13 +799,19 @@ impl Learner {
         let mut rules: Vec<Rule> = Vec::new();
         let mut project_deny: Option<Rule> = None;
         let mut area_active = false;
+        let scopes = &self.scopes;
         let mut push = |verb: Verb, pattern: Pattern, comments: Vec<String>| {
+            let by = scopes
+                .get(&(verb, rule_key(&pattern)))
+                .map(|s| s.iter().cloned().collect())
+                .unwrap_or_default();
             rules.push(Rule {
                 effect: Effect::Allow,
                 verb,
                 pattern,
                 comments,
                 span: Span::default(),
+                by,
             });
         };
         let base_comments = &self.base_comments;
@@ -953,6 +980,22 @@ impl Learner {
             }
         }
         rules.extend(self.base_deny.iter().cloned());
+        rules.extend(self.base_programs.iter().cloned());
+        for (name, paths) in &self.programs {
+            for path in paths {
+                rules.push(Rule {
+                    effect: Effect::Allow,
+                    verb: Verb::Program,
+                    pattern: Pattern::Program {
+                        name: name.clone(),
+                        path: path.clone(),
+                    },
+                    comments: Vec::new(),
+                    span: Span::default(),
+                    by: Vec::new(),
+                });
+            }
+        }
         rules.extend(project_deny);
         rules.sort_by(|a, b| {
             (a.effect, a.verb, &a.pattern, &a.comments).cmp(&(
@@ -1068,6 +1111,7 @@ fn project_secrets_rule(names: &[&str], used: &[&str]) -> Option<Rule> {
         return None;
     }
     Some(Rule {
+        by: Vec::new(),
         effect: Effect::Deny,
         verb: Verb::Read,
         pattern: Pattern::Path(format!("${{CWD}}/{{{}}}", names.join(","))),
@@ -1115,10 +1159,19 @@ fn include_globs(names: &[String]) -> BTreeMap<Verb, Vec<String>> {
                     .or_default()
                     .extend(texts.iter().map(|a| net_text(*proto, a)));
             }
-            Pattern::Syscall(_) | Pattern::Host(_) => {}
+            Pattern::Syscall(_) | Pattern::Host(_) | Pattern::Program { .. } => {}
         }
     }
     out
+}
+
+/// The text a rule's pattern is keyed by in the learner's maps (paths, `tcp ADDR`, names).
+fn rule_key(p: &Pattern) -> String {
+    match p {
+        Pattern::Path(t) | Pattern::Syscall(t) | Pattern::Host(t) => t.clone(),
+        Pattern::Net { proto, addr } => net_text(*proto, addr),
+        Pattern::Program { name, path } => format!("{name} {path}"),
+    }
 }
 
 fn net_text(proto: Proto, addr: &str) -> String {

@@ -437,6 +437,7 @@ fn text(p: &Profile) -> String {
             Pattern::Path(p) => p.clone(),
             Pattern::Net { proto, addr } => net_text(*proto, addr),
             Pattern::Syscall(n) | Pattern::Host(n) => n.clone(),
+            Pattern::Program { name, path } => format!("{name} {path}"),
         };
         let eff = if r.effect == Effect::Deny {
             "deny "
@@ -819,6 +820,7 @@ fn base_profile_rules_are_kept_and_widened() {
         }],
         rules: vec![
             Rule {
+                by: Vec::new(),
                 effect: Effect::Allow,
                 verb: Verb::Read,
                 pattern: Pattern::Path("/opt/tool/config".into()),
@@ -826,6 +828,7 @@ fn base_profile_rules_are_kept_and_widened() {
                 span: Span::default(),
             },
             Rule {
+                by: Vec::new(),
                 effect: Effect::Deny,
                 verb: Verb::Read,
                 pattern: Pattern::Path("${CWD}/.env".into()),
@@ -833,6 +836,7 @@ fn base_profile_rules_are_kept_and_widened() {
                 span: Span::default(),
             },
             Rule {
+                by: Vec::new(),
                 effect: Effect::Allow,
                 verb: Verb::Read,
                 pattern: Pattern::Path("/usr/lib/x86_64-linux-gnu/libc.so.*".into()),
@@ -840,6 +844,7 @@ fn base_profile_rules_are_kept_and_widened() {
                 span: Span::default(),
             },
             Rule {
+                by: Vec::new(),
                 effect: Effect::Allow,
                 verb: Verb::Read,
                 pattern: Pattern::Path("${CWD}/node_modules/pkg1/index.js".into()),
@@ -888,6 +893,7 @@ fn base_profile_rules_are_kept_and_widened() {
 #[test]
 fn base_secret_rules_stay_exact_and_block_collapsing() {
     let rule = |path: &str, comments: Vec<String>| Rule {
+        by: Vec::new(),
         effect: Effect::Allow,
         verb: Verb::Read,
         pattern: Pattern::Path(path.into()),

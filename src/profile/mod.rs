@@ -70,10 +70,12 @@ pub enum Verb {
     Syscall,
     /// A DNS query for a host name (a name glob; `connect tcp NAME:PORT` implies it).
     Resolve,
+    /// Not a right: `program NAME PATH-GLOB` names a program for `by` lists (issue 21).
+    Program,
 }
 
 impl Verb {
-    pub const ALL: [Verb; 13] = [
+    pub const ALL: [Verb; 14] = [
         Verb::Own,
         Verb::Read,
         Verb::Write,
@@ -87,6 +89,7 @@ impl Verb {
         Verb::Send,
         Verb::Syscall,
         Verb::Resolve,
+        Verb::Program,
     ];
 
     pub fn name(self) -> &'static str {
@@ -104,6 +107,7 @@ impl Verb {
             Verb::Send => "send",
             Verb::Syscall => "syscall",
             Verb::Resolve => "resolve",
+            Verb::Program => "program",
         }
     }
 
@@ -191,6 +195,9 @@ pub enum Pattern {
     Syscall(String),
     /// A host name glob (for `resolve`): `registry.npmjs.org`, `*.npmjs.org`, `**.example`.
     Host(String),
+    /// `program NAME PATH-GLOB`: the program identities (docs/profile-format.md) that `NAME`
+    /// stands for in `by` lists. Several lines may name the same program.
+    Program { name: String, path: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -201,6 +208,9 @@ pub struct Rule {
     /// Comment lines directly above the rule (e.g. a `WARNING` from learn), without `# `.
     pub comments: Vec<String>,
     pub span: Span,
+    /// `by NAME,...`: the right is held only by processes whose whole exec chain runs
+    /// programs of the list (names defined by `program` lines). Empty: every process.
+    pub by: Vec<String>,
 }
 
 pub mod parse;

@@ -82,6 +82,14 @@ pub enum ParseErrorKind {
     },
     /// `deny include`.
     DenyInclude,
+    /// A `program` line that is not `program NAME PATH-GLOB`, or a bad name.
+    BadProgram {
+        message: String,
+    },
+    /// A `by` list that is missing, malformed, or on a rule that cannot be scoped.
+    BadBy {
+        message: String,
+    },
 }
 
 impl fmt::Display for ParseErrorKind {
@@ -150,6 +158,7 @@ impl fmt::Display for ParseErrorKind {
                 "{found:?} is not a gated syscall: path and network rules decide it, a `syscall` rule would allow nothing (see `sbx syscalls`)"
             ),
             DenyInclude => write!(f, "\"deny\" cannot apply to \"include\""),
+            BadProgram { message } | BadBy { message } => write!(f, "{message}"),
         }
     }
 }
@@ -329,6 +338,14 @@ pub fn check_unix_pattern(text: &str) -> Result<(), ParseErrorKind> {
         }
         None => check_path_pattern(text),
     }
+}
+
+/// A program name of `program` lines and `by` lists: a letter, then letters, digits, `_.+-`.
+pub fn valid_program_name(s: &str) -> bool {
+    s.len() <= 64
+        && s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '+' | '-'))
 }
 
 fn valid_include_name(s: &str) -> bool {
@@ -691,18 +708,96 @@ fn parse_tokens(tokens: &[Token], line_no: u32) -> Result<Parsed, (Span, ParseEr
             }
             Pattern::Syscall(obj.text.clone())
         }
+        Verb::Program => {
+            if effect == Effect::Deny {
+                return Err((
+                    span_of(verb_tok),
+                    ParseErrorKind::BadProgram {
+                        message: "\"deny\" cannot apply to \"program\" (it names programs, it allows nothing)".into(),
+                    },
+                ));
+            }
+            if !valid_program_name(&obj.text) {
+                return Err((
+                    span_of(obj),
+                    ParseErrorKind::BadProgram {
+                        message: format!(
+                            "bad program name {:?} (expected a letter, then letters, digits, _ . + -)",
+                            obj.text
+                        ),
+                    },
+                ));
+            }
+            let Some(path) = tokens.get(verb_idx + 2) else {
+                return Err((
+                    span_of(obj),
+                    ParseErrorKind::BadProgram {
+                        message: format!("missing path after \"program {}\"", obj.text),
+                    },
+                ));
+            };
+            last = path;
+            check_path_pattern(&path.text).map_err(|k| (span_of(path), k))?;
+            Pattern::Program {
+                name: obj.text.clone(),
+                path: path.text.clone(),
+            }
+        }
     };
     let used = tokens
         .iter()
         .position(|t| std::ptr::eq(t, last))
         .map_or(tokens.len(), |p| p + 1);
-    if let Some(extra) = tokens.get(used) {
+    let mut by = Vec::new();
+    if let Some(kw) = tokens.get(used)
+        && kw.text == "by"
+    {
+        let bad = |t: &Token, message: String| (span_of(t), ParseErrorKind::BadBy { message });
+        if effect == Effect::Deny || matches!(verb, Verb::Program) {
+            return Err(bad(
+                kw,
+                format!(
+                    "\"by\" cannot apply to {} (only allow rules are held by programs)",
+                    if effect == Effect::Deny {
+                        "a deny rule"
+                    } else {
+                        "\"program\""
+                    }
+                ),
+            ));
+        }
+        let Some(list) = tokens.get(used + 1) else {
+            return Err(bad(
+                kw,
+                "missing program names after \"by\" (by NAME,NAME...)".into(),
+            ));
+        };
+        for name in list.text.split(',') {
+            if !valid_program_name(name) {
+                return Err(bad(
+                    list,
+                    format!(
+                        "bad program name {name:?} in the \"by\" list (by NAME,NAME..., names defined by `program` lines)"
+                    ),
+                ));
+            }
+            if !by.iter().any(|n| n == name) {
+                by.push(name.to_string());
+            }
+        }
+        by.sort();
+        last = list;
+        if let Some(extra) = tokens.get(used + 2) {
+            return Err(garbage(extra));
+        }
+    } else if let Some(extra) = tokens.get(used) {
         return Err(garbage(extra));
     }
     Ok(Parsed::Rule(Rule {
         effect,
         verb,
         pattern,
+        by,
         comments: Vec::new(),
         span: Span {
             line: line_no,
@@ -851,6 +946,15 @@ mod tests {
         bad_include: "include ../x" => "bad include name";
         missing_include: "include" => "missing snippet name";
         deny_include: "deny include base" => "cannot apply to \"include\"";
+        deny_by: "deny read /x by npm" => "cannot apply to a deny rule";
+        by_missing: "read /x by" => "missing program names after \"by\"";
+        by_bad_name: "read /x by npm,/usr/bin/npm" => "bad program name \"/usr/bin/npm\"";
+        by_then_garbage: "read /x by npm more" => "unexpected \"more\"";
+        program_by: "program npm /x by npm" => "cannot apply to \"program\"";
+        program_no_path: "program npm" => "missing path after \"program npm\"";
+        program_bad_name: "program 1npm /x" => "bad program name \"1npm\"";
+        program_relative: "program npm bin/npm" => "relative path";
+        deny_program: "deny program npm /x" => "cannot apply to \"program\"";
         bad_syscall: "syscall Ptrace" => "bad syscall name";
         unknown_syscall: "syscall nosuchcall" => "unknown syscall \"nosuchcall\"";
         unknown_number: "syscall syscall_999" => "unknown syscall";
@@ -874,6 +978,20 @@ mod tests {
     }
 
     #[test]
+    fn by_lists_are_sorted_and_deduplicated() {
+        let p = p("program npm /usr/lib/npm-cli.js\nconnect tcp *:443 by npm,git,npm\n");
+        assert_eq!(p.rules[1].by, vec!["git".to_string(), "npm".to_string()]);
+        assert!(p.rules[0].by.is_empty());
+        assert_eq!(
+            p.rules[0].pattern,
+            Pattern::Program {
+                name: "npm".into(),
+                path: "/usr/lib/npm-cli.js".into()
+            }
+        );
+    }
+
+    #[test]
     fn collects_all_errors() {
         let text = "raed /x\nread /ok\nwrite rel\nconnect tcp 1.2.3.4:x\n";
         let errs = parse_str("f", text).err().map(|e| e.0).unwrap_or_default();
@@ -891,7 +1009,7 @@ mod tests {
         assert_eq!(
             errs[0].render_with_source(text),
             "npm.profile:2:3: unknown verb \"raed\" (expected one of own, read, write, create, \
-             delete, exec, probe, stat, connect, bind, send, syscall, resolve, or include, deny); did you mean \"read\"?\n  |\n2 |   raed /etc/passwd\n  |   ^^^^"
+             delete, exec, probe, stat, connect, bind, send, syscall, resolve, program, or include, deny); did you mean \"read\"?\n  |\n2 |   raed /etc/passwd\n  |   ^^^^"
         );
     }
 

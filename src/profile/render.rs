@@ -37,12 +37,14 @@ impl Profile {
     }
 }
 
-fn sort_key(r: &Rule) -> (u8, super::Verb, &Pattern, &[String]) {
-    let group = match r.effect {
-        Effect::Deny => 0,
-        Effect::Allow => 1,
+fn sort_key(r: &Rule) -> (u8, super::Verb, &Pattern, &[String], &[String]) {
+    // Program definitions first (they name what `by` lists use), then deny rules.
+    let group = match (r.effect, r.verb) {
+        (_, super::Verb::Program) => 0,
+        (Effect::Deny, _) => 1,
+        (Effect::Allow, _) => 2,
     };
-    (group, r.verb, &r.pattern, &r.comments)
+    (group, r.verb, &r.pattern, &r.by, &r.comments)
 }
 
 /// Quote a word if the profile tokenizer would not read it back unchanged.
@@ -99,6 +101,15 @@ pub fn render_rule(r: &Rule) -> String {
             out.push_str(&quote_if_needed(addr));
         }
         Pattern::Syscall(name) | Pattern::Host(name) => out.push_str(&quote_if_needed(name)),
+        Pattern::Program { name, path } => {
+            out.push_str(name);
+            out.push(' ');
+            out.push_str(&quote_if_needed(path));
+        }
+    }
+    if !r.by.is_empty() {
+        out.push_str(" by ");
+        out.push_str(&r.by.join(","));
     }
     out
 }
@@ -173,6 +184,7 @@ mod tests {
             pattern,
             comments: comments.iter().map(|s| s.to_string()).collect(),
             span: Span::default(),
+            by: Vec::new(),
         }
     }
 
@@ -343,6 +355,9 @@ mod tests {
                 })
                 .prop_map(Pattern::Host)
                 .boxed(),
+            Verb::Program => ("[a-z][a-z0-9_.+-]{0,8}", path())
+                .prop_map(|(name, path)| Pattern::Program { name, path })
+                .boxed(),
             _ => path().prop_map(Pattern::Path).boxed(),
         }
     }
@@ -352,9 +367,19 @@ mod tests {
             prop::sample::select(Verb::ALL.to_vec()),
             any::<bool>(),
             prop::collection::vec("[ -~]{0,12}", 0..3),
+            prop::collection::btree_set("[a-z][a-z0-9_.+-]{0,6}", 0..3),
         )
-            .prop_flat_map(|(verb, deny, comments)| {
+            .prop_flat_map(|(verb, deny, comments, by)| {
+                // `program` lines are never denied; only allow rules (not gated syscalls,
+                // not program lines) carry a `by` list.
+                let deny = deny && verb != Verb::Program;
+                let by: Vec<String> = if deny || matches!(verb, Verb::Program) {
+                    Vec::new()
+                } else {
+                    by.into_iter().collect()
+                };
                 pattern_for(verb).prop_map(move |pattern| Rule {
+                    by: by.clone(),
                     effect: if deny { Effect::Deny } else { Effect::Allow },
                     verb,
                     pattern,

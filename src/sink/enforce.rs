@@ -152,6 +152,8 @@ pub struct EnforceSink<'p> {
     owned: Owned,
     /// Calls that will create objects, by tid, until their exit.
     creating: HashMap<i32, Creating>,
+    /// Exec chains and the `by` lists they hold, by pid.
+    chains: super::chains::Chains,
 }
 
 impl<'p> EnforceSink<'p> {
@@ -199,6 +201,7 @@ impl<'p> EnforceSink<'p> {
             resolved_events: Vec::new(),
             owned: Owned::default(),
             creating: HashMap::new(),
+            chains: super::chains::Chains::default(),
         }
     }
 
@@ -279,7 +282,10 @@ impl<'p> EnforceSink<'p> {
     }
 
     /// Report a violation; `ev`, when a rule could allow it, feeds the diff's learner.
-    fn report(&mut self, v: Violation, ev: Option<Event>) {
+    fn report(&mut self, mut v: Violation, ev: Option<Event>) {
+        if v.chain.is_empty() {
+            v.chain = self.chains.text(v.pid);
+        }
         if !self.quiet {
             eprintln!("sbx: violation: {}", v.line());
         }
@@ -499,6 +505,7 @@ fn task_violation(
         object,
         reason,
         action,
+        chain: String::new(),
     }
 }
 
@@ -657,10 +664,11 @@ impl EnforceSink<'_> {
             return Ok(None);
         }
         let decision = match &t.object {
-            Object::Path(p) => self.policy.decide_owned(
+            Object::Path(p) => self.policy.decide_in(
+                self.chains.scope(stop.pid),
                 access,
                 &Object::Path(canonical_proc(p, stop.pid)),
-                &self.owned,
+                Some(&self.owned),
             ),
             Object::Socket(addr @ (SockAddr::Inet { .. } | SockAddr::Inet6 { .. })) => {
                 let proto = match sock_type {
@@ -685,7 +693,8 @@ impl EnforceSink<'_> {
                     SockAddr::Inet6 { addr: a, .. } => self.dns.book().names(IpAddr::from(*a)),
                     _ => &[],
                 };
-                return match self.policy.decide_net_named(
+                return match self.policy.decide_net_named_in(
+                    self.chains.scope(stop.pid),
                     net_verb(access),
                     Some(proto),
                     addr,
@@ -702,7 +711,9 @@ impl EnforceSink<'_> {
                     ))),
                 };
             }
-            o => self.policy.decide_owned(access, o, &self.owned),
+            o => self
+                .policy
+                .decide_in(self.chains.scope(stop.pid), access, o, Some(&self.owned)),
         };
         match decision {
             Decision::Allow => Ok(None),
@@ -1140,6 +1151,7 @@ impl EnforceSink<'_> {
             object,
             reason,
             action: self.action(),
+            chain: String::new(),
         }
     }
 
@@ -1780,7 +1792,12 @@ impl Sink for EnforceSink<'_> {
                     },
                     stop.pid,
                 ));
-                match self.policy.decide_owned(access, &obj, &self.owned) {
+                match self.policy.decide_in(
+                    self.chains.scope(stop.pid),
+                    access,
+                    &obj,
+                    Some(&self.owned),
+                ) {
                     Decision::Allow | Decision::AllowIfAbsent => Ok(Verdict::Allow),
                     Decision::Deny { verb, reason } => {
                         let why = format!(
@@ -1808,6 +1825,9 @@ impl Sink for EnforceSink<'_> {
         if !thread && let Some(g) = self.guard.as_mut() {
             g.forked(parent.pid, child);
         }
+        if !thread {
+            self.chains.fork(parent.pid, child);
+        }
         if let Some(rec) = self.recorder.as_mut() {
             rec.on_spawn(time_ns, parent, child, thread, via);
         }
@@ -1818,6 +1838,23 @@ impl Sink for EnforceSink<'_> {
     }
 
     fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>) -> Verdict {
+        // The program's identity (its script for an interpreter) extends the chain and
+        // narrows the `by` lists the process holds. Read now, at the exec event: the new
+        // program has not run, and no other task shares its fresh memory or argv.
+        let checked = self
+            .execs
+            .get(&former_tid.unwrap_or(task.tid))
+            .map(|(c, _)| c.clone());
+        let identity = crate::tracer::procfs::program_identity(
+            task.pid,
+            &task.proc.exe,
+            checked.as_deref(),
+            None,
+        );
+        let identity = identity.as_deref().unwrap_or(&task.proc.exe);
+        let label = super::chains::label(self.policy, &task.proc.exe, identity);
+        self.chains
+            .exec(self.policy, task.pid, task.proc.ppid == 0, identity, label);
         // An exec that only a probe rule admitted had to fail (the program was absent at the
         // check); it succeeded: the program appeared between the check and the exec, and runs.
         // See: tests/attacks.rs "exec admitted by a probe rule, the program made during the call"
@@ -1934,6 +1971,9 @@ impl Sink for EnforceSink<'_> {
     ) -> Verdict {
         self.watch.remove(&task.tid);
         self.creating.remove(&task.tid);
+        if process {
+            self.chains.exit(task.pid);
+        }
         self.dns.forget(task.tid);
         self.forget_waiting(task.tid);
         if let Some(rec) = self.recorder.as_mut() {

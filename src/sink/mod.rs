@@ -1,6 +1,7 @@
 //! Sinks connect the tracer to the pure core: `record` decodes and writes the trace, `enforce`
 //! decodes and asks the policy. Both share [`decode_stop`], so a decoding fix fixes both.
 
+pub mod chains;
 pub mod dns;
 pub mod enforce;
 pub mod owned;
