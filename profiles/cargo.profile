@@ -6,6 +6,14 @@
 
 include base
 
+# cargo (rustup's proxy, the toolchains' cargo, a distribution package): the identity of
+# `cargo` for rights bound to it. Build scripts and proc-macros run as their own programs.
+program cargo ${HOME}/.cargo/bin/cargo
+# The toolchains' cargo that rustup's proxy runs.
+program cargo ${HOME}/.rustup/toolchains/*/bin/cargo
+# cargo from a distribution package or a /usr/local install.
+program cargo /usr/{,local/}bin/cargo
+
 # rustup's proxies (cargo, rustc, rustdoc...) in cargo's bin directory.
 exec ${HOME}/.cargo/bin/*
 # The toolchains' programs (rustc, cargo, the linker wrapper).

@@ -4,6 +4,12 @@
 
 include base
 
+# git and its helpers (git-remote-https talks to the remote), the identity of `git` for
+# rights bound to it (a remote's credentials, the remote host).
+program git /usr/{,local/}bin/git
+# The helpers in git's exec path.
+program git /usr/{lib,local/libexec}/git-core/*
+
 # The git binary (distribution package or a /usr/local build).
 exec /usr/{,local/}bin/git
 # git runs its helpers (git-remote-http, git-upload-pack...) from its exec path.

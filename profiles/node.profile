@@ -4,6 +4,15 @@
 
 include base
 
+# npm's own code, the identity of `npm` for rights bound to it (`read ${HOME}/.npmrc by npm`):
+# npm-cli.js as installed with node (Debian, nodesource, official tarballs, nvm, the GitHub
+# runners' tool cache). An install script runs as `sh` and its own program, never as npm.
+program npm /usr/{,local/}lib/node_modules/npm/bin/npm-cli.js
+# npm installed by nvm (a node version per directory).
+program npm ${HOME}/.nvm/versions/node/*/lib/node_modules/npm/bin/npm-cli.js
+# npm in the GitHub runners' tool cache (actions/setup-node).
+program npm /opt/hostedtoolcache/node/*/{x64,arm64}/lib/node_modules/npm/bin/npm-cli.js
+
 # The node binary, as installed by Debian packages, nodesource and official tarballs.
 exec /usr/{,local/}bin/{node,nodejs}
 # npm and npx are node scripts started through their symlinks.

@@ -4,6 +4,11 @@
 
 include base
 
+# pip's entry scripts (a venv's bin/pip, /usr/bin/pip3, pyenv's versions): the identity of
+# `pip` for rights bound to it (an index token in pip.conf). A build backend or setup.py that
+# pip starts runs as python on its own script, not as pip.
+program pip /**/bin/pip{,3,3.[0-9]*}
+
 # The interpreter as installed by the distribution or built into /usr/local.
 exec /usr/{,local/}bin/python3*
 # The standard library and site-packages of the distribution interpreter.

@@ -138,7 +138,7 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
         eprintln!("{}", status.summary());
     }
     let allowed = s.take_allowed();
-    let (violations, events) = s.finish()?;
+    let (violations, events, chains) = s.finish()?;
     let w = match result {
         Ok(w) => w,
         Err(e) => return super::tracer_error(e),
@@ -153,9 +153,14 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
             includes: profile.includes.iter().map(|i| i.name.clone()).collect(),
             base: Some(profile.clone()),
             nameservers: super::profile::nameservers(),
+            // A profile that binds rights to programs gets its new rights bound too.
+            scope: policy.has_scopes(),
             ..LearnOptions::default()
         });
         learner.begin_trace(&header);
+        for (pid, chain) in &chains {
+            learner.set_chain(*pid, chain);
+        }
         for ev in &events {
             learner.observe(ev);
         }

@@ -199,6 +199,7 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
         nameservers: super::profile::nameservers(),
         answers_are_queries: true,
         project_area: true,
+        scope: !a.no_scope,
     });
     for t in &a.traces {
         let mut begun = false;

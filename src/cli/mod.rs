@@ -182,6 +182,10 @@ pub struct LearnArgs {
     /// Do not include any shipped snippet.
     #[arg(long)]
     pub no_includes: bool,
+    /// Learn every right for every process of the tree: no `by` lists binding secret places
+    /// and network peers to the programs that used them.
+    #[arg(long)]
+    pub no_scope: bool,
 }
 
 /// What enforce does on a violation.

@@ -140,6 +140,10 @@ pub struct LearnOptions {
     /// its secret-looking top-level names denied (docs/learning.md section 0). `sbx learn`
     /// turns it on; off by default (the enforce diff proposes rules one by one).
     pub project_area: bool,
+    /// Rights to secret places and network peers are bound to the programs on the exec
+    /// chains that used them (`by npm`, docs/learning.md "Rights bound to programs").
+    /// `sbx learn` turns it on (`--no-scope` off); off by default.
+    pub scope: bool,
 }
 
 impl Default for LearnOptions {
@@ -153,6 +157,7 @@ impl Default for LearnOptions {
             nameservers: Vec::new(),
             answers_are_queries: false,
             project_area: false,
+            scope: false,
         }
     }
 }
@@ -185,6 +190,11 @@ struct TraceCtx {
     book: DnsBook,
     /// What this trace's run created (provenance, by path).
     own: own::Ownership,
+    /// The programs on each live process's exec chain (names of `program` lines).
+    chains: std::collections::HashMap<i32, std::rc::Rc<BTreeSet<String>>>,
+    /// The known `program` definitions, expanded with this trace's variables (built at the
+    /// first exec of the trace).
+    programs: Option<Vec<(String, globset::GlobMatcher)>>,
 }
 
 /// The streaming learner. Feed it traces (`begin_trace` then `observe` per event), then
@@ -218,6 +228,14 @@ pub struct Learner {
     scopes: BTreeMap<(Verb, String), BTreeSet<String>>,
     /// `program` definitions learned for identities no snippet names: (name, path glob).
     programs: BTreeMap<String, BTreeSet<String>>,
+    /// The `by` lists of the base profile, to flag a widening.
+    base_scoped: BTreeMap<(Verb, String), BTreeSet<String>>,
+    /// Scoped rights some process without a known chain used (they stay global).
+    unscoped: BTreeSet<(Verb, String)>,
+    /// Loopback peers used, with their port: scoped unless the run listened on the port.
+    loopback_peers: BTreeMap<(Verb, String), u16>,
+    /// Ports the runs bound (their own servers).
+    bound_ports: BTreeSet<u16>,
     base_includes: Vec<String>,
     had_base: bool,
     /// Every trace started below HOME's level (not at HOME, an ancestor of it, or `/`): the
@@ -270,6 +288,10 @@ impl Learner {
             base_programs: Vec::new(),
             scopes: BTreeMap::new(),
             programs: BTreeMap::new(),
+            unscoped: BTreeSet::new(),
+            base_scoped: BTreeMap::new(),
+            loopback_peers: BTreeMap::new(),
+            bound_ports: BTreeSet::new(),
             base_includes: Vec::new(),
             had_base: false,
             cwd_area_ok: true,
@@ -334,11 +356,16 @@ impl Learner {
                 }
                 Pattern::Program { .. } => continue,
             };
-            if !rule.by.is_empty() {
+            if rule.by.is_empty() {
+                // A right the reviewer left global stays global.
+                self.unscoped.insert(key.clone());
+            } else {
                 self.scopes
                     .entry(key.clone())
                     .or_default()
                     .extend(rule.by.iter().cloned());
+                self.base_scoped
+                    .insert(key.clone(), rule.by.iter().cloned().collect());
             }
             // Every base allow rule is recorded (even without comments): it is kept as is.
             self.base_comments.insert(key, rule.comments);
@@ -375,6 +402,8 @@ impl Learner {
             forbidden,
             book: DnsBook::default(),
             own: own::Ownership::default(),
+            chains: std::collections::HashMap::new(),
+            programs: None,
         };
         let cmd: Vec<String> = header
             .argv
@@ -398,6 +427,17 @@ impl Learner {
         match &ev.kind {
             EventKind::Syscall(sc) => self.observe_syscall(ev, sc),
             EventKind::Exec(ex) => {
+                if self.opts.scope {
+                    let name = self.program_name(ev, ex.identity());
+                    let mut chain = self
+                        .ctx
+                        .chains
+                        .get(&ev.pid)
+                        .map(|c| (**c).clone())
+                        .unwrap_or_default();
+                    chain.insert(name);
+                    self.ctx.chains.insert(ev.pid, std::rc::Rc::new(chain));
+                }
                 self.add_path(ev, Verb::Exec, &ex.path);
                 // On another machine PATH may list other directories first, where the
                 // program is looked for (and not found) before it runs: `probe /**/NAME`.
@@ -418,7 +458,135 @@ impl Learner {
                     self.resolve.insert(r.name.clone());
                 }
             }
-            EventKind::Spawn(_) | EventKind::Exit(_) => {}
+            EventKind::Spawn(sp) => {
+                if !sp.thread
+                    && let Some(c) = self.ctx.chains.get(&ev.pid).cloned()
+                {
+                    self.ctx.chains.insert(sp.child, c);
+                }
+            }
+            EventKind::Exit(x) => {
+                if x.process {
+                    self.ctx.chains.remove(&ev.pid);
+                }
+            }
+        }
+    }
+
+    /// The `program` name for identity `path` (absolute): a shipped snippet's or the base
+    /// profile's when one of its globs matches, else a name learned from the file name
+    /// (with a `program` line for its generalized path).
+    fn program_name(&mut self, ev: &Event, path: &[u8]) -> String {
+        let g = generalize::generalize_path(path, ev.pid, ev.tid, &self.ctx.vars, &[]);
+        let known = known_programs(&self.base_programs);
+        if self.ctx.programs.is_none() {
+            // Asked of globset with the trace's own variables, as enforce will ask.
+            let text = |k: &str| -> String {
+                self.ctx
+                    .vars
+                    .iter()
+                    .find(|(n, _)| n == k)
+                    .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+                    .unwrap_or_default()
+            };
+            let env = crate::profile::vars::Env {
+                cwd: text("CWD"),
+                home: text("HOME"),
+                tmpdir: text("TMPDIR"),
+                vars: BTreeMap::new(),
+            };
+            let mut matchers = Vec::new();
+            for (name, globs) in &known {
+                for k in globs {
+                    if let Ok(e) = crate::profile::vars::expand(k, &env)
+                        && let Ok(m) = crate::profile::parse::glob_builder(&e).build()
+                    {
+                        matchers.push((name.clone(), m.compile_matcher()));
+                    }
+                }
+            }
+            self.ctx.programs = Some(matchers);
+        }
+        let text = crate::profile::vars::path_to_text(path);
+        let cand = globset::Candidate::new(text.as_ref());
+        if let Some((name, _)) = self
+            .ctx
+            .programs
+            .iter()
+            .flatten()
+            .find(|(_, m)| m.is_match_candidate(&cand))
+        {
+            return name.clone();
+        }
+        for (name, globs) in &self.programs {
+            if globs.contains(&g) {
+                return name.clone();
+            }
+        }
+        let file = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+        let mut stem: String = String::from_utf8_lossy(file)
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '+' | '-') {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .take(40)
+            .collect();
+        if !stem.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            stem.insert_str(0, "p-");
+        }
+        let mut name = stem.clone();
+        let mut n = 2;
+        while known.contains_key(&name) || self.programs.get(&name).is_some_and(|s| !s.contains(&g))
+        {
+            name = format!("{stem}-{n}");
+            n += 1;
+        }
+        self.programs.entry(name.clone()).or_default().insert(g);
+        name
+    }
+
+    /// Process `pid` runs with this exec chain (program identities, oldest first), as
+    /// enforce saw it: for the diff, whose events carry no execs.
+    pub fn set_chain(&mut self, pid: i32, identities: &[Vec<u8>]) {
+        if !self.opts.scope {
+            return;
+        }
+        let probe = Event {
+            time_ns: 0,
+            pid,
+            tid: pid,
+            proc: crate::event::ProcInfo::default(),
+            kind: EventKind::Exit(crate::event::Exit {
+                status: crate::event::ExitStatus::Code(0),
+                process: false,
+            }),
+        };
+        let names: BTreeSet<String> = identities
+            .iter()
+            .map(|id| self.program_name(&probe, id))
+            .collect();
+        self.ctx.chains.insert(pid, std::rc::Rc::new(names));
+    }
+
+    /// A scoped right (verb, key) was used by event `ev`'s process.
+    fn scope_use(&mut self, ev: &Event, key: (Verb, String)) {
+        if !self.opts.scope {
+            return;
+        }
+        match self.ctx.chains.get(&ev.pid) {
+            Some(c) if !c.is_empty() => {
+                self.scopes
+                    .entry(key)
+                    .or_default()
+                    .extend(c.iter().cloned());
+            }
+            _ => {
+                self.unscoped.insert(key);
+            }
         }
     }
 
@@ -663,6 +831,7 @@ impl Learner {
             if matches!(verb, Verb::Probe | Verb::Stat) {
                 self.exact.insert((verb, exact));
             } else {
+                self.scope_use(ev, (verb, exact.clone()));
                 self.secrets.insert((verb, exact));
             }
             return;
@@ -689,13 +858,21 @@ impl Learner {
         };
         // A peer is written by the name it was resolved from in this run (the latest), else
         // exactly; name servers of this machine as `${NAMESERVERS}`; loopback stays exact.
-        let inet = |ip: IpAddr, port: u16| -> Vec<(Proto, String)> {
+        let inet = |ip: IpAddr,
+                    port: u16,
+                    scoped: &mut bool,
+                    loopback: &mut bool|
+         -> Vec<(Proto, String)> {
             let ip = crate::dns::canonical(ip);
             let exact = match ip {
                 IpAddr::V4(v4) => v4.to_string(),
                 IpAddr::V6(v6) => format!("[{v6}]"),
             };
             let names = self.ctx.book.names(ip);
+            // Who may reach it: a peer that is no name server and no server of the run
+            // itself is bound to the programs that reached it.
+            *scoped = peer && !(port == crate::dns::PORT && self.opts.nameservers.contains(&ip));
+            *loopback = crate::dns::is_loopback(ip);
             let host = if !peer {
                 exact
             } else if port == crate::dns::PORT && self.opts.nameservers.contains(&ip) {
@@ -719,9 +896,28 @@ impl Learner {
                 _ => vec![(Proto::Tcp, a)],
             }
         };
+        let mut scoped = false;
+        let mut loopback = false;
+        let mut port_of = 0u16;
         let entries: Vec<(Proto, String)> = match addr {
-            SockAddr::Inet { addr, port } => inet(IpAddr::V4(Ipv4Addr::from(*addr)), *port),
-            SockAddr::Inet6 { addr, port, .. } => inet(IpAddr::V6(Ipv6Addr::from(*addr)), *port),
+            SockAddr::Inet { addr, port } => {
+                port_of = *port;
+                inet(
+                    IpAddr::V4(Ipv4Addr::from(*addr)),
+                    *port,
+                    &mut scoped,
+                    &mut loopback,
+                )
+            }
+            SockAddr::Inet6 { addr, port, .. } => {
+                port_of = *port;
+                inet(
+                    IpAddr::V6(Ipv6Addr::from(*addr)),
+                    *port,
+                    &mut scoped,
+                    &mut loopback,
+                )
+            }
             SockAddr::Unix(path) => {
                 let g = generalize::generalize_path(
                     path,
@@ -746,7 +942,17 @@ impl Learner {
             | SockAddr::Invalid { .. }
             | SockAddr::Netlink { protocol: None, .. } => Vec::new(),
         };
+        if verb == Verb::Bind && port_of != 0 {
+            self.bound_ports.insert(port_of);
+        }
         for (proto, a) in entries {
+            if scoped {
+                let key = (verb, net_text(proto, &a));
+                if loopback {
+                    self.loopback_peers.insert(key.clone(), port_of);
+                }
+                self.scope_use(ev, key);
+            }
             self.net.insert((verb, proto, a));
         }
     }
@@ -799,12 +1005,50 @@ impl Learner {
         let mut rules: Vec<Rule> = Vec::new();
         let mut project_deny: Option<Rule> = None;
         let mut area_active = false;
-        let scopes = &self.scopes;
-        let mut push = |verb: Verb, pattern: Pattern, comments: Vec<String>| {
-            let by = scopes
-                .get(&(verb, rule_key(&pattern)))
+        // Scoped rights: those a process without a known chain used stay global, and a
+        // loopback peer is bound only when the runs did not serve on its port themselves.
+        let scopes: BTreeMap<(Verb, String), BTreeSet<String>> = self
+            .scopes
+            .iter()
+            .filter(|(k, _)| {
+                !self.unscoped.contains(*k)
+                    && self
+                        .loopback_peers
+                        .get(*k)
+                        .is_none_or(|port| !self.bound_ports.contains(port))
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let scopes = &scopes;
+        let base_scoped = &self.base_scoped;
+        let mut push = |verb: Verb, pattern: Pattern, mut comments: Vec<String>| {
+            let key = (verb, rule_key(&pattern));
+            let by: Vec<String> = scopes
+                .get(&key)
                 .map(|s| s.iter().cloned().collect())
                 .unwrap_or_default();
+            // A right the profile bound to programs, now wanted by others: say so loudly
+            // (an install script asking for npm's token is the attack this binding stops).
+            if let Some(was) = base_scoped.get(&key) {
+                let to = if by.is_empty() {
+                    Some("every process of the workload".to_string())
+                } else {
+                    let new: Vec<&String> = by.iter().filter(|n| !was.contains(*n)).collect();
+                    (!new.is_empty()).then(|| {
+                        new.iter()
+                            .map(|s| s.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
+                };
+                if let Some(to) = to {
+                    let was: Vec<&str> = was.iter().map(String::as_str).collect();
+                    comments.push(format!(
+                        "WARNING: widens a right bound to {} to {to}: review who asked for it",
+                        was.join(",")
+                    ));
+                }
+            }
             rules.push(Rule {
                 effect: Effect::Allow,
                 verb,
@@ -981,7 +1225,48 @@ impl Learner {
         }
         rules.extend(self.base_deny.iter().cloned());
         rules.extend(self.base_programs.iter().cloned());
-        for (name, paths) in &self.programs {
+        // Every name a `by` list uses is defined: by an include, the base profile, a shipped
+        // snippet's definition copied here, or a program learned from the traces.
+        let used: BTreeSet<&String> = rules.iter().flat_map(|r| r.by.iter()).collect();
+        let mut defined: BTreeSet<String> = self
+            .base_programs
+            .iter()
+            .filter_map(|r| match &r.pattern {
+                Pattern::Program { name, .. } => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        let included = crate::profile::snippets::resolve(
+            &Profile {
+                includes: include_names
+                    .iter()
+                    .map(|n| crate::profile::Include {
+                        name: n.clone(),
+                        span: Span::default(),
+                    })
+                    .collect(),
+                ..Profile::default()
+            },
+            "learn",
+        )
+        .map(|r| r.rules)
+        .unwrap_or_default();
+        for (r, _) in &included {
+            if let Pattern::Program { name, .. } = &r.pattern {
+                defined.insert(name.clone());
+            }
+        }
+        let mut programs = self.programs.clone();
+        programs.retain(|name, _| used.contains(name));
+        for name in used {
+            if !defined.contains(name)
+                && !programs.contains_key(name)
+                && let Some(paths) = shipped_programs().get(name)
+            {
+                programs.insert(name.clone(), paths.iter().cloned().collect());
+            }
+        }
+        for (name, paths) in &programs {
             for path in paths {
                 rules.push(Rule {
                     effect: Effect::Allow,
@@ -1160,6 +1445,38 @@ fn include_globs(names: &[String]) -> BTreeMap<Verb, Vec<String>> {
                     .extend(texts.iter().map(|a| net_text(*proto, a)));
             }
             Pattern::Syscall(_) | Pattern::Host(_) | Pattern::Program { .. } => {}
+        }
+    }
+    out
+}
+
+/// The `program` definitions of every shipped snippet, by name (parsed once).
+fn shipped_programs() -> &'static BTreeMap<String, Vec<String>> {
+    static PROGRAMS: std::sync::OnceLock<BTreeMap<String, Vec<String>>> =
+        std::sync::OnceLock::new();
+    PROGRAMS.get_or_init(|| {
+        let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for name in crate::profile::snippets::names() {
+            let text = crate::profile::snippets::snippet(name).unwrap_or_default();
+            let Ok(p) = crate::profile::parse::parse_str(name, text) else {
+                continue;
+            };
+            for r in p.rules {
+                if let Pattern::Program { name, path } = r.pattern {
+                    out.entry(name).or_default().push(path);
+                }
+            }
+        }
+        out
+    })
+}
+
+/// The program names learn may use: the shipped snippets' and the base profile's.
+fn known_programs(base: &[Rule]) -> BTreeMap<String, Vec<String>> {
+    let mut out = shipped_programs().clone();
+    for r in base {
+        if let Pattern::Program { name, path } = &r.pattern {
+            out.entry(name.clone()).or_default().push(path.clone());
         }
     }
     out

@@ -14,6 +14,7 @@ use crate::policy::{CompiledPolicy, Scope};
 #[derive(Debug)]
 struct Link {
     label: String,
+    identity: Vec<u8>,
     parent: Option<Rc<Link>>,
 }
 
@@ -74,9 +75,22 @@ impl Chains {
         };
         let chain = Some(Rc::new(Link {
             label,
+            identity: identity.to_vec(),
             parent: base.chain,
         }));
         self.procs.insert(pid, Entry { scope, chain });
+    }
+
+    /// The program identities of `pid`'s chain, oldest first (for the diff's `by` lists).
+    pub fn identities(&self, pid: i32) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut link = self.procs.get(&pid).and_then(|e| e.chain.as_deref());
+        while let Some(l) = link {
+            out.push(l.identity.clone());
+            link = l.parent.as_deref();
+        }
+        out.reverse();
+        out
     }
 
     /// The process is gone.

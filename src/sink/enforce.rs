@@ -13,7 +13,7 @@ use crate::event::{
     Access, AccessSet, Event, EventKind, ExitStatus, Object, Outcome, PathObj, Resolved, SockAddr,
     SpawnVia, Syscall, Target,
 };
-use crate::policy::{CompiledPolicy, Decision, DenyReason};
+use crate::policy::{CompiledPolicy, Decision, DenyReason, Scope};
 use crate::profile::{Proto, Verb};
 use crate::report::{Action, Violation};
 use crate::show::{escape, sockaddr};
@@ -112,6 +112,8 @@ pub struct EnforceSink<'p> {
     pub violations: Vec<Violation>,
     /// The syscall events of the violations (for the diff: learn from profile + these).
     pub violation_events: Vec<Event>,
+    /// The exec chains (program identities, oldest first) of the violating processes.
+    violation_chains: HashMap<i32, Vec<Vec<u8>>>,
     recorder: Option<RecordSink<BufWriter<File>>>,
     watch: HashMap<i32, Watch>,
     /// The argument-race defence; `None` in audit mode (nothing is blocked anyway).
@@ -169,6 +171,7 @@ impl<'p> EnforceSink<'p> {
             quiet: false,
             violations: Vec::new(),
             violation_events: Vec::new(),
+            violation_chains: HashMap::new(),
             recorder: None,
             watch: HashMap::new(),
             guard: (mode != Mode::Audit).then(Guard::new),
@@ -256,8 +259,10 @@ impl<'p> EnforceSink<'p> {
         self
     }
 
-    /// Finish the recorder, if any.
-    pub fn finish(self) -> Result<(Vec<Violation>, Vec<Event>), Error> {
+    /// Finish the recorder, if any. Returns the violations, their events (with the names
+    /// resolved before them) and the exec chains of the violating processes.
+    #[allow(clippy::type_complexity)]
+    pub fn finish(self) -> Result<(Vec<Violation>, Vec<Event>, HashMap<i32, Vec<Vec<u8>>>), Error> {
         if let Some(r) = self.recorder {
             let w = r.finish()?;
             w.finish()
@@ -268,7 +273,7 @@ impl<'p> EnforceSink<'p> {
             // Names first: learning links the violating connects to them.
             events.splice(0..0, self.resolved_events);
         }
-        Ok((self.violations, events))
+        Ok((self.violations, events, self.violation_chains))
     }
 
     fn action(&self) -> Action {
@@ -286,6 +291,9 @@ impl<'p> EnforceSink<'p> {
         if v.chain.is_empty() {
             v.chain = self.chains.text(v.pid);
         }
+        self.violation_chains
+            .entry(v.pid)
+            .or_insert_with(|| self.chains.identities(v.pid));
         if !self.quiet {
             eprintln!("sbx: violation: {}", v.line());
         }
@@ -307,6 +315,9 @@ impl<'p> EnforceSink<'p> {
 }
 
 use crate::policy::self_view as canonical_proc;
+
+/// Why a right held by other programs is refused.
+const SCOPED_REASON: &str = "a rule allows it only to the programs of its `by` list, and this process's exec chain runs others";
 
 /// The path of a call with exactly one target, a path.
 fn only_path(sc: &Syscall) -> Option<&crate::event::PathObj> {
@@ -693,8 +704,9 @@ impl EnforceSink<'_> {
                     SockAddr::Inet6 { addr: a, .. } => self.dns.book().names(IpAddr::from(*a)),
                     _ => &[],
                 };
+                let scope = self.chains.scope(stop.pid);
                 return match self.policy.decide_net_named_in(
-                    self.chains.scope(stop.pid),
+                    scope,
                     net_verb(access),
                     Some(proto),
                     addr,
@@ -703,7 +715,20 @@ impl EnforceSink<'_> {
                     Decision::Allow | Decision::AllowIfAbsent => Ok(None),
                     Decision::Deny { verb, reason } => Ok(Some((
                         verb,
-                        reason_text(verb, &reason),
+                        if scope != Scope::ROOT
+                            && self.policy.has_scopes()
+                            && self.policy.decide_net_named_in(
+                                Scope::ROOT,
+                                net_verb(access),
+                                Some(proto),
+                                addr,
+                                names,
+                            ) == Decision::Allow
+                        {
+                            SCOPED_REASON.to_string()
+                        } else {
+                            reason_text(verb, &reason)
+                        },
                         match names.first() {
                             Some(n) => format!("{} ({n})", net_text(Some(proto), addr)),
                             None => net_text(Some(proto), addr),
@@ -715,8 +740,32 @@ impl EnforceSink<'_> {
                 .policy
                 .decide_in(self.chains.scope(stop.pid), access, o, Some(&self.owned)),
         };
+        // A right that only programs of a `by` list hold: say so, not "no rule".
+        let scoped = |this: &Self| {
+            let scope = this.chains.scope(stop.pid);
+            scope != Scope::ROOT
+                && this.policy.has_scopes()
+                && matches!(&t.object, Object::Path(_))
+                && this.policy.decide_in(
+                    Scope::ROOT,
+                    access,
+                    &match &t.object {
+                        Object::Path(p) => Object::Path(canonical_proc(p, stop.pid)),
+                        o => o.clone(),
+                    },
+                    Some(&this.owned),
+                ) == Decision::Allow
+        };
         match decision {
             Decision::Allow => Ok(None),
+            Decision::AllowIfAbsent if scoped(self) => Ok(Some((
+                Verb::Read,
+                SCOPED_REASON.into(),
+                object_text(&t.object),
+            ))),
+            Decision::Deny { verb, .. } if scoped(self) => {
+                Ok(Some((verb, SCOPED_REASON.into(), object_text(&t.object))))
+            }
             Decision::AllowIfAbsent => {
                 let path = match &t.object {
                     Object::Path(p) => p.effective().to_vec(),
