@@ -132,6 +132,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 env_names: vec![b"PATH".to_vec(), b"HOME".to_vec()],
                 former_tid: None,
                 program: None,
+                thinned: Vec::new(),
             }),
             _ => EventKind::Exit(Exit {
                 status: ExitStatus::Code(0),

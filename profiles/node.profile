@@ -47,3 +47,9 @@ read /proc/sys/vm/overcommit_memory
 read /usr/bin/ldd
 # npm and node-gyp read the node binary's own file (process.execPath).
 read /usr/{,local/}bin/{node,nodejs}
+# Registry tokens CI passes in the environment (npm reads them through ${NPM_TOKEN} in
+# .npmrc; actions/setup-node sets NODE_AUTH_TOKEN): only npm itself sees them, an install
+# script started by npm gets an environment without them.
+env NPM_TOKEN by npm
+# actions/setup-node's name for the same token.
+env NODE_AUTH_TOKEN by npm

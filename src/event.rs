@@ -109,6 +109,10 @@ pub struct Exec {
     /// named), absolute and symlink-free ([`crate::identity`]). Rights scoped with `by` are
     /// bound to identities. `None` in traces before format 6.
     pub program: Option<Vec<u8>>,
+    /// Environment variables sbx removed from the new program (an `env` rule keeps them for
+    /// other programs). Empty in traces before format 6.
+    #[serde(default)]
+    pub thinned: Vec<Vec<u8>>,
 }
 
 impl Exec {

@@ -387,6 +387,8 @@ pub struct CompiledPolicy {
     lists: Vec<(Vec<String>, GlobSet)>,
     /// `program` definitions: name -> the identities it matches.
     programs: Vec<(String, GlobSet)>,
+    /// `env NAME by LIST` rules: (variable name glob, list index).
+    env: Vec<(globset::GlobMatcher, u32)>,
     net: Vec<NetRule>,
     /// `resolve NAME` rules: (effect, name glob, rule index).
     resolve: Vec<(Effect, String, usize)>,
@@ -404,6 +406,7 @@ impl CompiledPolicy {
         let mut syscalls_allow = BTreeSet::new();
         let mut syscalls_deny = BTreeSet::new();
         let mut scoped_builders: BTreeMap<(Space, Verb, u32), SetBuilder> = BTreeMap::new();
+        let mut env_rules = Vec::new();
         let mut lists: Vec<Vec<String>> = Vec::new();
         // Program definitions first: a `by` list may name a program defined anywhere.
         let mut programs: BTreeMap<String, Vec<(String, globset::Glob)>> = BTreeMap::new();
@@ -604,6 +607,21 @@ impl CompiledPolicy {
                     };
                 }
                 Pattern::Program { .. } => {}
+                Pattern::Env(name) => {
+                    let glob = globset::GlobBuilder::new(name)
+                        .literal_separator(true)
+                        .build()
+                        .map_err(|e| {
+                            err(PolicyErrorKind::Glob {
+                                pattern: name.clone(),
+                                message: e.kind().to_string(),
+                            })
+                        })?;
+                    // Parsing requires a `by` list on every env rule.
+                    if let Some(l) = by {
+                        env_rules.push((glob.compile_matcher(), l));
+                    }
+                }
             }
         }
         let build_err = |rules: &[RuleRef], first: Option<usize>, e: globset::Error| {
@@ -676,6 +694,7 @@ impl CompiledPolicy {
             scoped,
             lists: compiled_lists,
             programs: program_sets,
+            env: env_rules,
             net,
             resolve: resolve_rules,
             syscalls_allow,
@@ -710,6 +729,28 @@ impl CompiledPolicy {
             .iter()
             .find(|(_, set)| set.is_match_candidate(&cand))
             .map(|(n, _)| n.as_str())
+    }
+
+    /// Whether some `env` rule names variables to keep from programs outside its list.
+    pub fn has_env_rules(&self) -> bool {
+        !self.env.is_empty()
+    }
+
+    /// Whether a program whose exec chain holds `scope` may see the environment variable
+    /// `name`: yes unless an `env` rule names it, and then only when one of the rules naming
+    /// it holds.
+    pub fn env_visible(&self, scope: Scope, name: &[u8]) -> bool {
+        let text = String::from_utf8_lossy(name);
+        let mut named = false;
+        for (m, l) in &self.env {
+            if m.is_match(text.as_ref()) {
+                if scope.holds(*l) {
+                    return true;
+                }
+                named = true;
+            }
+        }
+        !named
     }
 
     /// The program names of the `by` lists `scope` holds, for messages.
@@ -1504,6 +1545,31 @@ mod tests {
         assert!(matches!(connect(git), Decision::Deny { .. }));
     }
 
+    /// `env` rules: a named variable is visible only to programs whose chain holds one of
+    /// the rules naming it; other variables to everyone.
+    #[test]
+    fn env_rules_name_who_sees_a_variable() {
+        let p = policy(
+            "program npm /usr/lib/node_modules/npm/bin/npm-cli.js\n\
+             program pub /usr/bin/publish\n\
+             env NPM_TOKEN by npm\n\
+             env *_TOKEN by pub\n",
+        );
+        assert!(p.has_env_rules());
+        let npm = Scope::ROOT.exec(p.program_mask(b"/usr/lib/node_modules/npm/bin/npm-cli.js"));
+        let publish = Scope::ROOT.exec(p.program_mask(b"/usr/bin/publish"));
+        let script = npm.exec(p.program_mask(b"/usr/bin/dash"));
+        assert!(p.env_visible(npm, b"NPM_TOKEN"));
+        assert!(
+            p.env_visible(publish, b"NPM_TOKEN"),
+            "either rule naming it"
+        );
+        assert!(!p.env_visible(script, b"NPM_TOKEN"));
+        assert!(!p.env_visible(npm, b"GITHUB_TOKEN"));
+        assert!(p.env_visible(script, b"PATH"));
+        assert!(!policy("read /x\n").has_env_rules());
+    }
+
     #[test]
     fn scoped_rule_errors() {
         let env = env();
@@ -2221,6 +2287,7 @@ mod tests {
                 env_names: vec![],
                 former_tid: None,
                 program: None,
+                thinned: Vec::new(),
             }))
         };
         assert_eq!(pol.admits_event(&exec("/usr/bin/node")), none);

@@ -293,6 +293,10 @@ fn format_event_with(ev: &Event, arch: Arch, sem_of: &dyn Fn(&str) -> Option<Sem
             if let Some(p) = &x.program {
                 let _ = write!(s, " program={}", quote(p));
             }
+            if !x.thinned.is_empty() {
+                let names: Vec<String> = x.thinned.iter().map(|e| escape(e)).collect();
+                let _ = write!(s, " thinned=[{}]", names.join(", "));
+            }
             if let Some(t) = x.former_tid {
                 let _ = write!(s, " (from thread {t})");
             }
@@ -845,6 +849,7 @@ fn event_json_with(ev: &Event, arch: Arch, sem_of: &dyn Fn(&str) -> Option<Sem>)
             "env_names": x.env_names.iter().map(|e| bytes_json(e)).collect::<Vec<_>>(),
             "former_tid": x.former_tid,
             "program": x.program.as_ref().map(|p| bytes_json(p)),
+            "thinned": x.thinned.iter().map(|e| bytes_json(e)).collect::<Vec<_>>(),
         }),
         EventKind::Exit(x) => match x.status {
             ExitStatus::Code(code) => json!({"kind": "exit", "process": x.process, "code": code}),
@@ -1840,6 +1845,7 @@ mod tests {
                 env_names: vec![b"PATH".to_vec(), b"HOME".to_vec()],
                 former_tid: None,
                 program: None,
+                thinned: Vec::new(),
             }),
         );
         let cases: Vec<(Event, &str)> = vec![
@@ -2172,6 +2178,7 @@ mod tests {
                     env_names: vec![],
                     former_tid: None,
                     program: None,
+                    thinned: Vec::new(),
                 }),
             ),
             ev(
@@ -2204,6 +2211,7 @@ mod tests {
                     env_names: vec![],
                     former_tid: None,
                     program: None,
+                    thinned: Vec::new(),
                 }),
             ),
             ev(

@@ -92,6 +92,7 @@ fn exec_event(path: &str) -> Event {
             env_names: vec![],
             former_tid: None,
             program: None,
+            thinned: Vec::new(),
         }),
     }
 }

@@ -320,7 +320,7 @@ impl Learner {
                 }
                 continue;
             }
-            if matches!(rule.pattern, Pattern::Program { .. }) {
+            if matches!(rule.pattern, Pattern::Program { .. } | Pattern::Env(_)) {
                 self.base_programs.push(rule);
                 continue;
             }
@@ -354,7 +354,7 @@ impl Learner {
                     self.resolve.insert(name.clone());
                     (rule.verb, name.clone())
                 }
-                Pattern::Program { .. } => continue,
+                Pattern::Program { .. } | Pattern::Env(_) => continue,
             };
             if rule.by.is_empty() {
                 // A right the reviewer left global stays global.
@@ -1444,7 +1444,7 @@ fn include_globs(names: &[String]) -> BTreeMap<Verb, Vec<String>> {
                     .or_default()
                     .extend(texts.iter().map(|a| net_text(*proto, a)));
             }
-            Pattern::Syscall(_) | Pattern::Host(_) | Pattern::Program { .. } => {}
+            Pattern::Syscall(_) | Pattern::Host(_) | Pattern::Program { .. } | Pattern::Env(_) => {}
         }
     }
     out
@@ -1488,6 +1488,7 @@ fn rule_key(p: &Pattern) -> String {
         Pattern::Path(t) | Pattern::Syscall(t) | Pattern::Host(t) => t.clone(),
         Pattern::Net { proto, addr } => net_text(*proto, addr),
         Pattern::Program { name, path } => format!("{name} {path}"),
+        Pattern::Env(name) => format!("env {name}"),
     }
 }
 

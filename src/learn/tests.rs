@@ -134,6 +134,7 @@ fn exec(pid: i32, path: &str) -> Event {
             env_names: vec![],
             former_tid: None,
             program: None,
+            thinned: Vec::new(),
         }),
     )
 }
@@ -438,6 +439,7 @@ fn text(p: &Profile) -> String {
             Pattern::Net { proto, addr } => net_text(*proto, addr),
             Pattern::Syscall(n) | Pattern::Host(n) => n.clone(),
             Pattern::Program { name, path } => format!("{name} {path}"),
+            Pattern::Env(n) => n.clone(),
         };
         let eff = if r.effect == Effect::Deny {
             "deny "

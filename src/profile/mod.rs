@@ -72,10 +72,13 @@ pub enum Verb {
     Resolve,
     /// Not a right: `program NAME PATH-GLOB` names a program for `by` lists (issue 21).
     Program,
+    /// `env NAME-GLOB by PROGRAMS`: the environment variables only those programs may see;
+    /// sbx removes them from every other program's environment at its exec.
+    Env,
 }
 
 impl Verb {
-    pub const ALL: [Verb; 14] = [
+    pub const ALL: [Verb; 15] = [
         Verb::Own,
         Verb::Read,
         Verb::Write,
@@ -90,6 +93,7 @@ impl Verb {
         Verb::Syscall,
         Verb::Resolve,
         Verb::Program,
+        Verb::Env,
     ];
 
     pub fn name(self) -> &'static str {
@@ -108,6 +112,7 @@ impl Verb {
             Verb::Syscall => "syscall",
             Verb::Resolve => "resolve",
             Verb::Program => "program",
+            Verb::Env => "env",
         }
     }
 
@@ -198,6 +203,8 @@ pub enum Pattern {
     /// `program NAME PATH-GLOB`: the program identities (docs/profile-format.md) that `NAME`
     /// stands for in `by` lists. Several lines may name the same program.
     Program { name: String, path: String },
+    /// An environment variable name glob (`NPM_TOKEN`, `*_TOKEN`), for `env`.
+    Env(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

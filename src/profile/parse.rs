@@ -340,6 +340,14 @@ pub fn check_unix_pattern(text: &str) -> Result<(), ParseErrorKind> {
     }
 }
 
+/// An `env` rule's variable name glob: letters, digits, `_`, and the wildcards `*` `?`.
+pub fn valid_env_pattern(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 128
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '*' | '?'))
+}
+
 /// A program name of `program` lines and `by` lists: a letter, then letters, digits, `_.+-`.
 pub fn valid_program_name(s: &str) -> bool {
     s.len() <= 64
@@ -708,6 +716,28 @@ fn parse_tokens(tokens: &[Token], line_no: u32) -> Result<Parsed, (Span, ParseEr
             }
             Pattern::Syscall(obj.text.clone())
         }
+        Verb::Env => {
+            if effect == Effect::Deny {
+                return Err((
+                    span_of(verb_tok),
+                    ParseErrorKind::BadBy {
+                        message: "\"deny\" cannot apply to \"env\" (write env NAME by PROGRAMS: who may see the variable)".into(),
+                    },
+                ));
+            }
+            if !valid_env_pattern(&obj.text) {
+                return Err((
+                    span_of(obj),
+                    ParseErrorKind::BadBy {
+                        message: format!(
+                            "bad environment variable name {:?} (letters, digits, _, and * or ? as wildcards)",
+                            obj.text
+                        ),
+                    },
+                ));
+            }
+            Pattern::Env(obj.text.clone())
+        }
         Verb::Program => {
             if effect == Effect::Deny {
                 return Err((
@@ -792,6 +822,14 @@ fn parse_tokens(tokens: &[Token], line_no: u32) -> Result<Parsed, (Span, ParseEr
         }
     } else if let Some(extra) = tokens.get(used) {
         return Err(garbage(extra));
+    }
+    if verb == Verb::Env && by.is_empty() {
+        return Err((
+            span_of(last),
+            ParseErrorKind::BadBy {
+                message: "an env rule needs a \"by\" list: env NAME by PROGRAM,... (the programs that may see the variable)".into(),
+            },
+        ));
     }
     Ok(Parsed::Rule(Rule {
         effect,
@@ -955,6 +993,9 @@ mod tests {
         program_bad_name: "program 1npm /x" => "bad program name \"1npm\"";
         program_relative: "program npm bin/npm" => "relative path";
         deny_program: "deny program npm /x" => "cannot apply to \"program\"";
+        env_without_by: "env NPM_TOKEN" => "an env rule needs a \"by\" list";
+        env_bad_name: "env NPM-TOKEN by npm" => "bad environment variable name";
+        deny_env: "deny env NPM_TOKEN by npm" => "cannot apply to \"env\"";
         bad_syscall: "syscall Ptrace" => "bad syscall name";
         unknown_syscall: "syscall nosuchcall" => "unknown syscall \"nosuchcall\"";
         unknown_number: "syscall syscall_999" => "unknown syscall";
@@ -1009,7 +1050,7 @@ mod tests {
         assert_eq!(
             errs[0].render_with_source(text),
             "npm.profile:2:3: unknown verb \"raed\" (expected one of own, read, write, create, \
-             delete, exec, probe, stat, connect, bind, send, syscall, resolve, program, or include, deny); did you mean \"read\"?\n  |\n2 |   raed /etc/passwd\n  |   ^^^^"
+             delete, exec, probe, stat, connect, bind, send, syscall, resolve, program, env, or include, deny); did you mean \"read\"?\n  |\n2 |   raed /etc/passwd\n  |   ^^^^"
         );
     }
 

@@ -106,6 +106,7 @@ pub fn render_rule(r: &Rule) -> String {
             out.push(' ');
             out.push_str(&quote_if_needed(path));
         }
+        Pattern::Env(name) => out.push_str(name),
     }
     if !r.by.is_empty() {
         out.push_str(" by ");
@@ -355,6 +356,7 @@ mod tests {
                 })
                 .prop_map(Pattern::Host)
                 .boxed(),
+            Verb::Env => "[A-Z_][A-Z0-9_*?]{0,8}".prop_map(Pattern::Env).boxed(),
             Verb::Program => ("[a-z][a-z0-9_.+-]{0,8}", path())
                 .prop_map(|(name, path)| Pattern::Program { name, path })
                 .boxed(),
@@ -372,12 +374,16 @@ mod tests {
             .prop_flat_map(|(verb, deny, comments, by)| {
                 // `program` lines are never denied; only allow rules (not gated syscalls,
                 // not program lines) carry a `by` list.
-                let deny = deny && verb != Verb::Program;
-                let by: Vec<String> = if deny || matches!(verb, Verb::Program) {
+                let deny = deny && !matches!(verb, Verb::Program | Verb::Env);
+                let mut by: Vec<String> = if deny || matches!(verb, Verb::Program) {
                     Vec::new()
                 } else {
                     by.into_iter().collect()
                 };
+                // An env rule always names who may see the variable.
+                if verb == Verb::Env && by.is_empty() {
+                    by.push("npm".into());
+                }
                 pattern_for(verb).prop_map(move |pattern| Rule {
                     by: by.clone(),
                     effect: if deny { Effect::Deny } else { Effect::Allow },

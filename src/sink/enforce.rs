@@ -156,6 +156,8 @@ pub struct EnforceSink<'p> {
     creating: HashMap<i32, Creating>,
     /// Exec chains and the `by` lists they hold, by pid.
     chains: super::chains::Chains,
+    /// Environment variables already said to be removed (one note per name and run).
+    thinned_noted: std::collections::HashSet<Vec<u8>>,
 }
 
 impl<'p> EnforceSink<'p> {
@@ -205,6 +207,7 @@ impl<'p> EnforceSink<'p> {
             owned: Owned::default(),
             creating: HashMap::new(),
             chains: super::chains::Chains::default(),
+            thinned_noted: std::collections::HashSet::new(),
         }
     }
 
@@ -1904,6 +1907,49 @@ impl Sink for EnforceSink<'_> {
         let label = super::chains::label(self.policy, &task.proc.exe, identity);
         self.chains
             .exec(self.policy, task.pid, task.proc.ppid == 0, identity, label);
+        // Variables an `env` rule keeps for other programs leave this one's environment
+        // (not in audit mode, which changes nothing).
+        if self.policy.has_env_rules() && self.mode != Mode::Audit {
+            let scope = self.chains.scope(task.pid);
+            let policy = self.policy;
+            match crate::tracer::procfs::thin_environment(task.pid, &|name| {
+                policy.env_visible(scope, name)
+            }) {
+                Ok(names) => {
+                    for n in &names {
+                        if !self.quiet && self.thinned_noted.insert(n.clone()) {
+                            eprintln!(
+                                "sbx: note: {} removed from the environment of {} (an env rule keeps it for other programs; later removals are not shown)",
+                                escape(n),
+                                self.chains.text(task.pid)
+                            );
+                        }
+                    }
+                    if let Some(rec) = self.recorder.as_mut() {
+                        rec.exec_thinned(names);
+                    }
+                }
+                // Fail closed: the program must not run with what it may not see.
+                Err(e) => {
+                    let v = task_violation(
+                        time_ns,
+                        task,
+                        "execve",
+                        Verb::Exec,
+                        escape(identity),
+                        format!(
+                            "cannot remove the environment variables an env rule keeps from this program: {e}"
+                        ),
+                        Action::Killed,
+                    );
+                    self.report(v, None);
+                    if let Some(rec) = self.recorder.as_mut() {
+                        let _ = rec.on_exec(time_ns, task, former_tid);
+                    }
+                    return Verdict::Kill;
+                }
+            }
+        }
         // An exec that only a probe rule admitted had to fail (the program was absent at the
         // check); it succeeded: the program appeared between the check and the exec, and runs.
         // See: tests/attacks.rs "exec admitted by a probe rule, the program made during the call"
@@ -1997,6 +2043,7 @@ impl Sink for EnforceSink<'_> {
                         env_names: Vec::new(),
                         former_tid,
                         program: None,
+                        thinned: Vec::new(),
                     }),
                 };
                 self.report(v, Some(ev));

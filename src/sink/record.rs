@@ -34,6 +34,8 @@ pub struct RecordSink<W: Write> {
     dns: super::dns::DnsTracker,
     /// Whether the root of the tree has exec'd (before that it is sbx's own spawn code).
     root_exec_seen: bool,
+    /// The environment variables enforce removed from the program of the next exec event.
+    thinned: Vec<Vec<u8>>,
     /// When the trace was last flushed at a process boundary (event time).
     flushed_ns: u64,
     /// sbx's own files (the trace being written, the one it will replace): a workload that
@@ -48,6 +50,12 @@ pub struct RecordSink<W: Write> {
 const FLUSH_EVERY_NS: u64 = 100_000_000;
 
 impl<W: Write> RecordSink<W> {
+    /// The environment variables enforce removed from the program of the next exec event
+    /// (written with it: `sbx show` marks the exec).
+    pub fn exec_thinned(&mut self, names: Vec<Vec<u8>>) {
+        self.thinned = names;
+    }
+
     pub fn new(arch: Arch, writer: TraceWriter<W>) -> Self {
         RecordSink {
             arch,
@@ -56,6 +64,7 @@ impl<W: Write> RecordSink<W> {
             links: super::LinkCache::default(),
             dns: super::dns::DnsTracker::default(),
             root_exec_seen: false,
+            thinned: Vec::new(),
             flushed_ns: 0,
             own_files: Vec::new(),
         }
@@ -278,6 +287,7 @@ impl<W: Write> Sink for RecordSink<W> {
                 env_names,
                 former_tid,
                 program,
+                thinned: std::mem::take(&mut self.thinned),
             }),
         };
         let _ = self.write(&ev);

@@ -422,6 +422,7 @@ impl<R: Read> TraceReader<R> {
                     .collect::<Result<_, _>>()?,
                 former_tid,
                 program: None,
+                thinned: Vec::new(),
             }),
             WireKind::ExecProgram {
                 path,
@@ -429,8 +430,13 @@ impl<R: Read> TraceReader<R> {
                 env_names,
                 former_tid,
                 program,
+                thinned,
             } => EventKind::Exec(Exec {
                 program: program.map(|p| self.s(p)).transpose()?,
+                thinned: thinned
+                    .into_iter()
+                    .map(|t| self.s(t))
+                    .collect::<Result<_, _>>()?,
                 path: self.s(path)?,
                 argv: argv
                     .into_iter()
@@ -667,6 +673,11 @@ mod tests {
                     env_names: vec![b"PATH".to_vec(), b"HOME".to_vec()],
                     former_tid: (i % 2 == 0).then_some(tid),
                     program: (i % 4 == 1).then(|| b"/usr/lib/ls.js".to_vec()),
+                    thinned: if i % 4 == 1 {
+                        vec![b"NPM_TOKEN".to_vec()]
+                    } else {
+                        Vec::new()
+                    },
                 }),
                 2 => EventKind::Exit(Exit {
                     status: if i % 4 == 0 {
@@ -1193,6 +1204,7 @@ mod tests {
         for ev in &mut old {
             if let EventKind::Exec(x) = &mut ev.kind {
                 x.program = None;
+                x.thinned.clear();
             }
         }
         assert_eq!(decode(&v5).0.expect("v5 events"), old);

@@ -82,6 +82,8 @@ pub(crate) enum WireKind {
         env_names: Vec<u32>,
         former_tid: Option<i32>,
         program: Option<u32>,
+        /// Names of the environment variables sbx removed (`env` rules).
+        thinned: Vec<u32>,
     },
 }
 

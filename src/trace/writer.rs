@@ -275,12 +275,17 @@ impl<W: Write> TraceWriter<W> {
                     Some(p) => Some(self.intern(p)?),
                     None => None,
                 };
+                let mut thinned = Vec::with_capacity(x.thinned.len());
+                for t in &x.thinned {
+                    thinned.push(self.intern(t)?);
+                }
                 WireKind::ExecProgram {
                     path,
                     argv,
                     env_names,
                     former_tid: x.former_tid,
                     program,
+                    thinned,
                 }
             }
             EventKind::Exit(x) => WireKind::Exit {

@@ -202,6 +202,66 @@ pub fn resolve_arg(pid: i32, arg: &[u8]) -> Option<Vec<u8>> {
     Some(real.into_os_string().into_vec())
 }
 
+/// Remove from the environment of process `pid`, which has just exec'd, every variable
+/// `keep` refuses: its `NAME=value` string on the new stack is overwritten in place with
+/// `_SBX=` (or `_=`) and zeros, so the value is gone and the name no longer defined. Returns
+/// the names removed.
+///
+/// Race-free at the exec event: the new program has not run, and its fresh memory is shared
+/// with no other task (exec ends the other threads, and a vfork parent or `CLONE_VM` sibling
+/// keeps the old memory). `/proc/PID/mem` writes ignore page protections.
+pub fn thin_environment(pid: i32, keep: &dyn Fn(&[u8]) -> bool) -> std::io::Result<Vec<Vec<u8>>> {
+    use std::os::unix::fs::FileExt;
+    let stat = std::fs::read(format!("/proc/{pid}/stat"))?;
+    let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, "unreadable /proc/PID/stat");
+    let after = stat
+        .iter()
+        .rposition(|&b| b == b')')
+        .map(|i| &stat[i + 1..])
+        .ok_or_else(bad)?;
+    let fields: Vec<&[u8]> = after
+        .split(|&b| b == b' ')
+        .filter(|f| !f.is_empty())
+        .collect();
+    // Field 3 (state) is index 0: env_start is field 50, env_end field 51 (proc(5)).
+    let num = |i: usize| -> std::io::Result<u64> {
+        std::str::from_utf8(fields.get(i).ok_or_else(bad)?)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(bad)
+    };
+    let (start, end) = (num(47)?, num(48)?);
+    if end <= start || end - start > 64 << 20 {
+        return Err(bad());
+    }
+    let mem = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(format!("/proc/{pid}/mem"))?;
+    let mut env = vec![0u8; usize::try_from(end - start).map_err(|_| bad())?];
+    mem.read_exact_at(&mut env, start)?;
+    let mut removed = Vec::new();
+    let mut at = 0usize;
+    while at < env.len() {
+        let len = env[at..]
+            .iter()
+            .position(|&b| b == 0)
+            .unwrap_or(env.len() - at);
+        let s = &env[at..at + len];
+        if let Some(eq) = s.iter().position(|&b| b == b'=')
+            && !keep(&s[..eq])
+        {
+            removed.push(s[..eq].to_vec());
+            let mut blank = vec![0u8; len];
+            let tag: &[u8] = if len >= 5 { b"_SBX=" } else { b"_=" };
+            blank[..tag.len()].copy_from_slice(tag);
+            mem.write_all_at(&blank, start + at as u64)?;
+        }
+        at += len + 1;
+    }
+    Ok(removed)
+}
+
 /// The argv of process `pid` as the kernel holds it (`/proc/PID/cmdline`).
 pub fn cmdline(pid: i32) -> Vec<Vec<u8>> {
     let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
