@@ -39,6 +39,9 @@ read /sys/fs/cgroup/**
 # scripts, so `sh` and `node` are looked up there first; admitted only while absent.
 # See: tests/learn.rs (portability: a checkout at a different depth).
 probe /**/node_modules/.bin/*
+# Node looks for a package.json in the script's directory and every directory above it (the
+# module type); admitted only while absent, wherever the checkout is.
+probe /**/package.json
 # Node's resolver (c-ares) looks for these BSD/AIX resolver configs; admitted while absent.
 probe /etc/{netsvc,svc}.conf
 # V8 reads the kernel's overcommit policy to size its heap reservations.

@@ -32,3 +32,7 @@ mod net;
 /// Learned profiles across ecosystems (npm, pytest, cargo, autoconf+make, git, pip): S1-S5
 /// in kill mode and the tightness checks.
 mod ecosystems;
+
+/// Rights bound to programs (`by`): npm's token, registry and environment stay npm's, an
+/// install script that reaches for them is killed; a pipeline stage keeps its own peer.
+mod scoping;
