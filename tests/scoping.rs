@@ -40,19 +40,24 @@ impl Drop for Server {
 
 /// Start `node ARGS... PORTFILE` and wait for it to write its port to PORTFILE.
 fn serve(args: &[&OsStr], port_file: &Path) -> Server {
-    let child = Command::new("node")
-        .args(args)
-        .arg(port_file)
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("node");
+    let mut server = Server {
+        child: Command::new("node")
+            .args(args)
+            .arg(port_file)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("node"),
+        port: 0,
+    };
     let start = Instant::now();
     loop {
         if let Ok(p) = std::fs::read_to_string(port_file)
             && let Ok(port) = p.trim().parse()
         {
-            return Server { child, port };
+            server.port = port;
+            return server;
         }
+        // Dropping `server` on the panic kills and reaps the child.
         assert!(
             start.elapsed() < Duration::from_secs(20),
             "server did not start"
