@@ -23,12 +23,15 @@ read ${HOME}/.rustup/**
 # cargo's configuration (no credentials: those are in credentials.toml).
 read ${HOME}/.cargo/{config,config.toml}
 # The registry: index cache, downloaded .crate files and their unpacked sources, the tool's
-# own store whether this run finds it warm or cold. Poisoning risk: a build script may
-# rewrite another crate's sources under registry/src, which every later build compiles;
-# binding these writes to cargo itself is the scoping issue's work (docs/learning.md).
-own ${HOME}/.cargo/registry
-# git dependencies, checked out by cargo (same risk as the registry).
-own ${HOME}/.cargo/git
+# own store whether this run finds it warm or cold, read by everything that compiles.
+read ${HOME}/.cargo/registry/**
+# ...written by cargo alone: a build script or proc-macro (its own program, started by cargo)
+# rewriting another crate's sources under registry/src would poison every later build.
+own ${HOME}/.cargo/registry by cargo
+# git dependencies, read by everything that compiles them.
+read ${HOME}/.cargo/git/**
+# ...checked out by cargo alone (same risk as the registry).
+own ${HOME}/.cargo/git by cargo
 # cargo's lock on its package cache.
 own ${HOME}/.cargo/.package-cache
 # ...and the lock it takes to change the cache.

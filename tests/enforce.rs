@@ -379,8 +379,9 @@ fn udp_connect_is_learned_as_udp() {
     learn(d.path(), &[&net, "udpconnect", "127.0.0.1", &okp]);
     assert_eq!(received(&ok_u).as_deref(), Some(&b"hello"[..]));
     let prof = std::fs::read_to_string(d.join("p.profile")).unwrap();
+    // A peer the run did not serve itself is bound to the program that reached it.
     assert!(
-        prof.contains(&format!("connect udp 127.0.0.1:{okp}\n")),
+        prof.contains(&format!("connect udp 127.0.0.1:{okp} by net\n")),
         "{prof}"
     );
     assert!(!prof.contains("connect tcp"), "{prof}");

@@ -183,10 +183,11 @@ fn egress_by_host_name() {
     let (out, _) = step(&d, "learn", ZONE, &[sbx, "learn", trace, "-o", profile]);
     assert_eq!(out.code, Some(0), "learn: {}", out.stderr);
     let text = std::fs::read_to_string(profile).unwrap();
+    // Peers are bound to the programs that reached them (`by`, the fetcher's exec chain).
     for want in [
         "include dns\n",
-        "connect tcp registry.test:8080\n",
-        "connect tcp hosts-registry.test:8080\n",
+        "connect tcp registry.test:8080 by ",
+        "connect tcp hosts-registry.test:8080 by ",
     ] {
         assert!(text.contains(want), "missing {want:?} in\n{text}");
     }

@@ -38,32 +38,38 @@ impl Drop for Server {
     }
 }
 
+impl Server {
+    /// Start `cmd PORTFILE` and wait for it to write its port to PORTFILE.
+    fn start(cmd: &mut Command, port_file: &Path) -> Server {
+        let mut server = Server {
+            child: cmd
+                .arg(port_file)
+                .stdin(Stdio::null())
+                .spawn()
+                .expect("server"),
+            port: 0,
+        };
+        let start = Instant::now();
+        loop {
+            if let Ok(p) = std::fs::read_to_string(port_file)
+                && let Ok(port) = p.trim().parse()
+            {
+                server.port = port;
+                return server;
+            }
+            // Dropping `server` on the panic kills and reaps the child.
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
 /// Start `node ARGS... PORTFILE` and wait for it to write its port to PORTFILE.
 fn serve(args: &[&OsStr], port_file: &Path) -> Server {
-    let mut server = Server {
-        child: Command::new("node")
-            .args(args)
-            .arg(port_file)
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("node"),
-        port: 0,
-    };
-    let start = Instant::now();
-    loop {
-        if let Ok(p) = std::fs::read_to_string(port_file)
-            && let Ok(port) = p.trim().parse()
-        {
-            server.port = port;
-            return server;
-        }
-        // Dropping `server` on the panic kills and reaps the child.
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "server did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    Server::start(Command::new("node").args(args), port_file)
 }
 
 /// Pack spkg and serve it from a private registry that wants [`TOKEN`].
@@ -375,4 +381,153 @@ fn a_pipeline_stage_does_not_get_the_peer_of_another_stage() {
     assert_eq!(out.code, Some(124), "{}", out.stderr);
     assert!(!c.join("sent.txt").exists());
     assert!(out.stderr.contains("node put.js <- dash"), "{}", out.stderr);
+}
+
+/// A private Python index (`fixtures/scoping/pyindex.py`) that wants a token, named with it
+/// in pip's configuration; pip builds `pypkg` from its sdist in a venv.
+struct PySite {
+    proj: PathBuf,
+    home: PathBuf,
+}
+
+fn py_site(dir: &Dir, name: &str, depth: usize, port: u16, token: &str) -> PySite {
+    let mut proj = dir.join(name);
+    for i in 0..depth {
+        proj = proj.join(format!("d{i}"));
+    }
+    proj = proj.join("proj");
+    let home = dir.join(&format!("{name}-home"));
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::create_dir_all(home.join(".config/pip")).unwrap();
+    std::fs::write(
+        home.join(".config/pip/pip.conf"),
+        format!("[global]\nindex-url = http://ci:{token}@127.0.0.1:{port}/simple/\n"),
+    )
+    .unwrap();
+    // The venv is made without sbx, as a CI step before the install would.
+    bare(
+        "/usr/bin/python3",
+        ["-m", "venv", "--system-site-packages", "venv"],
+        &proj,
+    )
+    .assert_code(0);
+    PySite { proj, home }
+}
+
+fn pip_install(site: &PySite, port: u16, sbx: Option<&[&OsStr]>, attack: Option<&str>) -> Output {
+    let pip = [
+        "venv/bin/pip",
+        "install",
+        "-v",
+        "--no-cache-dir",
+        "--no-build-isolation",
+        "pypkg",
+    ];
+    let mut cmd = match sbx {
+        Some(args) => {
+            let mut c = Command::new(sbx_bin());
+            c.args(args).arg("--").args(pip);
+            c
+        }
+        None => {
+            let mut c = Command::new(site.proj.join(pip[0]));
+            c.args(&pip[1..]);
+            c
+        }
+    };
+    cmd.current_dir(&site.proj)
+        .env("HOME", &site.home)
+        .env("SBX_INDEX_PORT", port.to_string())
+        .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+        .env_remove("PIP_FIND_LINKS")
+        .env_remove("PIP_INDEX_URL")
+        .env_remove("PIP_CONFIG_FILE")
+        .env_remove("PYTHONDONTWRITEBYTECODE");
+    match attack {
+        Some(a) => cmd.env("SBX_ATTACK", a),
+        None => cmd.env_remove("SBX_ATTACK"),
+    };
+    run_guarded(cmd, Duration::from_secs(180))
+}
+
+/// What the installed module carries (empty when pypkg was not installed).
+fn installed_loot(site: &PySite) -> String {
+    let lib = site.proj.join("venv/lib");
+    std::fs::read_dir(&lib)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("site-packages/pypkg.py")).ok())
+        .next()
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_setup_py_started_by_pip_does_not_get_pips_index_token_or_index() {
+    let _heavy = heavy_shared();
+    let dir = Dir::new();
+    // The sdist, served by the private index.
+    let files = dir.join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    let src = dir.join("pypkg-src");
+    std::fs::create_dir_all(&src).unwrap();
+    for f in ["setup.py", "pypkg.py"] {
+        std::fs::copy(fixtures().join("pypkg").join(f), src.join(f)).unwrap();
+    }
+    bare(
+        "/usr/bin/python3",
+        [
+            OsStr::new("setup.py"),
+            OsStr::new("-q"),
+            OsStr::new("sdist"),
+            OsStr::new("-d"),
+            files.as_os_str(),
+        ],
+        &src,
+    )
+    .assert_code(0);
+    let token = "s3cret-index-token";
+    let index = Server::start(
+        Command::new("/usr/bin/python3")
+            .arg(fixtures().join("pyindex.py"))
+            .arg(&files)
+            .arg(token),
+        &dir.join("index.port"),
+    );
+    let port = index.port;
+
+    let a = py_site(&dir, "a", 0, port, token);
+    let trace = dir.join("a.bin");
+    let rec: Vec<&OsStr> = vec![OsStr::new("record"), OsStr::new("-o"), trace.as_os_str()];
+    pip_install(&a, port, Some(&rec), None).assert_code(0);
+    let profile = dir.join("pip.profile");
+    let text = learn(&trace, &profile, &[]);
+    assert!(
+        text.contains("read ${HOME}/.config/pip/pip.conf by pip"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("connect tcp 127.0.0.1:{port} by pip")),
+        "{text}"
+    );
+    let enforce: Vec<&OsStr> = vec![OsStr::new("enforce"), profile.as_os_str()];
+    let b = py_site(&dir, "b", 2, port, token);
+    pip_install(&b, port, Some(&enforce), None).assert_code(0);
+
+    for (attack, stolen) in [("config", token), ("index", "connected")] {
+        let bare_site = py_site(&dir, &format!("bare-{attack}"), 1, port, token);
+        let out = pip_install(&bare_site, port, None, Some(attack));
+        out.assert_code(0);
+        let got = installed_loot(&bare_site);
+        assert!(got.contains(stolen), "{attack} without sbx: {got:?}");
+        let s = py_site(&dir, &format!("sbx-{attack}"), 1, port, token);
+        let out = pip_install(&s, port, Some(&enforce), Some(attack));
+        assert_eq!(out.code, Some(124), "{attack}: {}", out.stderr);
+        assert!(!installed_loot(&s).contains(stolen), "{attack}");
+        assert!(
+            out.stderr.contains("only to the programs of its `by` list"),
+            "{attack}: {}",
+            out.stderr
+        );
+    }
 }

@@ -40,6 +40,9 @@ pub const HOME_SECRET_PLACES: &[&str] = &[
     ".config/gcloud",
     ".kube",
     ".pypirc",
+    // pip's configuration: an index URL with credentials (`user:token@`).
+    ".config/pip",
+    ".pip",
     ".password-store",
     ".local/share/keyrings",
     ".cargo/credentials",
