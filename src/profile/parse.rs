@@ -1014,7 +1014,7 @@ mod tests {
         let parsed = parse_str("example", example).map_err(|e| e.render_with_source(example));
         let parsed = parsed.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(parsed.header.len(), 2);
-        assert_eq!(parsed.rules.len(), 9);
+        assert_eq!(parsed.rules.len(), 12);
         assert_eq!(super::super::render::render(&parsed), example);
     }
 
