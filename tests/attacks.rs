@@ -789,7 +789,7 @@ fn attacks() -> Vec<Attack> {
             ..a(
                 "1 argument races",
                 "exec admitted by a probe rule, the program made during the call",
-                |_, f| v(&[&f.attack, "probe_exec", "attack", "300"]),
+                |_, f| v(&[&f.attack, "probe_exec", "attack", "1000"]),
                 |_, f| v(&[&f.attack, "probe_exec", "benign"]),
             )
         },
