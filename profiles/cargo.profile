@@ -6,13 +6,18 @@
 
 include base
 
-# cargo (rustup's proxy, the toolchains' cargo, a distribution package): the identity of
-# `cargo` for rights bound to it. Build scripts and proc-macros run as their own programs.
-program cargo ${HOME}/.cargo/bin/cargo
+# cargo: the identity of `cargo` for rights bound to it. Build scripts and proc-macros run
+# as their own programs (or inside rustc), never as cargo. rustup's proxies in .cargo/bin are
+# links to rustup, and a program's identity is the file that runs: rustup, which then runs
+# the toolchain's cargo (or rustc, which is not cargo). Where rustup lives does not follow
+# HOME (CARGO_HOME, RUSTUP_HOME; /usr/local in the rust Docker images).
+program cargo /**/.cargo/bin/{cargo,rustup}
 # The toolchains' cargo that rustup's proxy runs.
-program cargo ${HOME}/.rustup/toolchains/*/bin/cargo
-# cargo from a distribution package or a /usr/local install.
-program cargo /usr/{,local/}bin/cargo
+program cargo /**/.rustup/toolchains/*/bin/cargo
+# The rust Docker images (CARGO_HOME=/usr/local/cargo, RUSTUP_HOME=/usr/local/rustup).
+program cargo /usr/local/{cargo/bin/{cargo,rustup},rustup/toolchains/*/bin/cargo}
+# cargo from a distribution package.
+program cargo /usr/bin/cargo
 
 # rustup's proxies (cargo, rustc, rustdoc...) in cargo's bin directory.
 exec ${HOME}/.cargo/bin/*

@@ -1570,6 +1570,37 @@ mod tests {
         assert!(!policy("read /x\n").has_env_rules());
     }
 
+    /// The shipped `cargo` snippet: every compiler reads the registry, only cargo writes it
+    /// (a build script rewriting another crate's sources would poison later builds).
+    #[test]
+    fn cargo_snippet_binds_registry_writes_to_cargo() {
+        let p = policy("include cargo\n");
+        let home = "/home/u[1]";
+        let cargo = Scope::ROOT
+            .exec(p.program_mask(b"/root/.cargo/bin/rustup"))
+            .exec(p.program_mask(
+                b"/root/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/bin/cargo",
+            ));
+        let build_script =
+            cargo.exec(p.program_mask(b"/w/target/debug/build/x-1/build-script-build"));
+        let rustc = cargo.exec(
+            p.program_mask(b"/root/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/bin/rustc"),
+        );
+        let src = format!("{home}/.cargo/registry/src/index.crates.io-1/serde-1.0.0/src/lib.rs");
+        let decide = |s: Scope, a: Access| p.decide_in(s, AccessSet::of(a), &path(&src), None);
+        assert_eq!(decide(cargo, Access::Write), Decision::Allow);
+        assert!(matches!(
+            decide(build_script, Access::Write),
+            Decision::Deny { .. }
+        ));
+        assert!(matches!(
+            decide(rustc, Access::Write),
+            Decision::Deny { .. }
+        ));
+        assert_eq!(decide(build_script, Access::Read), Decision::Allow);
+        assert_eq!(decide(rustc, Access::Read), Decision::Allow);
+    }
+
     #[test]
     fn scoped_rule_errors() {
         let env = env();
