@@ -370,6 +370,33 @@ fn check_diff_profiles_and_syscalls_exit_codes() {
         "other.profile",
         "include base\nread /etc/hosts\nwrite /tmp/**\n",
     );
+    // A binding is part of what a profile allows: `by` lists are checked and diffed.
+    let unbound = d.write("unbound.profile", "include node\nread ${HOME}/.npmrc\n");
+    let bound = d.write(
+        "bound.profile",
+        "include node\nread ${HOME}/.npmrc by npm\n",
+    );
+    sbx_on("check", &bound).assert_code(0);
+    let undefined = d.write("undefined.profile", "read /etc/passwd by nosuch\n");
+    let out = sbx_on("check", &undefined);
+    out.assert_code(1);
+    assert!(
+        out.stderr
+            .contains("undefined.profile:1:1: unknown program \"nosuch\""),
+        "{}",
+        out.stderr
+    );
+    let widened = run_diff(&bound, &unbound);
+    widened.assert_code(1);
+    assert!(
+        widened
+            .stdout
+            .lines()
+            .any(|l| l == "-read ${HOME}/.npmrc by npm")
+            && widened.stdout.lines().any(|l| l == "+read ${HOME}/.npmrc"),
+        "{}",
+        widened.stdout
+    );
     let ne = run_diff(&good, &other);
     ne.assert_code(1);
     let lines: Vec<&str> = ne.stdout.lines().collect();

@@ -2054,3 +2054,160 @@ fn new_names_in_tmpdir_never_collapse_to_all_of_it() {
     assert!(!t.contains("create ${TMPDIR}/**"), "{t}");
     assert!(t.contains("create ${HOME}/.cache/tool/objects/**"), "{t}");
 }
+
+/// Rights bound to programs (docs/learning.md 7b): npm's secret and its peer are learned
+/// `by` the programs on the chains that used them; a `--base` binding is united with new
+/// users, under a WARNING; `scope: false` learns them global.
+#[test]
+fn secrets_and_peers_are_bound_to_the_programs_that_used_them() {
+    let npm_cli = "/usr/lib/node_modules/npm/bin/npm-cli.js";
+    let exec_prog = |pid: i32, path: &str, program: Option<&str>| {
+        event(
+            pid,
+            EventKind::Exec(Exec {
+                path: path.as_bytes().to_vec(),
+                argv: vec![path.as_bytes().to_vec()],
+                env_names: vec![],
+                former_tid: None,
+                program: program.map(|p| p.as_bytes().to_vec()),
+                thinned: Vec::new(),
+            }),
+        )
+    };
+    let spawn = |parent: i32, child: i32| {
+        event(
+            parent,
+            EventKind::Spawn(crate::event::Spawn {
+                child,
+                thread: false,
+                via: crate::event::SpawnVia::Fork,
+            }),
+        )
+    };
+    let connect = |pid: i32, addr: [u8; 4], port: u16| {
+        let mut e = sys(
+            pid,
+            "connect",
+            vec![Target {
+                access: AccessSet::of(Access::Connect),
+                object: Object::Socket(SockAddr::Inet { addr, port }),
+            }],
+            Outcome::Value(0),
+        );
+        if let EventKind::Syscall(s) = &mut e.kind {
+            s.sock_type = Some(1);
+        }
+        e
+    };
+    let npmrc = format!("{}/.npmrc", ENV_A.home);
+    let run = |script_reads: bool| Run {
+        header: header(&ENV_A),
+        events: vec![
+            exec_prog(100, "/usr/bin/env", Some(npm_cli)),
+            exec_prog(100, "/usr/bin/node", Some(npm_cli)),
+            open(100, &[Access::Read], &npmrc, Outcome::Value(3)),
+            connect(100, [104, 16, 1, 35], 443),
+            spawn(100, 101),
+            exec_prog(101, "/usr/bin/dash", None),
+            spawn(101, 102),
+            exec_prog(
+                102,
+                "/usr/bin/node",
+                Some("/work/A/proj/node_modules/x/install.js"),
+            ),
+            open(
+                102,
+                &[Access::Read],
+                if script_reads { &npmrc } else { "/etc/hosts" },
+                Outcome::Value(3),
+            ),
+            // The run's own server: not bound.
+            sys(
+                102,
+                "bind",
+                vec![Target {
+                    access: AccessSet::of(Access::Bind),
+                    object: Object::Socket(SockAddr::Inet {
+                        addr: [127, 0, 0, 1],
+                        port: 4000,
+                    }),
+                }],
+                Outcome::Value(0),
+            ),
+            connect(102, [127, 0, 0, 1], 4000),
+            // A loopback service the run did not serve: bound like any peer.
+            connect(102, [127, 0, 0, 1], 5432),
+        ],
+        needs: vec![],
+    };
+    let scoped = LearnOptions {
+        scope: true,
+        ..LearnOptions::default()
+    };
+    let p = learn_runs(&[&run(false)], scoped);
+    let t = crate::profile::render::render(&p);
+    assert!(t.contains("read ${HOME}/.npmrc by npm\n"), "{t}");
+    assert!(t.contains("connect tcp 104.16.1.35:443 by npm\n"), "{t}");
+    assert!(t.contains("connect tcp 127.0.0.1:4000\n"), "{t}");
+    assert!(
+        t.contains("connect tcp 127.0.0.1:5432 by dash,install.js,npm\n"),
+        "{t}"
+    );
+    assert!(
+        t.contains("program install.js ${CWD}/node_modules/x/install.js\n"),
+        "{t}"
+    );
+    // `npm` comes from the node snippet, which defines it: no program line unless it is
+    // not included.
+    assert!(
+        t.contains("program npm /usr/{,local/}lib/node_modules/npm/bin/npm-cli.js"),
+        "{t}"
+    );
+    // The profile compiles: every name of a `by` list is defined.
+    let env = crate::profile::vars::Env {
+        cwd: ENV_A.cwd.into(),
+        home: ENV_A.home.into(),
+        tmpdir: ENV_A.tmpdir.into(),
+        vars: Default::default(),
+    };
+    let resolved = crate::profile::snippets::resolve(&p, "learned").expect("resolves");
+    crate::policy::CompiledPolicy::compile(&resolved, &env).expect("compiles");
+
+    // --base: the binding is kept; a new user widens it, with a WARNING.
+    let base = p.clone();
+    let p2 = learn_runs(
+        &[&run(true)],
+        LearnOptions {
+            scope: true,
+            base: Some(base.clone()),
+            ..LearnOptions::default()
+        },
+    );
+    let t2 = crate::profile::render::render(&p2);
+    assert!(
+        t2.contains(
+            "# WARNING: widens a right bound to npm to dash, install.js: review who asked for it\nread ${HOME}/.npmrc by dash,install.js,npm\n"
+        ),
+        "{t2}"
+    );
+    // The same base with the old run changes nothing.
+    let p3 = learn_runs(
+        &[&run(false)],
+        LearnOptions {
+            scope: true,
+            base: Some(base),
+            ..LearnOptions::default()
+        },
+    );
+    let rules = |t: &str| -> String { t.lines().filter(|l| !l.starts_with("# ")).collect() };
+    assert_eq!(
+        rules(&crate::profile::render::render(&p3)),
+        rules(&t),
+        "learning is stable"
+    );
+
+    // Without scoping: global rules, no program lines.
+    let p4 = learn_runs(&[&run(false)], LearnOptions::default());
+    let t4 = crate::profile::render::render(&p4);
+    assert!(!t4.contains(" by ") && !t4.contains("program "), "{t4}");
+}
