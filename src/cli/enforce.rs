@@ -122,6 +122,7 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
             tty,
             a.profile.clone(),
             header.clone(),
+            policy.has_scopes(),
         )));
     }
     if let Some(out) = &a.output {
@@ -295,9 +296,12 @@ struct TtyAsker {
     typed: Vec<u8>,
     profile: std::path::PathBuf,
     header: crate::trace::Header,
-    /// The question on screen: its prompt (shown again after an answer sbx does not know)
-    /// and its event (an "allow always" learns the rule from it).
-    current: Option<(String, crate::event::Event)>,
+    /// The question on screen: its prompt (shown again after an answer sbx does not know),
+    /// its event (an "allow always" learns the rule from it) and the asker's exec chain.
+    current: Option<(String, crate::event::Event, Vec<Vec<u8>>)>,
+    /// The profile binds rights to programs: an "allow always" binds its rule to the
+    /// asker's programs instead of giving it to every process.
+    scoped: bool,
 }
 
 impl TtyAsker {
@@ -305,6 +309,7 @@ impl TtyAsker {
         tty: std::fs::File,
         profile: std::path::PathBuf,
         header: crate::trace::Header,
+        scoped: bool,
     ) -> TtyAsker {
         TtyAsker {
             tty,
@@ -312,17 +317,24 @@ impl TtyAsker {
             profile,
             header,
             current: None,
+            scoped,
         }
     }
 
     /// Learn the rule(s) for this one event and append them to the profile file.
-    fn append_rule(&self, ev: &crate::event::Event) -> anyhow::Result<Vec<String>> {
+    fn append_rule(
+        &self,
+        ev: &crate::event::Event,
+        chain: &[Vec<u8>],
+    ) -> anyhow::Result<Vec<String>> {
         use std::io::Write;
         let mut learner = Learner::new(LearnOptions {
             dir_threshold: 0,
+            scope: self.scoped,
             ..LearnOptions::default()
         });
         learner.begin_trace(&self.header);
+        learner.set_chain(ev.pid, chain);
         learner.observe(ev);
         let rules: Vec<String> = learner
             .finish()
@@ -390,7 +402,7 @@ impl TtyAsker {
 }
 
 impl sink::Asker for TtyAsker {
-    fn show(&mut self, v: &crate::report::Violation, ev: &crate::event::Event) {
+    fn show(&mut self, v: &crate::report::Violation, ev: &crate::event::Event, chain: &[Vec<u8>]) {
         let prompt = format!(
             "\nsbx: {}\n     syscall {}, thread {} stopped until you answer (other threads run on)\n     [o] allow once  [a] allow always (add to {})  [d] deny  [k] kill ? ",
             v.subject(),
@@ -399,7 +411,7 @@ impl sink::Asker for TtyAsker {
             self.profile.display()
         );
         self.say(&prompt);
-        self.current = Some((prompt, ev.clone()));
+        self.current = Some((prompt, ev.clone(), chain.to_vec()));
     }
 
     fn poll(&mut self, timeout: std::time::Duration) -> Option<sink::Answer> {
@@ -412,7 +424,11 @@ impl sink::Asker for TtyAsker {
         let answer = match line.trim() {
             "o" | "once" => sink::Answer::Once,
             "a" | "always" => {
-                let msg = match self.current.as_ref().map(|(_, ev)| self.append_rule(ev)) {
+                let msg = match self
+                    .current
+                    .as_ref()
+                    .map(|(_, ev, chain)| self.append_rule(ev, chain))
+                {
                     Some(Ok(rules)) => format!(
                         "sbx: added to {}: {}\n",
                         self.profile.display(),
@@ -431,7 +447,7 @@ impl sink::Asker for TtyAsker {
             "k" | "kill" => sink::Answer::Kill,
             _ => {
                 // Not an answer: ask again.
-                let prompt = self.current.as_ref().map(|(p, _)| p.clone());
+                let prompt = self.current.as_ref().map(|(p, _, _)| p.clone());
                 if let Some(p) = prompt
                     && !self.say(&p)
                 {

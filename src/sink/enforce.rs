@@ -53,8 +53,10 @@ pub enum Answer {
 /// The tracer keeps serving the other threads meanwhile, so asking is split in two: put the
 /// question, then look for the answer now and then.
 pub trait Asker: std::fmt::Debug {
-    /// Put the question (without waiting for the answer).
-    fn show(&mut self, v: &Violation, ev: &Event);
+    /// Put the question (without waiting for the answer). `chain`: the program identities
+    /// of the asking process's exec chain, oldest first (an "allow always" binds its rule
+    /// to them when the profile binds rights).
+    fn show(&mut self, v: &Violation, ev: &Event, chain: &[Vec<u8>]);
     /// The answer to the question shown last, waiting up to `timeout` for it; `None` while
     /// there is none yet. With no way left to answer (the terminal is gone): `Kill`.
     fn poll(&mut self, timeout: std::time::Duration) -> Option<Answer>;
@@ -1243,7 +1245,11 @@ impl Sink for EnforceSink<'_> {
             None => Some(Answer::Deny),
             Some(a) => {
                 if !self.showing {
-                    a.show(&q.violation, &q.event);
+                    a.show(
+                        &q.violation,
+                        &q.event,
+                        &self.chains.identities(q.violation.pid),
+                    );
                     self.showing = true;
                 }
                 a.poll(timeout)
