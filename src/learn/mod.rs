@@ -236,6 +236,10 @@ pub struct Learner {
     loopback_peers: BTreeMap<(Verb, String), u16>,
     /// Ports the runs bound (their own servers).
     bound_ports: BTreeSet<u16>,
+    /// The programs on the chains of the processes that wrote into a shared tool cache
+    /// ([`TOOL_CACHES`]), and whether one had no known chain.
+    cache_writers: BTreeSet<String>,
+    cache_unscoped: bool,
     base_includes: Vec<String>,
     had_base: bool,
     /// Every trace started below HOME's level (not at HOME, an ancestor of it, or `/`): the
@@ -292,6 +296,8 @@ impl Learner {
             base_scoped: BTreeMap::new(),
             loopback_peers: BTreeMap::new(),
             bound_ports: BTreeSet::new(),
+            cache_writers: BTreeSet::new(),
+            cache_unscoped: false,
             base_includes: Vec::new(),
             had_base: false,
             cwd_area_ok: true,
@@ -572,6 +578,17 @@ impl Learner {
         self.ctx.chains.insert(pid, std::rc::Rc::new(names));
     }
 
+    /// Event `ev`'s process wrote into a shared tool cache.
+    fn cache_use(&mut self, ev: &Event) {
+        if !self.opts.scope {
+            return;
+        }
+        match self.ctx.chains.get(&ev.pid) {
+            Some(c) if !c.is_empty() => self.cache_writers.extend(c.iter().cloned()),
+            _ => self.cache_unscoped = true,
+        }
+    }
+
     /// A scoped right (verb, key) was used by event `ev`'s process.
     fn scope_use(&mut self, ev: &Event, key: (Verb, String)) {
         if !self.opts.scope {
@@ -619,6 +636,11 @@ impl Learner {
             match &t.object {
                 Object::Path(p) => {
                     for verb in verbs {
+                        if matches!(verb, Verb::Write | Verb::Create | Verb::Delete)
+                            && in_tool_cache(p.effective())
+                        {
+                            self.cache_use(ev);
+                        }
                         if self.owned_access(ev, sc, verb, p, ok, missing) {
                             continue;
                         }
@@ -1021,12 +1043,25 @@ impl Learner {
             .collect();
         let scopes = &scopes;
         let base_scoped = &self.base_scoped;
+        // Writes into a shared tool cache are bound to the programs that wrote there.
+        let cache_writers: Vec<String> = if self.cache_unscoped {
+            Vec::new()
+        } else {
+            self.cache_writers.iter().cloned().collect()
+        };
         let mut push = |verb: Verb, pattern: Pattern, mut comments: Vec<String>| {
             let key = (verb, rule_key(&pattern));
-            let by: Vec<String> = scopes
+            let mut by: Vec<String> = scopes
                 .get(&key)
                 .map(|s| s.iter().cloned().collect())
                 .unwrap_or_default();
+            if by.is_empty()
+                && matches!(verb, Verb::Own | Verb::Write | Verb::Create | Verb::Delete)
+                && let Pattern::Path(p) = &pattern
+                && in_tool_cache(p.as_bytes())
+            {
+                by.clone_from(&cache_writers);
+            }
             // A right the profile bound to programs, now wanted by others: say so loudly
             // (an install script asking for npm's token is the attack this binding stops).
             if let Some(was) = base_scoped.get(&key) {
@@ -1448,6 +1483,21 @@ fn include_globs(names: &[String]) -> BTreeMap<Verb, Vec<String>> {
         }
     }
     out
+}
+
+/// Shared tool caches whose content later builds trust (cargo unpacks crates into
+/// `.cargo/registry/src` and checks out git dependencies into `.cargo/git`): writes there are
+/// bound to the programs that made them (a build script rewriting another crate's sources
+/// would poison every later build). Matched anywhere in a path, whatever CARGO_HOME is.
+const TOOL_CACHES: &[&[u8]] = &[b"/.cargo/registry", b"/.cargo/git"];
+
+/// Is `path` (a path or a pattern) a shared tool cache or inside one?
+fn in_tool_cache(path: &[u8]) -> bool {
+    TOOL_CACHES.iter().any(|c| {
+        path.windows(c.len())
+            .enumerate()
+            .any(|(i, w)| w == *c && matches!(path.get(i + c.len()), None | Some(b'/')))
+    })
 }
 
 /// The `program` definitions of every shipped snippet, by name (parsed once).

@@ -39,6 +39,9 @@ struct Root {
     /// How many of these are still there, and whether one went away.
     alive: u32,
     died: bool,
+    /// It was renamed onto its sibling whose name it extends (`targetXXXXXX` -> `target`,
+    /// a temp name for an atomic replace): the length of that sibling's name.
+    temp_for: Option<usize>,
 }
 
 /// A root's name with every random-looking segment replaced by its glob: the same for the
@@ -159,6 +162,7 @@ impl Ownership {
                         tid,
                         alive: 0,
                         died: false,
+                        temp_for: None,
                     });
                     r.alive += 1;
                 }
@@ -190,6 +194,23 @@ impl Ownership {
     /// `from` was renamed to `to`: what the run owned moves along; an object it did not
     /// create stays not its own under the new name (and replaces whatever was there).
     pub fn renamed(&mut self, from: &[u8], to: &[u8]) {
+        // A temp name for an atomic replace: `DIR/NAMExxxxxx` renamed onto `DIR/NAME`. The
+        // extra part is random whatever it looks like this time (cargo's `targetlzjxqa`).
+        if let (Some(fd), Some(td)) = (parent(from), parent(to))
+            && fd == td
+            && let Some(r) = self.roots.get_mut(&root_key(from))
+        {
+            let (fl, tl) = (&from[fd.len() + 1..], &to[td.len() + 1..]);
+            if fl.len() >= tl.len() + 3
+                && !tl.is_empty()
+                && fl.starts_with(tl)
+                && fl[tl.len()..]
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            {
+                r.temp_for = Some(tl.len());
+            }
+        }
         let owned = self.owns(from);
         let was_dir = self.dirs.contains_key(from);
         let moved: Vec<(Vec<u8>, bool)> = self
@@ -236,11 +257,21 @@ impl Ownership {
                 Some((d, l)) => (d, l),
                 None => continue,
             };
-            let random = last.contains(['*', '?']);
-            let shape = if random {
-                last.to_string()
-            } else {
-                transient_shape(last)
+            let temp = root.temp_for.and_then(|k| {
+                let name = path.rsplit(|&b| b == b'/').next()?;
+                (k < name.len()).then(|| {
+                    format!(
+                        "{}{}",
+                        generalize::escape_path(&name[..k]),
+                        "?".repeat(name.len() - k)
+                    )
+                })
+            });
+            let random = temp.is_some() || last.contains(['*', '?']);
+            let shape = match temp {
+                Some(t) => t,
+                None if random => last.to_string(),
+                None => transient_shape(last),
             };
             // A name the run threw away that has no random part (`conftest.c`, `a.txt`) is
             // the same on every run: a run killed before it removed it leaves it for the
@@ -557,6 +588,31 @@ mod tests {
         // A file the run did not make, renamed over an owned name: not owned.
         o.renamed(b"/w/src.txt", b"/w/.pytest_cache/v");
         assert!(!o.owns(b"/w/.pytest_cache/v"));
+    }
+
+    /// cargo makes `target` as `targetXXXXXX` and renames it: the extra part is random even
+    /// when it looks like a word (all lower case, 1 run in ~185), so the next run's name
+    /// still matches.
+    #[test]
+    fn a_temp_name_for_an_atomic_replace_keeps_its_length() {
+        for temp in ["targetlzjxqa", "targetSaCuuL"] {
+            let mut o = Ownership::default();
+            let from = format!("/w/{temp}");
+            o.created(from.as_bytes(), true, true, 1, 1);
+            o.created(format!("{from}/CACHEDIR.TAG").as_bytes(), false, true, 1, 1);
+            o.renamed(from.as_bytes(), b"/w/target");
+            o.created(b"/w/target", true, true, 1, 1);
+            let rules = o.rules(&vars(), &[]);
+            assert!(
+                rules.contains(&(Verb::Create, "${CWD}/target??????".to_string()))
+                    || rules.contains(&(Verb::Create, "${CWD}/target*".to_string())),
+                "{temp}: {rules:?}"
+            );
+            assert!(
+                !rules.iter().any(|(_, t)| t.contains(temp)),
+                "{temp}: {rules:?}"
+            );
+        }
     }
 
     #[test]

@@ -2215,3 +2215,104 @@ fn secrets_and_peers_are_bound_to_the_programs_that_used_them() {
         "{t4}"
     );
 }
+
+/// Writes into a shared tool cache (cargo's registry) are bound to the programs that made
+/// them; reads stay global (every compiler reads the sources).
+#[test]
+fn tool_cache_writes_are_bound_to_their_writers() {
+    let exec_prog = |pid: i32, path: &str| {
+        event(
+            pid,
+            EventKind::Exec(Exec {
+                path: path.as_bytes().to_vec(),
+                argv: vec![path.as_bytes().to_vec()],
+                env_names: vec![],
+                former_tid: None,
+                program: None,
+                thinned: Vec::new(),
+            }),
+        )
+    };
+    let spawn = |parent: i32, child: i32| {
+        event(
+            parent,
+            EventKind::Spawn(crate::event::Spawn {
+                child,
+                thread: false,
+                via: crate::event::SpawnVia::Fork,
+            }),
+        )
+    };
+    let reg = format!("{}/.cargo/registry/src/index-1/serde-1.0.0", ENV_A.home);
+    let run = |script_writes: bool| Run {
+        header: header(&ENV_A),
+        events: vec![
+            exec_prog(200, "/opt/rust/.cargo/bin/rustup"),
+            exec_prog(200, "/opt/rust/.rustup/toolchains/stable/bin/cargo"),
+            open(
+                200,
+                &[Access::Write],
+                &format!("{reg}/src/lib.rs"),
+                Outcome::Value(3),
+            ),
+            open(
+                200,
+                &[Access::Write],
+                &format!("{reg}/Cargo.toml"),
+                Outcome::Value(3),
+            ),
+            spawn(200, 201),
+            exec_prog(
+                201,
+                "/work/A/proj/target/debug/build/x-1/build-script-build",
+            ),
+            open(
+                201,
+                &[Access::Read],
+                &format!("{reg}/src/lib.rs"),
+                Outcome::Value(3),
+            ),
+            open(
+                201,
+                &[if script_writes {
+                    Access::Write
+                } else {
+                    Access::Read
+                }],
+                &format!("{reg}/src/de.rs"),
+                Outcome::Value(3),
+            ),
+        ],
+        needs: vec![],
+    };
+    let scoped = || LearnOptions {
+        scope: true,
+        ..LearnOptions::default()
+    };
+    let rules_under_cache = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| {
+                !l.starts_with('#') && l.contains("/.cargo/registry") && !l.starts_with("read ")
+            })
+            .map(str::to_string)
+            .collect()
+    };
+    let t = crate::profile::render::render(&learn_runs(&[&run(false)], scoped()));
+    let w = rules_under_cache(&t);
+    assert!(!w.is_empty(), "{t}");
+    assert!(w.iter().all(|l| l.ends_with(" by cargo")), "{t}");
+    assert!(
+        t.lines().any(|l| l.starts_with("read ")
+            && l.contains("/.cargo/registry")
+            && !l.contains(" by ")),
+        "{t}"
+    );
+    // A build script that wrote there too joins the list (the reviewer sees who).
+    let t = crate::profile::render::render(&learn_runs(&[&run(true)], scoped()));
+    let w = rules_under_cache(&t);
+    assert!(
+        w.iter()
+            .all(|l| l.ends_with(" by build-script-build,cargo")),
+        "{t}"
+    );
+}
