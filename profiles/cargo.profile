@@ -41,5 +41,13 @@ own ${HOME}/.cargo/git by cargo
 own ${HOME}/.cargo/.package-cache
 # ...and the lock it takes to change the cache.
 own ${HOME}/.cargo/.package-cache-mutate
+# cargo's SQLite database of when each cached crate was last used, and its journal: written
+# only when the stored times are a few minutes old, so a run recorded right after another
+# never shows the journal. See: docs/real-world.md cargo (a rebuild killed 7 minutes later).
+own ${HOME}/.cargo/.global-cache
+# ...the journal SQLite keeps beside it while it writes (rollback or WAL mode).
+own ${HOME}/.cargo/.global-cache-{journal,wal,shm}
+# SQLite opens the database's directory to sync it after a write (its list of names only).
+read ${HOME}/.cargo
 # On a fresh HOME cargo creates its home itself.
 create ${HOME}/.cargo

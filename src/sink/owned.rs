@@ -135,16 +135,32 @@ impl Provenance for Owned {
                 .is_ok_and(|m| self.set.contains(&(m.dev(), m.ino())))
     }
 
+    /// The path does not exist, and the nearest of its ancestors that does is a directory
+    /// the run created (`DIR/a/b` with neither `a` nor `b` made: what learn also takes as
+    /// the run's own). Opens are handed to the kernel symlink-free, so a symlink made there
+    /// after the check cannot lead the call elsewhere.
+    /// See: docs/real-world.md pip markupsafe (`pip-build-env-*/site/__pycache__/...`)
     fn absent_in_owned(&self, path: &[u8]) -> bool {
-        let Some(i) = path.iter().rposition(|&b| b == b'/').filter(|&i| i > 0) else {
-            return false;
-        };
-        !self.set.is_empty()
-            && matches!(
-                std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path)),
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT)
+        let missing = |p: &[u8]| {
+            matches!(
+                std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(p)),
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR))
             )
-            && self.owns(&path[..i])
+        };
+        if self.set.is_empty() || !missing(path) {
+            return false;
+        }
+        let mut cur = path;
+        for _ in 0..64 {
+            let Some(i) = cur.iter().rposition(|&b| b == b'/').filter(|&i| i > 0) else {
+                return false;
+            };
+            cur = &cur[..i];
+            if !missing(cur) {
+                return self.owns(cur);
+            }
+        }
+        false
     }
 }
 
@@ -201,6 +217,31 @@ mod tests {
         assert!(settle_creates(&mut ts).is_empty());
         assert_eq!(ts[0].access, del);
         assert!(ts[1].access.is_empty());
+    }
+
+    /// A missing path whose nearest existing ancestor the run made is the run's (pip's
+    /// `pip-build-env-*/site/__pycache__/x.pyc` lookups); below a directory it did not make,
+    /// or when the path exists, it is not.
+    #[test]
+    fn absent_paths_below_an_owned_directory() {
+        use crate::policy::Provenance;
+        let dir = tempfile::tempdir().unwrap();
+        let made = dir.path().join("made");
+        std::fs::create_dir(&made).unwrap();
+        let other = dir.path().join("other");
+        std::fs::create_dir(&other).unwrap();
+        std::fs::write(made.join("f"), "x").unwrap();
+        let mut owned = Owned::default();
+        owned.add_path(made.as_os_str().as_bytes());
+        owned.add_path(made.join("f").as_os_str().as_bytes());
+        let b = |p: std::path::PathBuf| p.into_os_string().into_vec();
+        use std::os::unix::ffi::OsStringExt;
+        assert!(owned.absent_in_owned(&b(made.join("x"))));
+        assert!(owned.absent_in_owned(&b(made.join("a/b/c.pyc"))));
+        assert!(owned.absent_in_owned(&b(made.join("f/under-a-file"))));
+        assert!(!owned.absent_in_owned(&b(made.join("f"))), "exists");
+        assert!(!owned.absent_in_owned(&b(other.join("a/b"))));
+        assert!(!owned.absent_in_owned(&b(dir.path().join("gone/a"))));
     }
 
     #[test]
