@@ -44,10 +44,11 @@ own ${HOME}/.cargo/.package-cache-mutate
 # cargo's SQLite database of when each cached crate was last used, and its journal: written
 # only when the stored times are a few minutes old, so a run recorded right after another
 # never shows the journal. See: docs/real-world.md cargo (a rebuild killed 7 minutes later).
-own ${HOME}/.cargo/.global-cache
+# Wherever CARGO_HOME is (a CI may share one outside HOME).
+own /**/.cargo/.global-cache
 # ...the journal SQLite keeps beside it while it writes (rollback or WAL mode).
-own ${HOME}/.cargo/.global-cache-{journal,wal,shm}
+own /**/.cargo/.global-cache-{journal,wal,shm}
 # SQLite opens the database's directory to sync it after a write (its list of names only).
-read ${HOME}/.cargo
+read /**/.cargo
 # On a fresh HOME cargo creates its home itself.
 create ${HOME}/.cargo

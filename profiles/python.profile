@@ -8,6 +8,9 @@ include base
 # `pip` for rights bound to it (an index token in pip.conf). A build backend or setup.py that
 # pip starts runs as python on its own script, not as pip.
 program pip /**/bin/pip{,3,3.[0-9]*}
+# pip runs itself as `python .../pip/__pip-runner__.py install ...` to fill a build
+# environment (build isolation): that is pip too.
+program pip /**/site-packages/pip/__pip-runner__.py
 
 # The interpreter as installed by the distribution or built into /usr/local.
 exec /usr/{,local/}bin/python3*
