@@ -143,20 +143,25 @@ fn site(dir: &Dir, name: &str, depth: usize, port: u16) -> Site {
 
 const NPM_INSTALL: &[&str] = &["npm", "install", "--no-audit", "--no-fund"];
 
-/// `npm install` in `site`, bare (`sbx` None) or under `sbx ARGS... --`, with the attack.
-fn npm_install(site: &Site, port: u16, sbx: Option<&[&OsStr]>, attack: Option<&str>) -> Output {
-    let mut cmd = match sbx {
+/// `ARGV` bare (`sbx` None) or under `sbx ARGS... -- ARGV`.
+fn command<'a>(sbx: Option<&[&OsStr]>, mut argv: impl Iterator<Item = &'a OsStr>) -> Command {
+    match sbx {
         Some(args) => {
             let mut c = Command::new(sbx_bin());
-            c.args(args).arg("--").args(NPM_INSTALL);
+            c.args(args).arg("--").args(argv);
             c
         }
         None => {
-            let mut c = Command::new(NPM_INSTALL[0]);
-            c.args(&NPM_INSTALL[1..]);
+            let mut c = Command::new(argv.next().expect("a program"));
+            c.args(argv);
             c
         }
-    };
+    }
+}
+
+/// `npm install` in `site`, bare (`sbx` None) or under `sbx ARGS... --`, with the attack.
+fn npm_install(site: &Site, port: u16, sbx: Option<&[&OsStr]>, attack: Option<&str>) -> Output {
+    let mut cmd = command(sbx, NPM_INSTALL.iter().map(OsStr::new));
     cmd.current_dir(&site.proj)
         .env("HOME", &site.home)
         .env("NPM_TOKEN", ENV_TOKEN)
@@ -181,6 +186,17 @@ fn learn(trace: &Path, out: &Path, extra: &[&str]) -> String {
     learn_cli(&[trace], out, extra)
 }
 
+/// Record a benign install in site A and learn it: (trace, profile path, profile text).
+fn recorded_npm_profile(dir: &Dir, port: u16) -> (PathBuf, PathBuf, String) {
+    let a = site(dir, "a", 0, port);
+    let trace = dir.join("a.bin");
+    let rec: Vec<&OsStr> = vec![OsStr::new("record"), OsStr::new("-o"), trace.as_os_str()];
+    npm_install(&a, port, Some(&rec), None).assert_code(0);
+    let profile = dir.join("npm.profile");
+    let text = learn(&trace, &profile, &[]);
+    (trace, profile, text)
+}
+
 #[test]
 fn npm_install_scripts_do_not_inherit_npms_token_registry_or_environment() {
     let _heavy = heavy_shared();
@@ -188,13 +204,7 @@ fn npm_install_scripts_do_not_inherit_npms_token_registry_or_environment() {
     let reg = registry(&dir);
     let port = reg.port;
 
-    // Record a benign install in A, learn.
-    let a = site(&dir, "a", 0, port);
-    let trace = dir.join("a.bin");
-    let rec: Vec<&OsStr> = vec![OsStr::new("record"), OsStr::new("-o"), trace.as_os_str()];
-    npm_install(&a, port, Some(&rec), None).assert_code(0);
-    let profile = dir.join("npm.profile");
-    let text = learn(&trace, &profile, &[]);
+    let (trace, profile, text) = recorded_npm_profile(&dir, port);
     assert!(text.contains("read ${HOME}/.npmrc by npm\n"), "{text}");
     assert!(
         text.contains(&format!("connect tcp 127.0.0.1:{port} by npm\n")),
@@ -275,12 +285,7 @@ fn audit_diff_widens_a_binding_only_with_a_warning() {
     let dir = Dir::new();
     let reg = registry(&dir);
     let port = reg.port;
-    let a = site(&dir, "a", 0, port);
-    let trace = dir.join("a.bin");
-    let rec: Vec<&OsStr> = vec![OsStr::new("record"), OsStr::new("-o"), trace.as_os_str()];
-    npm_install(&a, port, Some(&rec), None).assert_code(0);
-    let profile = dir.join("npm.profile");
-    learn(&trace, &profile, &[]);
+    let (_, profile, _) = recorded_npm_profile(&dir, port);
     let s = site(&dir, "audit", 1, port);
     let audit: Vec<&OsStr> = vec![
         OsStr::new("enforce"),
@@ -327,18 +332,7 @@ fn a_pipeline_stage_does_not_get_the_peer_of_another_stage() {
         std::fs::write(proj.join("get.js"), get).unwrap();
         std::fs::write(proj.join("put.js"), put).unwrap();
         let pipeline = ["sh", "-c", "node get.js | node put.js"];
-        let mut cmd = match sbx {
-            Some(args) => {
-                let mut c = Command::new(sbx_bin());
-                c.args(args).arg("--").args(pipeline);
-                c
-            }
-            None => {
-                let mut c = Command::new("sh");
-                c.args(&pipeline[1..]);
-                c
-            }
-        };
+        let mut cmd = command(sbx.as_deref(), pipeline.iter().map(OsStr::new));
         cmd.current_dir(proj).env("PORT", port.to_string());
         if attack {
             cmd.env("SBX_ATTACK", "1");
@@ -423,18 +417,9 @@ fn pip_install(site: &PySite, port: u16, sbx: Option<&[&OsStr]>, attack: Option<
         "--no-build-isolation",
         "pypkg",
     ];
-    let mut cmd = match sbx {
-        Some(args) => {
-            let mut c = Command::new(sbx_bin());
-            c.args(args).arg("--").args(pip);
-            c
-        }
-        None => {
-            let mut c = Command::new(site.proj.join(pip[0]));
-            c.args(&pip[1..]);
-            c
-        }
-    };
+    let exe = site.proj.join(pip[0]);
+    let argv = std::iter::once(exe.as_os_str()).chain(pip[1..].iter().map(OsStr::new));
+    let mut cmd = command(sbx, argv);
     cmd.current_dir(&site.proj)
         .env("HOME", &site.home)
         .env("SBX_INDEX_PORT", port.to_string())

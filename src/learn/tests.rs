@@ -139,6 +139,33 @@ fn exec(pid: i32, path: &str) -> Event {
     )
 }
 
+/// An exec event whose program identity (an interpreter's script) is `program`.
+fn exec_prog(pid: i32, path: &str, program: Option<&str>) -> Event {
+    event(
+        pid,
+        EventKind::Exec(Exec {
+            path: path.as_bytes().to_vec(),
+            argv: vec![path.as_bytes().to_vec()],
+            env_names: vec![],
+            former_tid: None,
+            program: program.map(|p| p.as_bytes().to_vec()),
+            thinned: Vec::new(),
+        }),
+    )
+}
+
+/// `parent` forked `child` (a process, not a thread).
+fn spawn(parent: i32, child: i32) -> Event {
+    event(
+        parent,
+        EventKind::Spawn(crate::event::Spawn {
+            child,
+            thread: false,
+            via: crate::event::SpawnVia::Fork,
+        }),
+    )
+}
+
 fn connect(pid: i32, addr: SockAddr) -> Event {
     sys(
         pid,
@@ -2061,29 +2088,6 @@ fn new_names_in_tmpdir_never_collapse_to_all_of_it() {
 #[test]
 fn secrets_and_peers_are_bound_to_the_programs_that_used_them() {
     let npm_cli = "/usr/lib/node_modules/npm/bin/npm-cli.js";
-    let exec_prog = |pid: i32, path: &str, program: Option<&str>| {
-        event(
-            pid,
-            EventKind::Exec(Exec {
-                path: path.as_bytes().to_vec(),
-                argv: vec![path.as_bytes().to_vec()],
-                env_names: vec![],
-                former_tid: None,
-                program: program.map(|p| p.as_bytes().to_vec()),
-                thinned: Vec::new(),
-            }),
-        )
-    };
-    let spawn = |parent: i32, child: i32| {
-        event(
-            parent,
-            EventKind::Spawn(crate::event::Spawn {
-                child,
-                thread: false,
-                via: crate::event::SpawnVia::Fork,
-            }),
-        )
-    };
     let connect = |pid: i32, addr: [u8; 4], port: u16| {
         let mut e = sys(
             pid,
@@ -2220,35 +2224,12 @@ fn secrets_and_peers_are_bound_to_the_programs_that_used_them() {
 /// them; reads stay global (every compiler reads the sources).
 #[test]
 fn tool_cache_writes_are_bound_to_their_writers() {
-    let exec_prog = |pid: i32, path: &str| {
-        event(
-            pid,
-            EventKind::Exec(Exec {
-                path: path.as_bytes().to_vec(),
-                argv: vec![path.as_bytes().to_vec()],
-                env_names: vec![],
-                former_tid: None,
-                program: None,
-                thinned: Vec::new(),
-            }),
-        )
-    };
-    let spawn = |parent: i32, child: i32| {
-        event(
-            parent,
-            EventKind::Spawn(crate::event::Spawn {
-                child,
-                thread: false,
-                via: crate::event::SpawnVia::Fork,
-            }),
-        )
-    };
     let reg = format!("{}/.cargo/registry/src/index-1/serde-1.0.0", ENV_A.home);
     let run = |script_writes: bool| Run {
         header: header(&ENV_A),
         events: vec![
-            exec_prog(200, "/opt/rust/.cargo/bin/rustup"),
-            exec_prog(200, "/opt/rust/.rustup/toolchains/stable/bin/cargo"),
+            exec_prog(200, "/opt/rust/.cargo/bin/rustup", None),
+            exec_prog(200, "/opt/rust/.rustup/toolchains/stable/bin/cargo", None),
             open(
                 200,
                 &[Access::Write],
@@ -2265,6 +2246,7 @@ fn tool_cache_writes_are_bound_to_their_writers() {
             exec_prog(
                 201,
                 "/work/A/proj/target/debug/build/x-1/build-script-build",
+                None,
             ),
             open(
                 201,

@@ -337,6 +337,10 @@ impl<R: Read> TraceReader<R> {
             .ok_or(ReadErrorKind::UndefinedString(id))
     }
 
+    fn strs(&self, ids: Vec<u32>) -> Result<Vec<Vec<u8>>, ReadErrorKind> {
+        ids.into_iter().map(|id| self.s(id)).collect()
+    }
+
     fn s_opt(&self, id: Option<u32>) -> Result<Option<Vec<u8>>, ReadErrorKind> {
         id.map(|id| self.s(id)).transpose()
     }
@@ -412,14 +416,8 @@ impl<R: Read> TraceReader<R> {
                 former_tid,
             } => EventKind::Exec(Exec {
                 path: self.s(path)?,
-                argv: argv
-                    .into_iter()
-                    .map(|a| self.s(a))
-                    .collect::<Result<_, _>>()?,
-                env_names: env_names
-                    .into_iter()
-                    .map(|e| self.s(e))
-                    .collect::<Result<_, _>>()?,
+                argv: self.strs(argv)?,
+                env_names: self.strs(env_names)?,
                 former_tid,
                 program: None,
                 thinned: Vec::new(),
@@ -432,21 +430,12 @@ impl<R: Read> TraceReader<R> {
                 program,
                 thinned,
             } => EventKind::Exec(Exec {
-                program: program.map(|p| self.s(p)).transpose()?,
-                thinned: thinned
-                    .into_iter()
-                    .map(|t| self.s(t))
-                    .collect::<Result<_, _>>()?,
                 path: self.s(path)?,
-                argv: argv
-                    .into_iter()
-                    .map(|a| self.s(a))
-                    .collect::<Result<_, _>>()?,
-                env_names: env_names
-                    .into_iter()
-                    .map(|e| self.s(e))
-                    .collect::<Result<_, _>>()?,
+                argv: self.strs(argv)?,
+                env_names: self.strs(env_names)?,
                 former_tid,
+                program: self.s_opt(program)?,
+                thinned: self.strs(thinned)?,
             }),
             WireKind::Exit { status, process } => EventKind::Exit(Exit {
                 status: match status {
