@@ -267,6 +267,21 @@ impl Ownership {
                     )
                 })
             });
+            // A name thrown away directly in TMPDIR with mkstemp's shape (a prefix, then six
+            // letters or digits, no extension: make's `GmXXXXXX`) is random whatever its six
+            // look like this time (`Gmabcdef`, all lower case, about one run in 185).
+            let temp = temp.or_else(|| {
+                let b = last.as_bytes();
+                (dir_text == "${TMPDIR}"
+                    && root.died
+                    && !survived
+                    && !root.dir
+                    && b.len() >= 7
+                    && b.len() <= 16
+                    && b.iter().all(u8::is_ascii_alphanumeric)
+                    && b[..b.len() - 6].iter().any(u8::is_ascii_alphabetic))
+                .then(|| format!("{}??????", &last[..last.len() - 6]))
+            });
             let random = temp.is_some() || last.contains(['*', '?']);
             let shape = match temp {
                 Some(t) => t,
@@ -611,6 +626,28 @@ mod tests {
             assert!(
                 !rules.iter().any(|(_, t)| t.contains(temp)),
                 "{temp}: {rules:?}"
+            );
+        }
+    }
+
+    /// make's temp files in TMPDIR (`GmXXXXXX`): six random letters or digits that may all
+    /// be lower case; the shape keeps their length.
+    #[test]
+    fn mkstemp_names_thrown_away_in_tmpdir_keep_their_length() {
+        for name in ["Gmabcdef", "GmAb1cDe", "Gm123456"] {
+            let mut o = Ownership::default();
+            let p = format!("/t/{name}");
+            o.created(p.as_bytes(), false, true, 1, 1);
+            o.deleted(p.as_bytes());
+            let rules = o.rules(&vars(), &[]);
+            assert!(
+                rules.iter().any(|(v, t)| *v == Verb::Create
+                    && (t == "${TMPDIR}/Gm??????" || t == "${TMPDIR}/Gm*")),
+                "{name}: {rules:?}"
+            );
+            assert!(
+                !rules.iter().any(|(_, t)| t.contains(name)),
+                "{name}: {rules:?}"
             );
         }
     }
