@@ -239,6 +239,21 @@ pub fn nameservers(text: &str) -> Vec<IpAddr> {
         .collect()
 }
 
+/// Is `addr` (a TCP peer) one of the run's own servers: listening on that address and port,
+/// or on the wildcard address and that port while `addr` is a loopback address?
+pub fn own_listener(own: &[(IpAddr, u16)], addr: &crate::event::SockAddr) -> bool {
+    let (ip, port) = match addr {
+        crate::event::SockAddr::Inet { addr, port } => (IpAddr::from(*addr), *port),
+        crate::event::SockAddr::Inet6 { addr, port, .. } => (IpAddr::from(*addr), *port),
+        _ => return false,
+    };
+    let ip = canonical(ip);
+    own.iter().any(|(l, p)| {
+        let l = canonical(*l);
+        *p == port && (l == ip || (l.is_unspecified() && is_loopback(ip)))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -77,6 +77,40 @@ pub const SECCOMP_FILTER_FLAG_NEW_LISTENER: u64 = 8;
 /// build needs them: refused in every mode, and never allowable by a profile.
 pub const TERMINAL_INJECTION: &[(u64, &str)] = &[(0x5412, "TIOCSTI"), (0x541C, "TIOCLINUX")];
 
+/// Socket options that change where a socket's packets go, after sbx checked the peer at
+/// `connect` (`(level, optname, name)`): IPv4 options carry a source route (`IP_OPTIONS`
+/// with LSRR/SSRR: the packet goes to the first hop listed); IPv6 routing headers (type 4
+/// segment routing, type 2) do the same; `IPV6_2292PKTOPTIONS` sets any of them as a sticky
+/// option block; `IPV6_NEXTHOP` picks the next hop. Refused in every enforce mode, and no
+/// profile rule can allow them. The same numbers on x86_64 and aarch64.
+pub const ROUTING_SOCKOPTS: &[(u64, u64, &str)] = &[
+    (0, 4, "IP_OPTIONS"),
+    (41, 5, "IPV6_2292RTHDR"),
+    (41, 6, "IPV6_2292PKTOPTIONS"),
+    (41, 9, "IPV6_NEXTHOP"),
+    (41, 57, "IPV6_RTHDR"),
+];
+
+/// Control messages of `sendmsg` that change where that message goes (`(level, type,
+/// name)`): `IP_RETOPTS` sets IPv4 options (a source route) for the datagram, the IPv6
+/// routing headers and `IPV6_NEXTHOP` as in [`ROUTING_SOCKOPTS`]. The tracer refuses them
+/// (the filter cannot read ancillary data); no profile rule can allow them.
+pub const ROUTING_CMSGS: &[(u32, u32, &str)] = &[
+    (0, 7, "IP_RETOPTS"),
+    (41, 5, "IPV6_2292RTHDR"),
+    (41, 9, "IPV6_NEXTHOP"),
+    (41, 57, "IPV6_RTHDR"),
+];
+
+/// The route-changing option `setsockopt(fd, level, optname, ...)` sets, if it is one
+/// (level and optname compared on their low 32 bits, as the kernel reads them).
+pub fn routing_sockopt(level: u64, optname: u64) -> Option<&'static str> {
+    ROUTING_SOCKOPTS
+        .iter()
+        .find(|(l, o, _)| *l == level & 0xffff_ffff && *o == optname & 0xffff_ffff)
+        .map(|(_, _, name)| *name)
+}
+
 /// The terminal-injecting request named by ioctl's `cmd` argument (its low 32 bits, as the
 /// kernel reads it), if it is one.
 pub fn terminal_injection(cmd: u64) -> Option<&'static str> {
@@ -102,6 +136,13 @@ pub fn refused_by_args(
             (
                 format!("ioctl({req})"),
                 "pushes input into a terminal, which the user's shell would run after sbx: never allowed".into(),
+                false,
+            )
+        }),
+        "setsockopt" => routing_sockopt(args[1], args[2]).map(|opt| {
+            (
+                format!("setsockopt({opt})"),
+                "the option re-routes the socket's packets past the peer its connect was checked for: never allowed under enforce".into(),
                 false,
             )
         }),
@@ -339,6 +380,51 @@ fn cond32(arg: u8, op: SeccompCmpOp, value: u64) -> SeccompCondition {
         .unwrap_or_else(|_| unreachable!("argument index {arg} < 6"))
 }
 
+/// `setsockopt(fd, level, optname, ...)` of a [`ROUTING_SOCKOPTS`] option: one rule each.
+fn routing_sockopt_rules() -> Vec<SeccompRule> {
+    ROUTING_SOCKOPTS
+        .iter()
+        .map(|(level, opt, _)| {
+            rule(vec![
+                cond32(1, SeccompCmpOp::Eq, *level),
+                cond32(2, SeccompCmpOp::Eq, *opt),
+            ])
+        })
+        .collect()
+}
+
+/// The calls that act on another process (a signal, a pidfd, a priority, a resource limit,
+/// scheduling, memory placement, an fd's signal owner), stopped in enforce only when they
+/// can reach one, so that the tracer refuses targets outside the traced tree
+/// (`sink::targets`): a signal other than 0 (0 only asks whether a process exists), a pid
+/// other than 0 (the caller itself), `F_SETOWN`/`F_SETOWN_EX`. `None` for other calls;
+/// an empty list stops every call. The gated ones (`pidfd_getfd`, `kcmp`,
+/// `process_madvise`) are stopped where a `syscall` rule allows them.
+pub fn process_target_rules(name: &str) -> Option<Vec<SeccompRule>> {
+    use SeccompCmpOp::{Eq, Ne};
+    const F_SETOWN: u64 = 8;
+    const F_SETOWN_EX: u64 = 15;
+    Some(match name {
+        "kill" | "tkill" => vec![rule(vec![cond32(1, Ne, 0)])],
+        "tgkill" => vec![rule(vec![cond32(2, Ne, 0)])],
+        "rt_sigqueueinfo" | "rt_tgsigqueueinfo" | "pidfd_send_signal" | "pidfd_open"
+        | "pidfd_getfd" | "kcmp" | "process_madvise" => vec![],
+        "prlimit64" | "sched_setaffinity" | "sched_setscheduler" | "sched_setparam"
+        | "sched_setattr" | "migrate_pages" | "move_pages" => vec![rule(vec![cond32(0, Ne, 0)])],
+        // (PRIO_PROCESS 0, who 0) and (IOPRIO_WHO_PROCESS 1, who 0) are the caller itself.
+        "setpriority" => vec![rule(vec![cond32(0, Ne, 0)]), rule(vec![cond32(1, Ne, 0)])],
+        "ioprio_set" => vec![rule(vec![cond32(0, Ne, 1)]), rule(vec![cond32(1, Ne, 0)])],
+        "fcntl" => vec![
+            rule(vec![cond32(1, Eq, F_SETOWN)]),
+            rule(vec![cond32(1, Eq, F_SETOWN_EX)]),
+        ],
+        _ => return None,
+    })
+}
+
+/// `ioctl` requests that set an fd's signal owner: FIOSETOWN, SIOCSPGRP.
+const OWNER_IOCTLS: [u64; 2] = [0x8901, 0x8902];
+
 /// `ioctl(fd, TIOCSTI or TIOCLINUX, ...)`: one rule per request.
 fn terminal_injection_rules() -> Vec<SeccompRule> {
     TERMINAL_INJECTION
@@ -559,9 +645,31 @@ impl Builder<'_> {
                         vec![rule(vec![cond32(0, SeccompCmpOp::Eq, PR_SET_SECCOMP)])],
                     );
                 }
-                // Enforce: the tracer refuses them (record answers EPERM in filter 2).
+                // Enforce: the tracer refuses them (record answers EPERM in filter 2), and
+                // decides the target of a signal owner set through one.
                 Class::Free if !record && d.name == "ioctl" => {
-                    rules.insert(nr, terminal_injection_rules());
+                    let mut r = terminal_injection_rules();
+                    r.extend(
+                        OWNER_IOCTLS
+                            .iter()
+                            .map(|req| rule(vec![cond32(1, SeccompCmpOp::Eq, *req)])),
+                    );
+                    rules.insert(nr, r);
+                }
+                // Enforce: the tracer refuses them and says why.
+                Class::Free if !record && d.name == "setsockopt" => {
+                    rules.insert(nr, routing_sockopt_rules());
+                }
+                Class::Free | Class::Gated if !record => {
+                    let allowed = match &self.spec.mode {
+                        FilterMode::Enforce { allowed_gated, .. } => {
+                            d.class == Class::Free || allowed_gated.iter().any(|a| a == d.name)
+                        }
+                        FilterMode::Record => false,
+                    };
+                    if allowed && let Some(r) = process_target_rules(d.name) {
+                        rules.insert(nr, r);
+                    }
                 }
                 _ => {}
             }
@@ -867,6 +975,107 @@ mod tests {
             None,
             "another operation"
         );
+    }
+
+    /// The trace filter stops exactly the route-changing socket options in enforce (their
+    /// level and name compared on the low 32 bits), and none in record; ordinary options
+    /// (TCP_NODELAY, SO_REUSEADDR, IPV6_V6ONLY) run without a stop.
+    #[test]
+    fn routing_socket_options_stop_in_enforce() {
+        let trace = u32::from(SeccompAction::Trace(0));
+        let allow = u32::from(SeccompAction::Allow);
+        for arch in [Arch::X86_64, Arch::Aarch64] {
+            let nr = arch.by_name("setsockopt").expect("setsockopt").nr;
+            let mut sp = spec(enforce(&[], Refuse::Kill), false, false);
+            sp.arch = arch;
+            let progs = build(&sp).expect("build");
+            let t = &progs[2];
+            let at =
+                |level: u64, opt: u64| run_bpf(t, nr, arch.audit_arch(), [3, level, opt, 0, 0, 0]);
+            let hi = 1u64 << 32;
+            for (level, opt, name) in ROUTING_SOCKOPTS {
+                assert_eq!(at(*level, *opt), trace, "{name}");
+                assert_eq!(at(*level | hi, *opt | hi), trace, "{name}, high bits");
+                assert_eq!(routing_sockopt(*level | hi, *opt), Some(*name));
+                let (what, _, allowable) =
+                    refused_by_args("setsockopt", &[3, *level, *opt, 0, 0, 0], |_| true)
+                        .expect("refused");
+                assert!(what.contains(name) && !allowable);
+            }
+            for (level, opt) in [(6, 1), (1, 2), (41, 26), (0, 1), (1, 25)] {
+                assert_eq!(at(level, opt), allow, "({level}, {opt})");
+                assert_eq!(
+                    refused_by_args("setsockopt", &[3, level, opt, 0, 0, 0], |_| true),
+                    None
+                );
+            }
+            let mut rec = spec(FilterMode::Record, false, false);
+            rec.arch = arch;
+            let r = build(&rec).expect("build");
+            assert_eq!(
+                run_bpf(&r[3], nr, arch.audit_arch(), [3, 41, 57, 0, 0, 0]),
+                allow
+            );
+        }
+    }
+
+    /// Calls that act on other processes stop in enforce only when they can reach one.
+    #[test]
+    fn process_target_calls_stop_only_when_they_can_reach_another_process() {
+        let trace = u32::from(SeccompAction::Trace(0));
+        let allow = u32::from(SeccompAction::Allow);
+        for arch in [Arch::X86_64, Arch::Aarch64] {
+            let mut sp = spec(enforce(&["kcmp"], Refuse::Kill), false, false);
+            sp.arch = arch;
+            let progs = build(&sp).expect("build");
+            let at = |name: &str, args: [u64; 6]| {
+                let nr = arch.by_name(name).unwrap_or_else(|| panic!("{name}")).nr;
+                run_bpf(&progs[2], nr, arch.audit_arch(), args)
+            };
+            let hi = 1u64 << 32;
+            assert_eq!(at("kill", [123, 0, 0, 0, 0, 0]), allow, "signal 0");
+            assert_eq!(
+                at("kill", [123, hi, 0, 0, 0, 0]),
+                allow,
+                "signal 0, high bits"
+            );
+            assert_eq!(at("kill", [123, 15, 0, 0, 0, 0]), trace);
+            assert_eq!(at("kill", [0, 15, 0, 0, 0, 0]), trace, "own group");
+            assert_eq!(at("tgkill", [1, 1, 0, 0, 0, 0]), allow);
+            assert_eq!(at("tgkill", [1, 1, 6, 0, 0, 0]), trace);
+            assert_eq!(at("prlimit64", [0, 7, 0, 0, 0, 0]), allow, "itself");
+            assert_eq!(
+                at("prlimit64", [hi, 7, 0, 0, 0, 0]),
+                allow,
+                "itself, high bits"
+            );
+            assert_eq!(at("prlimit64", [99, 7, 0, 0, 0, 0]), trace);
+            assert_eq!(at("setpriority", [0, 0, 5, 0, 0, 0]), allow);
+            assert_eq!(at("setpriority", [0, 99, 5, 0, 0, 0]), trace);
+            assert_eq!(at("setpriority", [2, 0, 5, 0, 0, 0]), trace, "PRIO_USER");
+            assert_eq!(at("ioprio_set", [1, 0, 0, 0, 0, 0]), allow);
+            assert_eq!(at("ioprio_set", [2, 0, 0, 0, 0, 0]), trace);
+            assert_eq!(at("fcntl", [3, 3, 0, 0, 0, 0]), allow, "F_GETFL");
+            assert_eq!(at("fcntl", [3, 8, 99, 0, 0, 0]), trace, "F_SETOWN");
+            assert_eq!(at("fcntl", [3, 15, 0, 0, 0, 0]), trace, "F_SETOWN_EX");
+            assert_eq!(at("ioctl", [3, 0x8901, 0, 0, 0, 0]), trace, "FIOSETOWN");
+            assert_eq!(at("ioctl", [3, 0x5413, 0, 0, 0, 0]), allow, "TIOCGWINSZ");
+            assert_eq!(at("pidfd_open", [5, 0, 0, 0, 0, 0]), trace);
+            assert_eq!(at("kcmp", [5, 6, 0, 0, 0, 0]), trace, "allowed gated");
+            assert_eq!(
+                at("process_madvise", [5, 0, 0, 0, 0, 0]),
+                allow,
+                "refused by filter 4"
+            );
+            let mut rec = spec(FilterMode::Record, false, false);
+            rec.arch = arch;
+            let r = build(&rec).expect("build");
+            let nr = arch.by_name("kill").expect("kill").nr;
+            assert_eq!(
+                run_bpf(&r[3], nr, arch.audit_arch(), [5, 15, 0, 0, 0, 0]),
+                allow
+            );
+        }
     }
 
     #[test]

@@ -702,6 +702,19 @@ impl CompiledPolicy {
         })
     }
 
+    /// Whether an allow rule names an abstract unix socket (`unix @NAME`): then sbx does not
+    /// scope abstract sockets in-kernel (`tracer::landlock`), which would refuse those made
+    /// outside the run.
+    pub fn allows_abstract_unix(&self) -> bool {
+        self.sets
+            .keys()
+            .any(|(space, effect, _)| *space == Space::UnixAbstract && *effect == Effect::Allow)
+            || self
+                .scoped
+                .keys()
+                .any(|(space, _)| *space == Space::UnixAbstract)
+    }
+
     /// Whether any rule has a `by` list (else a process's exec chain never matters).
     pub fn has_scopes(&self) -> bool {
         !self.lists.is_empty()

@@ -30,6 +30,8 @@ struct Phase {
     secret: PathBuf,
     /// The owner of secret/target.txt when it was created.
     uid: u32,
+    /// work/ok.txt's mode when it was created.
+    ok_mode: u32,
 }
 
 impl Phase {
@@ -49,11 +51,17 @@ impl Phase {
         std::fs::write(&target, ORIGINAL).unwrap();
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
         let uid = std::fs::metadata(&target).unwrap().uid();
+        let ok_mode = std::fs::metadata(work.join("ok.txt"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777;
         Phase {
             root,
             work,
             secret,
             uid,
+            ok_mode,
         }
     }
     /// Absolute path of a file in the secret directory.
@@ -103,11 +111,19 @@ impl Phase {
         {
             return Some("secret/secret.txt was moved or changed".into());
         }
-        // Allowed for reading only: it must keep its content when it is there.
+        // Allowed for reading only: it must keep its content and mode when it is there.
         if let Ok(t) = std::fs::read_to_string(self.work.join("ok.txt"))
             && t != "fine\n"
         {
             return Some(format!("work/ok.txt (read-only) was changed to {t:?}"));
+        }
+        if let Ok(md) = std::fs::metadata(self.work.join("ok.txt"))
+            && md.permissions().mode() & 0o7777 != self.ok_mode
+        {
+            return Some(format!(
+                "work/ok.txt (read-only) mode changed to {:o}",
+                md.permissions().mode() & 0o7777
+            ));
         }
         let keep = self.secret.join("secret.txt");
         let mut stack = vec![self.root.clone()];
@@ -134,6 +150,8 @@ impl Phase {
 /// The fixture binaries and the two TCP listeners of the network attacks.
 struct Fx {
     attack: String,
+    /// tests/fixtures/victim.py: a process outside the traced tree.
+    victim: String,
     race_open: String,
     /// A listener the profiles allow connecting to.
     port_ok: String,
@@ -208,6 +226,108 @@ fn handle_of(f: &Fx, path: &str) -> String {
 
 type Args = fn(&Phase, &Fx) -> Vec<String>;
 
+/// Start a victim outside the traced tree (in its own process group, as the phase's owner
+/// or, when the phase root is world-writable, as nobody) and return its pid once it
+/// watches: a signal, a priority or a limit change makes it write the secret into the
+/// phase's root (evidence).
+fn victim(p: &Phase, f: &Fx) -> String {
+    use std::os::unix::process::CommandExt;
+    let hit = p.root.join("victim.hit");
+    let ready = p.root.join("victim.ready");
+    let _ = std::fs::remove_file(&ready);
+    let nobody = std::fs::metadata(&p.root).is_ok_and(|m| m.permissions().mode() & 0o7 == 0o7);
+    // The system's python: a per-user install (pyenv under /root) is out of nobody's reach.
+    let python = if Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    };
+    let mut cmd = if nobody {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", python]);
+        c
+    } else {
+        std::process::Command::new(python)
+    };
+    let child = cmd
+        .arg(&f.victim)
+        .arg(&hit)
+        .arg(&ready)
+        .process_group(0)
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .expect("victim");
+    for _ in 0..200 {
+        if ready.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Reaped by a thread when it exits (it exits by itself after a few seconds).
+    let mut child = child;
+    let pid = child.id();
+    std::thread::spawn(move || child.wait());
+    pid.to_string()
+}
+
+/// `attack outside HOW VICTIM`, or its benign twin `attack outside HOW child`.
+fn outside_attack(how: &'static str, nobody: bool) -> Attack {
+    let name: &'static str = match (how, nobody) {
+        ("kill", false) => "SIGTERM to a process outside the tree (kill)",
+        ("kill", true) => "SIGTERM to a process outside the tree (kill), as nobody",
+        ("killpg", false) => "SIGTERM to a process group outside the tree (kill -PGID)",
+        ("killpg", true) => "SIGTERM to a process group outside the tree (kill -PGID), as nobody",
+        ("tgkill", _) => "SIGTERM to a thread outside the tree (tgkill)",
+        ("sigqueue", _) => "SIGUSR1 queued to a process outside the tree (rt_sigqueueinfo)",
+        ("pidfd", false) => "pidfd_open + pidfd_send_signal to a process outside the tree",
+        ("pidfd", true) => {
+            "pidfd_open + pidfd_send_signal to a process outside the tree, as nobody"
+        }
+        ("setown", _) => "SIGIO to a process outside the tree through F_SETOWN on a pipe",
+        ("pidfdproc", _) => {
+            "pidfd_send_signal through a /proc/PID directory fd of a process outside the tree"
+        }
+        ("nice", false) => "setpriority on a process outside the tree",
+        ("nice", true) => "setpriority on a process outside the tree, as nobody",
+        _ => "prlimit64 on a process outside the tree",
+    };
+    let attack: Args = match how {
+        "kill" => |p, f| v(&[&f.attack, "outside", "kill", &victim(p, f)]),
+        "killpg" => |p, f| v(&[&f.attack, "outside", "killpg", &victim(p, f)]),
+        "tgkill" => |p, f| v(&[&f.attack, "outside", "tgkill", &victim(p, f)]),
+        "sigqueue" => |p, f| v(&[&f.attack, "outside", "sigqueue", &victim(p, f)]),
+        "pidfd" => |p, f| v(&[&f.attack, "outside", "pidfd", &victim(p, f)]),
+        "setown" => |p, f| v(&[&f.attack, "outside", "setown", &victim(p, f)]),
+        "pidfdproc" => |p, f| v(&[&f.attack, "outside", "pidfdproc", &victim(p, f)]),
+        "nice" => |p, f| v(&[&f.attack, "outside", "nice", &victim(p, f)]),
+        _ => |p, f| v(&[&f.attack, "outside", "prlimit", &victim(p, f)]),
+    };
+    let benign: Args = match how {
+        "kill" => |_, f| v(&[&f.attack, "outside", "kill", "child"]),
+        "killpg" => |_, f| v(&[&f.attack, "outside", "killpg", "child"]),
+        "tgkill" => |_, f| v(&[&f.attack, "outside", "tgkill", "child"]),
+        "sigqueue" => |_, f| v(&[&f.attack, "outside", "sigqueue", "child"]),
+        "pidfd" => |_, f| v(&[&f.attack, "outside", "pidfd", "child"]),
+        "setown" => |_, f| v(&[&f.attack, "outside", "setown", "child"]),
+        "pidfdproc" => |_, f| v(&[&f.attack, "outside", "pidfdproc", "child"]),
+        "nice" => |_, f| v(&[&f.attack, "outside", "nice", "child"]),
+        _ => |_, f| v(&[&f.attack, "outside", "prlimit", "child"]),
+    };
+    Attack {
+        expect: "outside the traced tree",
+        deny_done: "done",
+        settle_ms: 300,
+        as_nobody: nobody,
+        // The child's /proc/PID is learned by its number.
+        extra: if how == "pidfdproc" {
+            &["read /proc/*"]
+        } else {
+            &[]
+        },
+        ..self::attack("3 processes outside the tree", name, attack, benign)
+    }
+}
+
 /// One attack: its command (fixture + arguments) and its benign twin's.
 struct Attack {
     item: &'static str,
@@ -236,6 +356,9 @@ struct Attack {
     /// [`CONTROL_RUNS`] runs); the attack must then get through, to show the guard is what
     /// stops it.
     control: bool,
+    /// Run the bare attack and sbx (enforce) as user nobody (65534); the phase's root is
+    /// made writable to it.
+    as_nobody: bool,
 }
 
 /// Runs of a race attack without the race guard, until one gets through.
@@ -267,6 +390,7 @@ fn attack(item: &'static str, name: &'static str, attack: Args, benign: Args) ->
         expect: "secret.txt",
         deny_done: "",
         control: false,
+        as_nobody: false,
     }
 }
 
@@ -793,6 +917,172 @@ fn attacks() -> Vec<Attack> {
                 |_, f| v(&[&f.attack, "probe_exec", "benign"]),
             )
         },
+        Attack {
+            expect: "SOCK_PACKET",
+            ..a(
+                "4 back doors",
+                "socket(AF_INET, SOCK_PACKET): a packet socket by another name, sniffing loopback",
+                |_, f| v(&[&f.attack, "sock", "inet_packet"]),
+                plain,
+            )
+        },
+        Attack {
+            expect: "IPV6_RTHDR",
+            deny_done: "reroute done",
+            ..a(
+                "4 back doors",
+                "UDP socket to an allowed peer re-routed by setsockopt(IPV6_RTHDR), segment routing",
+                |_, f| v(&[&f.attack, "reroute", "rthdr6", &f.port_ok]),
+                |_, f| v(&[&f.attack, "reroute", "benign6", &f.port_ok]),
+            )
+        },
+        Attack {
+            expect: "IPV6_RTHDR",
+            deny_done: "reroute done",
+            as_nobody: true,
+            ..a(
+                "4 back doors",
+                "UDP socket re-routed by setsockopt(IPV6_RTHDR), as nobody",
+                |_, f| v(&[&f.attack, "reroute", "rthdr6", &f.port_ok]),
+                |_, f| v(&[&f.attack, "reroute", "benign6", &f.port_ok]),
+            )
+        },
+        Attack {
+            expect: "IP_OPTIONS",
+            deny_done: "reroute done",
+            ..a(
+                "4 back doors",
+                "UDP socket to an allowed peer re-routed by setsockopt(IP_OPTIONS), a loose source route",
+                |_, f| v(&[&f.attack, "reroute", "ipopts", &f.port_ok]),
+                |_, f| v(&[&f.attack, "reroute", "benign4", &f.port_ok]),
+            )
+        },
+        Attack {
+            expect: "IP_RETOPTS",
+            deny_done: "reroute done",
+            ..a(
+                "4 back doors",
+                "a datagram re-routed by an IP_RETOPTS control message (sendmsg)",
+                |_, f| v(&[&f.attack, "reroute", "cmsg4", &f.port_ok]),
+                |_, f| v(&[&f.attack, "reroute", "benign4cmsg", &f.port_ok]),
+            )
+        },
+        Attack {
+            expect: "IPV6_RTHDR",
+            deny_done: "reroute done",
+            ..a(
+                "4 back doors",
+                "a datagram re-routed by an IPV6_RTHDR control message (sendmsg)",
+                |_, f| v(&[&f.attack, "reroute", "cmsg6", &f.port_ok]),
+                |_, f| v(&[&f.attack, "reroute", "benign6cmsg", &f.port_ok]),
+            )
+        },
+        Attack {
+            bare_tries: 10,
+            runs: 3,
+            expect: "ok.txt",
+            deny_done: "fdmeta race done",
+            control: true,
+            ..a(
+                "1 argument races",
+                "fchmod on an fd a thread dup2()s a read-only file over (20000 calls)",
+                |p, f| {
+                    v(&[
+                        &f.attack,
+                        "race_fdmeta",
+                        "fchmod",
+                        &p.s("target.txt"),
+                        "20000",
+                        "attack",
+                    ])
+                },
+                |p, f| {
+                    v(&[
+                        &f.attack,
+                        "race_fdmeta",
+                        "fchmod",
+                        &p.s("target.txt"),
+                        "50",
+                        "benign",
+                    ])
+                },
+            )
+        },
+        Attack {
+            bare_tries: 10,
+            runs: 3,
+            expect: "target.txt",
+            deny_done: "fdmeta race done",
+            control: true,
+            ..a(
+                "1 argument races",
+                "fchmodat2(fd, \"\", AT_EMPTY_PATH) on an fd a thread dup2()s the secret over (20000 calls)",
+                |p, f| {
+                    v(&[
+                        &f.attack,
+                        "race_fdmeta",
+                        "fchmodat2",
+                        &p.s("target.txt"),
+                        "20000",
+                        "attack",
+                    ])
+                },
+                |p, f| {
+                    v(&[
+                        &f.attack,
+                        "race_fdmeta",
+                        "fchmodat2",
+                        &p.s("target.txt"),
+                        "50",
+                        "benign",
+                    ])
+                },
+            )
+        },
+        Attack {
+            bare_tries: 10,
+            runs: 3,
+            expect: "secret.txt",
+            deny_done: "fdmeta race done",
+            control: true,
+            ..a(
+                "1 argument races",
+                "linkat(fd, \"\", AT_EMPTY_PATH) of an fd a thread dup2()s the secret over, into the work dir (20000 calls)",
+                |p, f| {
+                    v(&[
+                        &f.attack,
+                        "race_fdmeta",
+                        "linkat",
+                        &p.s("secret.txt"),
+                        "20000",
+                        "attack",
+                    ])
+                },
+                |p, f| {
+                    v(&[
+                        &f.attack,
+                        "race_fdmeta",
+                        "linkat",
+                        &p.s("secret.txt"),
+                        "50",
+                        "benign",
+                    ])
+                },
+            )
+        },
+        outside_attack("kill", false),
+        outside_attack("kill", true),
+        outside_attack("killpg", false),
+        outside_attack("killpg", true),
+        outside_attack("tgkill", false),
+        outside_attack("sigqueue", false),
+        outside_attack("pidfd", false),
+        outside_attack("pidfd", true),
+        outside_attack("setown", false),
+        outside_attack("pidfdproc", false),
+        outside_attack("nice", false),
+        outside_attack("nice", true),
+        outside_attack("prlimit", false),
         e(
             "SOCK_RAW",
             a(
@@ -1161,18 +1451,62 @@ enum Verdict {
     NotStopped(String),
 }
 
+/// The phase directories of an attack; world-writable when it runs as nobody.
+fn phase(d: &Dir, name: &str, at: &Attack) -> Phase {
+    let ph = Phase::new(d, name);
+    if at.as_nobody {
+        for dir in [&ph.root, &ph.work] {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        }
+    }
+    ph
+}
+
+/// `args` run as nobody (setpriv), when the attack says so.
+fn as_user(at: &Attack, args: Vec<String>) -> Vec<String> {
+    if !at.as_nobody {
+        return args;
+    }
+    let mut w = v(&[
+        "setpriv",
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+    ]);
+    w.extend(args);
+    w
+}
+
+/// `sbx enforce` of the attack (as nobody when it says so).
+fn enforce_attack(at: &Attack, ph: &Phase, profile: &Path, mode: &str, args: &[String]) -> Output {
+    if !at.as_nobody {
+        return enforce(ph, profile, mode, args);
+    }
+    let mut a = v(&[
+        crate::util::sbx_bin(),
+        "enforce",
+        "--mode",
+        mode,
+        &profile.to_string_lossy(),
+        "--",
+    ]);
+    a.extend(args.iter().cloned());
+    run_in(&ph.work, &as_user(at, a), Duration::from_secs(30))
+}
+
 fn run_attack(d: &Dir, n: usize, at: &Attack, fx: &Fx) -> Verdict {
     // (a) Bare: the attack must work without sbx.
     let mut worked = None;
     let mut last = None;
     for i in 0..at.bare_tries {
-        let ph = Phase::new(d, &format!("a{n}-bare{i}"));
+        let ph = phase(d, &format!("a{n}-bare{i}"), at);
         let mut args = (at.attack)(&ph, fx);
         if at.wrap_bare {
             let mut w = v(&["sh", "-c", "\"$@\"; exit 0", "sh"]);
             w.append(&mut args);
             args = w;
         }
+        let args = as_user(at, args);
         let before = fx.bad_bytes.load(Ordering::SeqCst);
         let out = run_in(&ph.work, &args, Duration::from_secs(30));
         // An orphaned attacker may still be about to write.
@@ -1212,8 +1546,8 @@ fn run_attack(d: &Dir, n: usize, at: &Attack, fx: &Fx) -> Verdict {
         Ok(p) => p,
         Err(e) => return Verdict::NotStopped(format!("test setup: {e}")),
     };
-    let ok = Phase::new(d, &here);
-    let out = enforce(&ok, &profile, "kill", &(at.benign)(&ok, fx));
+    let ok = phase(d, &here, at);
+    let out = enforce_attack(at, &ok, &profile, "kill", &(at.benign)(&ok, fx));
     if out.code != Some(0) || panicked(&out) {
         return Verdict::NotStopped(format!(
             "test setup: the learned profile does not admit the benign twin: {}\n  profile:\n{}",
@@ -1227,9 +1561,10 @@ fn run_attack(d: &Dir, n: usize, at: &Attack, fx: &Fx) -> Verdict {
     let modes = std::iter::repeat_n("kill", at.runs).chain(at.deny_run.then_some("deny"));
     let mut lines = String::new();
     for (i, mode) in modes.enumerate() {
-        let ph = Phase::new(d, &here);
+        let ph = phase(d, &here, at);
         let before = fx.bad_bytes.load(Ordering::SeqCst);
-        let out = enforce(&ph, &profile, mode, &(at.attack)(&ph, fx));
+        let args = (at.attack)(&ph, fx);
+        let out = enforce_attack(at, &ph, &profile, mode, &args);
         std::thread::sleep(Duration::from_millis(at.settle_ms));
         let got = fx.bad_bytes.load(Ordering::SeqCst) - before;
         if got > 0 {
@@ -1380,6 +1715,8 @@ fn run_abuse(d: &Dir, n: usize, ab: &Abuse, fx: &Fx) -> Result<String, String> {
 fn attack_suite() {
     let _alone = crate::util::heavy_exclusive();
     let d = Dir::new();
+    // Attacks run as nobody reach their phase directories through it.
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
     let (ok_port, _) = listener();
     let (bad_port, bad_bytes) = listener();
     let sock_bad = d.join("forbidden.sock");
@@ -1387,6 +1724,10 @@ fn attack_suite() {
     let fx = Fx {
         sock_bad: sock_bad.to_string_lossy().into_owned(),
         attack: fixture("attack").to_string_lossy().into_owned(),
+        victim: Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/victim.py")
+            .to_string_lossy()
+            .into_owned(),
         race_open: fixture("race_open").to_string_lossy().into_owned(),
         port_ok: ok_port.to_string(),
         port_bad: bad_port.to_string(),

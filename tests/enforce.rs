@@ -921,8 +921,11 @@ fn sigkill_to_sbx_kills_the_workload() {
     assert!(left.is_empty(), "processes left: {left}");
 }
 
+/// A workload that signals sbx (its parent): refused as a signal to a process outside the
+/// traced tree (sbx itself), in every mode. Before hardening round 3 the workload could kill
+/// sbx (and died with it) or stop it; now it never reaches sbx.
 #[test]
-fn workload_killing_sbx_dies_with_it() {
+fn workload_cannot_kill_sbx() {
     let fs = fx("fsops");
     let d = Dir::new();
     // Without sbx: a process that kills its parent goes on and writes.
@@ -944,12 +947,22 @@ fn workload_killing_sbx_dies_with_it() {
     );
     std::fs::remove_file(d.join("marker.txt")).unwrap();
     let out = enforce(d.path(), "kill", &["sh", "-c", &inner]);
-    assert_eq!(out.signal, Some(9), "{out:?}");
+    assert_eq!(out.code, Some(VIOLATION), "{out:?}");
+    let v = violations(&out);
+    assert!(
+        v.iter()
+            .any(|l| l.contains("kill(") && l.contains("sbx itself")),
+        "{v:?}"
+    );
     std::thread::sleep(Duration::from_millis(800));
     assert!(
         !d.join("marker.txt").exists(),
-        "the workload killed sbx and went on"
+        "the workload went on after its kill of sbx"
     );
+    // Deny mode: the kill fails (EPERM), sbx lives, the workload goes on.
+    let out = enforce(d.path(), "deny", &["sh", "-c", &inner]);
+    assert_eq!(out.code, Some(VIOLATION), "{out:?}");
+    assert!(d.join("marker.txt").exists(), "{out:?}");
 }
 
 #[test]
@@ -1732,8 +1745,10 @@ fn proc_magic_links_and_dirfds_are_resolved_before_the_check() {
     out.assert_code(0);
 }
 
+/// `kill -STOP $PPID`: refused (sbx is outside the traced tree); sbx is never stopped and
+/// the workload dies before its write.
 #[test]
-fn workload_stopping_sbx_only_stalls_itself() {
+fn workload_cannot_stop_sbx() {
     let fs = fx("fsops");
     let d = Dir::new();
     setup(&d);
@@ -1742,52 +1757,14 @@ fn workload_stopping_sbx_only_stalls_itself() {
         &format!("include shell\nexec {fs}\nread ${{CWD}}/**\n"),
     );
     let script = format!("kill -STOP $PPID; {fs} write victim.txt pwned");
-    let mut child = Command::new(crate::util::sbx_bin())
-        .arg("enforce")
-        .arg(&prof)
-        .args(["--", "sh", "-c", &script])
-        .current_dir(d.path())
-        .env_remove("LD_LIBRARY_PATH")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id().to_string();
-    let state = || {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| s.rsplit(") ").next().map(|r| r.chars().next()))
-            .flatten()
-    };
-    let start = Instant::now();
-    while state() != Some('T') && start.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert_eq!(state(), Some('T'), "sbx was not stopped");
-    std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(
-        read(&d, "victim.txt").as_deref(),
-        Some("orig\n"),
-        "written while sbx was stopped"
+    let out = enforce_in(d.path(), &prof, "kill", &[], &["sh", "-c", &script]).run();
+    assert_eq!(out.code, Some(VIOLATION), "{out:?}");
+    assert!(
+        out.stderr.contains("SIGSTOP") && out.stderr.contains("sbx itself"),
+        "{}",
+        out.stderr
     );
-    Command::new("kill").args(["-CONT", &pid]).status().unwrap();
-    let start = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if start.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            panic!("sbx hung after SIGCONT");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert_eq!(status.code(), Some(VIOLATION));
     assert_eq!(read(&d, "victim.txt").as_deref(), Some("orig\n"));
-    let mut err = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-    assert!(err.contains("sbx: violation: "), "{err}");
 }
 
 #[test]
@@ -2333,4 +2310,108 @@ fn a_program_the_run_made_still_needs_an_exec_rule() {
     out.assert_code(VIOLATION);
     assert!(!out.stdout.contains("dropped-ran"), "{}", out.stdout);
     assert!(out.stderr.contains(" exec "), "{}", out.stderr);
+}
+
+/// sbx's own process files (hardening round 3): whatever the profile allows under /proc, the
+/// workload reads nothing of `/proc/<sbx pid>/` but what `ps` reads (stat, status, cmdline),
+/// as root and as nobody. Without sbx the same script reads its parent's environment, maps,
+/// fds and directories.
+#[test]
+fn sbx_own_process_files_are_out_of_reach() {
+    // Each file is opened for reading (a directory too), nothing more.
+    const SCRIPT: &str = "for f in environ maps fd/0 fdinfo/0 cwd/ root/ mem stat status cmdline; do \
+        if (exec 3</proc/$PPID/$f) 2>/dev/null; \
+        then echo \"read $f\"; else echo \"refused $f\"; fi; done";
+    let d = Dir::new();
+    let b = bare("sh", ["-c", SCRIPT], d.path());
+    for f in [
+        "environ", "maps", "fd/0", "fdinfo/0", "cwd/", "root/", "mem", "stat",
+    ] {
+        assert!(
+            b.stdout.contains(&format!("read {f}\n")),
+            "bare: {f}: {}",
+            b.stdout
+        );
+    }
+    let prof = d.write("p.profile", "include shell\nread /**\n");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    for nobody in [false, true] {
+        let mut argv: Vec<String> = Vec::new();
+        if nobody {
+            argv.extend(
+                [
+                    "setpriv",
+                    "--reuid=65534",
+                    "--regid=65534",
+                    "--clear-groups",
+                ]
+                .map(String::from),
+            );
+        }
+        argv.extend([crate::util::sbx_bin(), "enforce", "--mode", "deny"].map(String::from));
+        argv.push(prof.to_string_lossy().into_owned());
+        argv.extend(["--", "sh", "-c", SCRIPT].map(String::from));
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..]).current_dir(d.path());
+        let out = crate::util::run_guarded(cmd, Duration::from_secs(60));
+        let who = if nobody { "nobody" } else { "root" };
+        assert_eq!(out.code, Some(VIOLATION), "{who}: {out:?}");
+        for f in [
+            "environ", "maps", "fd/0", "fdinfo/0", "cwd/", "root/", "mem",
+        ] {
+            assert!(
+                out.stdout.contains(&format!("refused {f}\n")),
+                "{who}: {f}: {}",
+                out.stdout
+            );
+            let name = f.trim_end_matches('/');
+            assert!(
+                violations(&out)
+                    .iter()
+                    .any(|v| v.contains(&format!("/{name}")) && v.contains("sbx itself")),
+                "{who}: no violation for {f}: {}",
+                out.stderr
+            );
+        }
+        for f in ["stat", "status", "cmdline"] {
+            assert!(
+                out.stdout.contains(&format!("read {f}\n")),
+                "{who}: {f}: {}",
+                out.stdout
+            );
+        }
+    }
+}
+
+/// The benign twins of hardening round 3 pass under a profile learned from them (kill mode,
+/// a fresh directory): a node server that listens and talks to itself (with TCP_NODELAY), a
+/// shell script that kills its own children, its job's process group and (`kill 0`) its own
+/// group, and `make -j2` job control (make waits for and signals its jobs).
+#[test]
+fn round3_benign_twins_pass() {
+    let node = r#"const http=require('http');const s=http.createServer((q,r)=>{r.end('hi')});
+s.listen(0,'127.0.0.1',()=>{const p=s.address().port;
+const c=require('net').connect(p,'127.0.0.1',()=>{c.setNoDelay(true);c.write('GET / HTTP/1.0\r\n\r\n')});
+c.on('data',d=>{process.stdout.write(String(d).includes('hi')?'node ok\n':'bad\n');c.destroy();s.close()})})"#;
+    let script = "trap '' TERM; sleep 5 & kill $!; \
+        (set -m; sleep 5 & kill -TERM -$!; wait) ; \
+        sleep 5 & kill -TERM 0; wait; echo shell ok";
+    let makefile = "all: a b\n\techo make ok\na:\n\tsleep 0.3\nb:\n\tsleep 0.3\n";
+    let cases: Vec<(&str, Vec<&str>, &str)> = vec![
+        ("node", vec!["node", "-e", node], "node ok"),
+        ("shell", vec!["sh", "-c", script], "shell ok"),
+        ("make", vec!["make", "-s", "-j2"], "make ok"),
+    ];
+    for (what, args, want) in cases {
+        let rec = Dir::new();
+        rec.write("Makefile", makefile);
+        learn(rec.path(), &args);
+        let d = Dir::new();
+        d.write("Makefile", makefile);
+        let out = enforce_in(d.path(), &rec.join("p.profile"), "kill", &[], &args).run();
+        assert_eq!(out.code, Some(0), "{what}: {out:?}");
+        assert!(out.stdout.contains(want), "{what}: {out:?}");
+        assert!(violations(&out).is_empty(), "{what}: {out:?}");
+    }
 }

@@ -132,6 +132,13 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
         s = s.record_to(RecordSink::new(arch, w));
     }
     super::note_no_new_privs();
+    // The in-kernel layer under the checks (not in audit mode, which changes nothing).
+    if a.mode != Mode::Audit {
+        let layer = crate::tracer::landlock::scope_self(!policy.allows_abstract_unix());
+        if super::verbose() {
+            eprintln!("sbx: in-kernel layer: {layer}");
+        }
+    }
     let mut status = super::status::StatusSink::new(&mut s);
     let result = Tracer::run(&a.command, &programs, &mut status);
     status.clear();

@@ -136,11 +136,49 @@ pub enum BlobKind {
     /// partial send, which sendmmsg callers handle), and the exit stop converts sendmsg's
     /// result back (`msg_len` written, 1 returned). The kernel would otherwise read every
     /// message of the array from workload memory after the check.
+    ///
+    /// `control`: the ancillary data (`msg_control`, `msg_controllen` bytes) as read, which
+    /// the guard hands to the kernel from its copy too (the decision looks at its cmsgs).
     MsgHdr {
         name: Vec<u8>,
         payload: Option<Vec<u8>>,
         mmsg: Option<u64>,
+        control: Vec<u8>,
     },
+}
+
+/// The most ancillary data a checked `sendmsg` may carry (a guard slot holds the copy):
+/// 4 KiB is some 1000 passed fds. More is refused as an unreadable argument (fail closed).
+pub const MAX_CONTROL: u64 = 4096;
+
+/// The `(level, type)` of every control message in `control` (a `msg_control` buffer), as
+/// the kernel walks them (`CMSG_FIRSTHDR`/`CMSG_NXTHDR` on an LP64 ABI: a 16-byte header
+/// `{u64 len; i32 level; i32 type}`, each message 8-byte aligned). A buffer shorter than
+/// one header holds none; the walk stops at a message whose length is below the header's or
+/// past the end, where the kernel fails the call with EINVAL.
+pub fn cmsgs(control: &[u8]) -> Vec<(u32, u32)> {
+    const HDR: usize = 16;
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    while control.len().saturating_sub(at) >= HDR {
+        let word = |o: usize, n: usize| &control[at + o..at + o + n];
+        let len = u64::from_le_bytes(word(0, 8).try_into().unwrap_or([0; 8]));
+        let level = u32::from_le_bytes(word(8, 4).try_into().unwrap_or([0; 4]));
+        let ty = u32::from_le_bytes(word(12, 4).try_into().unwrap_or([0; 4]));
+        if len < HDR as u64 || len > (control.len() - at) as u64 {
+            break;
+        }
+        out.push((level, ty));
+        let Some(next) = usize::try_from(len)
+            .ok()
+            .and_then(|l| l.checked_add(7))
+            .map(|l| at + (l & !7))
+        else {
+            break;
+        };
+        at = next;
+    }
+    out
 }
 
 /// The argument vector and environment variable names of an exec.
@@ -637,6 +675,21 @@ impl Ctx<'_> {
                 None => (None, Vec::new()),
             }
         };
+        let control_ptr = u64::from_le_bytes(hdr[32..40].try_into().unwrap_or([0; 8]));
+        let control_len = u64::from_le_bytes(hdr[40..48].try_into().unwrap_or([0; 8]));
+        let control = if control_len == 0 {
+            Vec::new()
+        } else if control_len > MAX_CONTROL {
+            self.out.unreadable = true;
+            Vec::new()
+        } else {
+            // Bounded by MAX_CONTROL just above.
+            let n = usize::try_from(control_len).unwrap_or(0);
+            read_exact(self.mem, control_ptr, n).unwrap_or_else(|| {
+                self.out.unreadable = true;
+                Vec::new()
+            })
+        };
         self.out.blobs.push(Blob {
             arg: 1,
             bytes: hdr,
@@ -644,6 +697,7 @@ impl Ctx<'_> {
                 name,
                 payload: None,
                 mmsg,
+                control,
             },
         });
         dest
@@ -984,6 +1038,33 @@ mod how_tests {
 
 #[cfg(test)]
 mod tests {
+
+    /// Control messages are walked as the kernel walks them: 8-byte aligned, a short or
+    /// overlong length ends the walk.
+    #[test]
+    fn control_messages_are_walked_like_the_kernel() {
+        let cmsg = |len: u64, level: u32, ty: u32, data: usize| {
+            let mut b = len.to_le_bytes().to_vec();
+            b.extend_from_slice(&level.to_le_bytes());
+            b.extend_from_slice(&ty.to_le_bytes());
+            b.resize(16 + data, 0xaa);
+            while !b.len().is_multiple_of(8) {
+                b.push(0);
+            }
+            b
+        };
+        assert!(cmsgs(&[]).is_empty());
+        assert!(cmsgs(&[0; 15]).is_empty());
+        let mut two = cmsg(20, 1, 1, 4); // SCM_RIGHTS, one fd, padded to 24
+        two.extend(cmsg(16 + 40, 41, 57, 40));
+        assert_eq!(cmsgs(&two), vec![(1, 1), (41, 57)]);
+        // A length past the end stops the walk (the kernel: EINVAL).
+        let mut bad = cmsg(20, 1, 1, 4);
+        bad.extend(cmsg(4096, 0, 7, 8));
+        assert_eq!(cmsgs(&bad), vec![(1, 1)]);
+        // A length below the header's too.
+        assert!(cmsgs(&cmsg(8, 0, 7, 0)).is_empty());
+    }
     use super::*;
     use crate::decode::memory::{FakeMemory, FakeProc};
 
@@ -1596,6 +1677,7 @@ mod tests {
                             name,
                             payload: None,
                             mmsg,
+                            ..
                         },
                 },
             ] => (bytes.clone(), name.clone(), *mmsg),

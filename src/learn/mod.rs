@@ -236,6 +236,8 @@ pub struct Learner {
     loopback_peers: BTreeMap<(Verb, String), u16>,
     /// Ports the runs bound (their own servers).
     bound_ports: BTreeSet<u16>,
+    /// Where the run's own TCP servers listened (the address `listen` found).
+    own_listeners: Vec<(IpAddr, u16)>,
     /// The programs on the chains of the processes that wrote into a shared tool cache
     /// ([`TOOL_CACHES`]), and whether one had no known chain.
     cache_writers: BTreeSet<String>,
@@ -296,6 +298,7 @@ impl Learner {
             base_scoped: BTreeMap::new(),
             loopback_peers: BTreeMap::new(),
             bound_ports: BTreeSet::new(),
+            own_listeners: Vec::new(),
             cache_writers: BTreeSet::new(),
             cache_unscoped: false,
             base_includes: Vec::new(),
@@ -626,6 +629,25 @@ impl Learner {
         if no_access {
             return;
         }
+        // A server of the run's own (what `listen` found the socket bound to): a connect to
+        // it is the run talking to itself, which enforce admits without a rule.
+        if sc.name == "listen" {
+            for t in sc.targets.iter().filter(|t| t.access.is_empty()) {
+                if let Object::Socket(
+                    a @ (SockAddr::Inet { port, .. } | SockAddr::Inet6 { port, .. }),
+                ) = &t.object
+                    && *port != 0
+                {
+                    let ip = match a {
+                        SockAddr::Inet { addr, .. } => IpAddr::from(*addr),
+                        SockAddr::Inet6 { addr, .. } => IpAddr::from(*addr),
+                        _ => continue,
+                    };
+                    self.own_listeners.push((ip, *port));
+                    self.bound_ports.insert(*port);
+                }
+            }
+        }
         let missing = matches!(sc.outcome, Outcome::Errno(ENOENT | ENOTDIR));
         let ok = matches!(sc.outcome, Outcome::Value(_) | Outcome::Unknown);
         for t in &sc.targets {
@@ -870,6 +892,13 @@ impl Learner {
         const STREAM: i32 = 1;
         const DGRAM: i32 = 2;
         if !matches!(verb, Verb::Connect | Verb::Bind | Verb::Send) {
+            return;
+        }
+        let stream = match &ev.kind {
+            EventKind::Syscall(s) => s.sock_type == Some(STREAM),
+            _ => false,
+        };
+        if verb == Verb::Connect && stream && crate::dns::own_listener(&self.own_listeners, addr) {
             return;
         }
         let peer = verb != Verb::Bind;

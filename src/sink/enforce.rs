@@ -13,14 +13,15 @@ use crate::event::{
     Access, AccessSet, Event, EventKind, ExitStatus, Object, Outcome, PathObj, Resolved, SockAddr,
     SpawnVia, Syscall, Target,
 };
-use crate::policy::{CompiledPolicy, Decision, DenyReason, Scope};
-use crate::profile::{Proto, Verb};
+use crate::policy::{CompiledPolicy, Decision};
+use crate::profile::Verb;
 use crate::report::{Action, Violation};
-use crate::show::{escape, sockaddr};
+use crate::show::escape;
 use crate::tracer::guard::{self, Guard, Prepared, Protected, Rewrite, Via};
 use crate::tracer::procfs;
 use crate::tracer::{Error, Released, Sink, SyscallStop, TaskRef, Verdict};
 
+use super::decide::{self, object_text, reason_text};
 use super::dns::DnsTracker;
 use super::owned::{Creating, Owned, settle_creates};
 use super::record::RecordSink;
@@ -100,6 +101,37 @@ enum Watch {
     Nothing,
 }
 
+/// A stop after [`EnforceSink::observe`]: decided already (`Done`), or to decide.
+enum Observation {
+    Done(Verdict),
+    Stop(Box<Stopped>),
+}
+
+/// An observed stop on its way to decide and act.
+struct Stopped {
+    /// What decide sees.
+    event: decide::Observed,
+    /// The memory arguments as read (strings and blobs the guard copies out of reach).
+    decoded: crate::decode::Decoded,
+    /// Names the call creates (provenance, remembered at its exit).
+    new_names: Vec<Vec<u8>>,
+    /// The fds the call acts on as objects, taken into sbx ([`Guard::pin`]).
+    pins: Vec<PinUse>,
+}
+
+/// An fd a call acts on as its object (fchmod's, `fchownat(fd, "", AT_EMPTY_PATH)`'s...),
+/// pinned in sbx: decided on what it was when sbx took it, and handed to the kernel as
+/// `/proc/SBX/fd/N`, so a sibling thread's `dup2` over the number after the check changes
+/// nothing.
+#[derive(Debug)]
+struct PinUse {
+    /// The fd argument (a dirfd for the AT_EMPTY_PATH forms).
+    fd_arg: u8,
+    /// The path argument of the AT_EMPTY_PATH forms (`None`: an fd call, `Sem::Fd`).
+    path_arg: Option<u8>,
+    pin: guard::Pin,
+}
+
 /// Decides every stopped syscall against the policy.
 #[derive(Debug)]
 pub struct EnforceSink<'p> {
@@ -145,6 +177,11 @@ pub struct EnforceSink<'p> {
     showing: bool,
     /// sbx's own ids (a probe is answered by sbx only for a workload with the same ids).
     own_creds: crate::event::Creds,
+    /// sbx's pid (signals to it are not the tree's).
+    own_pid: i32,
+    /// Where the run's own TCP servers listen (allowed `listen` calls): connects to them
+    /// are the run talking to itself.
+    own_listeners: Vec<(IpAddr, u16)>,
     answers: HashMap<i32, Vec<(AccessKey, Answer)>>,
     /// `--unused`: every distinct (access, object) that was allowed.
     allowed_seen: Option<std::collections::HashSet<(AccessSet, Object)>>,
@@ -202,6 +239,8 @@ impl<'p> EnforceSink<'p> {
             waiting: std::collections::VecDeque::new(),
             showing: false,
             own_creds: own_creds(),
+            own_pid: i32::try_from(std::process::id()).unwrap_or(-1),
+            own_listeners: Vec::new(),
             answers: HashMap::new(),
             allowed_seen: None,
             dns: DnsTracker::default(),
@@ -321,9 +360,6 @@ impl<'p> EnforceSink<'p> {
 
 use crate::policy::self_view as canonical_proc;
 
-/// Why a right held by other programs is refused.
-const SCOPED_REASON: &str = "a rule allows it only to the programs of its `by` list, and this process's exec chain runs others";
-
 /// The path of a call with exactly one target, a path.
 fn only_path(sc: &Syscall) -> Option<&crate::event::PathObj> {
     match sc.targets.as_slice() {
@@ -406,60 +442,6 @@ fn own_creds() -> crate::event::Creds {
     }
 }
 
-fn object_text(o: &Object) -> String {
-    match o {
-        Object::Path(p) => {
-            if p.resolved.is_some() && p.resolved.as_deref() != Some(&p.abs[..]) {
-                format!("{} (-> {})", escape(&p.abs), escape(p.effective()))
-            } else {
-                escape(&p.abs)
-            }
-        }
-        Object::Socket(a) => net_text(None, a),
-        Object::Fd { fd, path } => match path {
-            Some(p) => escape(p),
-            None => format!("fd {fd}"),
-        },
-        Object::Anon(n) => escape(n),
-        Object::DnsName(n) => n.clone(),
-        Object::Text(t) => escape(t),
-        Object::Ids(ids) => format!("{ids:?}"),
-    }
-}
-
-/// A socket address in the profile's words (`tcp 127.0.0.1:443`, `unix /run/x.sock`), so a
-/// violation line reads like the rule that would allow it; `proto` when the socket type is known.
-/// See: tests/enforce.rs::kill_connect_to_an_address_not_in_the_profile
-fn net_text(proto: Option<Proto>, a: &SockAddr) -> String {
-    let p = match proto {
-        Some(Proto::Tcp) => "tcp ",
-        Some(Proto::Udp) => "udp ",
-        _ => "",
-    };
-    match a {
-        SockAddr::Inet { addr, port } => {
-            format!("{p}{}:{port}", std::net::Ipv4Addr::from(*addr))
-        }
-        // An IPv4-mapped address is the IPv4 address (docs/profile-format.md).
-        SockAddr::Inet6 { addr, port, .. } => {
-            match std::net::Ipv6Addr::from(*addr).to_ipv4_mapped() {
-                Some(v4) => format!("{p}{v4}:{port}"),
-                None => format!("{p}[{}]:{port}", std::net::Ipv6Addr::from(*addr)),
-            }
-        }
-        SockAddr::Unix(path) => format!("unix {}", escape(path)),
-        SockAddr::UnixAbstract(n) => format!("unix @{}", escape(n)),
-        other => sockaddr(other),
-    }
-}
-
-fn reason_text(verb: Verb, r: &DenyReason) -> String {
-    match r {
-        DenyReason::NoRule => format!("no rule allows {} here", verb.name()),
-        r @ DenyReason::DenyRule { .. } => format!("{r}"),
-    }
-}
-
 /// Gated syscalls that can give the workload another view of `/proc` (a mount namespace, a
 /// pid namespace, a mount over it): while the profile allows none, `/proc/SBX/fd/N` is sbx's
 /// fd N for every workload process.
@@ -484,22 +466,6 @@ fn follows_final(access: AccessSet, follow: bool, trailing_slash: bool) -> bool 
     !names && (follow || trailing_slash)
 }
 
-/// Does a memory-class call (`name(args)`) touch the guard region?
-fn touches_guard(name: &str, a: &[u64; 6]) -> bool {
-    const MREMAP_FIXED: u64 = 2;
-    const SHM_REMAP: u64 = 0o40000;
-    match name {
-        "mremap" => {
-            guard::overlaps(a[0], a[1]) || (a[3] & MREMAP_FIXED != 0 && guard::overlaps(a[4], a[2]))
-        }
-        "shmdt" => guard::overlaps(a[0], 1),
-        "shmat" => a[2] & SHM_REMAP != 0 && guard::overlaps(a[1], 1),
-        "map_shadow_stack" => guard::overlaps(a[0], a[1]),
-        // mmap, mprotect, munmap, madvise, pkey_mprotect, mseal, remap_file_pages: (addr, len).
-        _ => guard::overlaps(a[0], a[1]),
-    }
-}
-
 /// A violation by `task` found outside a syscall stop (at an exec event or a death).
 fn task_violation(
     time_ns: u64,
@@ -522,40 +488,6 @@ fn task_violation(
         reason,
         action,
         chain: String::new(),
-    }
-}
-
-/// `Some("char"|"block")` when this mknod/mknodat makes a device node: the node would
-/// give whoever opens it the device (a disk, memory), whatever directory it is in, and
-/// path rules cannot see that. FIFOs, sockets and regular files are ordinary path creations.
-fn device_node(name: &str, args: &[u64; 6]) -> Option<&'static str> {
-    const S_IFMT: u64 = 0o170_000;
-    let mode = match name {
-        "mknod" => args[1],
-        "mknodat" => args[2],
-        _ => return None,
-    };
-    match mode & S_IFMT {
-        0o020_000 => Some("char"),
-        0o060_000 => Some("block"),
-        _ => None,
-    }
-}
-
-/// Is `path` a process's memory file (`/proc/PID/mem`, `/proc/self/mem`,
-/// `/proc/thread-self/mem`, `/proc/PID/task/TID/mem`)? Writes through it ignore page
-/// protections (the kernel's FOLL_FORCE), the read-only race-guard region's included.
-fn proc_mem(path: &[u8]) -> bool {
-    // Every written path of every checked stop comes here: no allocation for the others.
-    if !path.starts_with(b"/proc/") || !path.ends_with(b"/mem") {
-        return false;
-    }
-    let id = |s: &[u8]| !s.is_empty() && s.iter().all(u8::is_ascii_digit);
-    let segs: Vec<&[u8]> = path.split(|&b| b == b'/').collect();
-    match segs.as_slice() {
-        [b"", b"proc", who, b"mem"] => id(who) || *who == b"self" || *who == b"thread-self",
-        [b"", b"proc", who, b"task", tid, b"mem"] => (id(who) || *who == b"self") && id(tid),
-        _ => false,
     }
 }
 
@@ -618,24 +550,6 @@ fn sys_name(ev: &Event) -> String {
     }
 }
 
-fn errno_for(o: &Object) -> i32 {
-    match o {
-        Object::Socket(_) => libc::EPERM,
-        _ => libc::EACCES,
-    }
-}
-
-/// The verb a network access needs.
-fn net_verb(access: AccessSet) -> Verb {
-    if access.contains(Access::Connect) {
-        Verb::Connect
-    } else if access.contains(Access::Bind) || access.contains(Access::Listen) {
-        Verb::Bind
-    } else {
-        Verb::Send
-    }
-}
-
 impl EnforceSink<'_> {
     /// Ask mode: thread `tid` is gone (exited, killed, replaced by an exec): its questions
     /// are dropped, and withdrawn if on screen.
@@ -653,143 +567,6 @@ impl EnforceSink<'_> {
             ) {
                 a.withdraw(&q.violation);
             }
-        }
-    }
-
-    /// Decide one target; `Some((verb, reason))` when it is not allowed; `Err(errno)` when
-    /// only a probe rule admits it and the path is absent (`errno` from looking it up: the
-    /// open must fail).
-    /// `sock_type`: the type of the socket the call acts on, as the decoder asked it
-    /// ([`crate::event::Syscall::sock_type`]).
-    fn decide_target(
-        &self,
-        stop: &SyscallStop<'_>,
-        t: &Target,
-        sock_type: Option<i32>,
-    ) -> Result<Option<(Verb, String, String)>, i32> {
-        let access = if self.metadata {
-            t.access
-        } else {
-            // Metadata is not protected without --metadata (docs/security.md).
-            t.access
-                .iter()
-                .filter(|a| !matches!(a, Access::Stat | Access::Chdir))
-                .collect()
-        };
-        if access.is_empty() {
-            return Ok(None);
-        }
-        let decision = match &t.object {
-            Object::Path(p) => self.policy.decide_in(
-                self.chains.scope(stop.pid),
-                access,
-                &Object::Path(canonical_proc(p, stop.pid)),
-                Some(&self.owned),
-            ),
-            Object::Socket(addr @ (SockAddr::Inet { .. } | SockAddr::Inet6 { .. })) => {
-                let proto = match sock_type {
-                    Some(libc::SOCK_STREAM) => Proto::Tcp,
-                    Some(libc::SOCK_DGRAM) => Proto::Udp,
-                    // A raw socket (refused at its creation, but one may be inherited), another
-                    // type, or one sbx could not ask: tcp/udp rules cannot describe where it
-                    // reaches (a raw socket's packets carry any address and port). Refused.
-                    other => {
-                        return Ok(Some((
-                            net_verb(access),
-                            format!(
-                                "only TCP and UDP sockets can reach the network under a profile (socket type {})",
-                                other.map_or_else(|| "unknown".to_string(), |t| t.to_string())
-                            ),
-                            net_text(None, addr),
-                        )));
-                    }
-                };
-                let names = match addr {
-                    SockAddr::Inet { addr: a, .. } => self.dns.book().names(IpAddr::from(*a)),
-                    SockAddr::Inet6 { addr: a, .. } => self.dns.book().names(IpAddr::from(*a)),
-                    _ => &[],
-                };
-                let scope = self.chains.scope(stop.pid);
-                return match self.policy.decide_net_named_in(
-                    scope,
-                    net_verb(access),
-                    Some(proto),
-                    addr,
-                    names,
-                ) {
-                    Decision::Allow | Decision::AllowIfAbsent => Ok(None),
-                    Decision::Deny { verb, reason } => Ok(Some((
-                        verb,
-                        if scope != Scope::ROOT
-                            && self.policy.has_scopes()
-                            && self.policy.decide_net_named_in(
-                                Scope::ROOT,
-                                net_verb(access),
-                                Some(proto),
-                                addr,
-                                names,
-                            ) == Decision::Allow
-                        {
-                            SCOPED_REASON.to_string()
-                        } else {
-                            reason_text(verb, &reason)
-                        },
-                        match names.first() {
-                            Some(n) => format!("{} ({n})", net_text(Some(proto), addr)),
-                            None => net_text(Some(proto), addr),
-                        },
-                    ))),
-                };
-            }
-            o => self
-                .policy
-                .decide_in(self.chains.scope(stop.pid), access, o, Some(&self.owned)),
-        };
-        // A right that only programs of a `by` list hold: say so, not "no rule".
-        let scoped = |this: &Self| {
-            let scope = this.chains.scope(stop.pid);
-            scope != Scope::ROOT
-                && this.policy.has_scopes()
-                && matches!(&t.object, Object::Path(_))
-                && this.policy.decide_in(
-                    Scope::ROOT,
-                    access,
-                    &match &t.object {
-                        Object::Path(p) => Object::Path(canonical_proc(p, stop.pid)),
-                        o => o.clone(),
-                    },
-                    Some(&this.owned),
-                ) == Decision::Allow
-        };
-        match decision {
-            Decision::Allow => Ok(None),
-            Decision::AllowIfAbsent if scoped(self) => Ok(Some((
-                Verb::Read,
-                SCOPED_REASON.into(),
-                object_text(&t.object),
-            ))),
-            Decision::Deny { verb, .. } if scoped(self) => {
-                Ok(Some((verb, SCOPED_REASON.into(), object_text(&t.object))))
-            }
-            Decision::AllowIfAbsent => {
-                let path = match &t.object {
-                    Object::Path(p) => p.effective().to_vec(),
-                    _ => return Ok(None),
-                };
-                match std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(&path)) {
-                    Ok(_) => Ok(Some((
-                        Verb::Read,
-                        "only a probe rule matches, and the path exists".into(),
-                        object_text(&t.object),
-                    ))),
-                    Err(e) => Err(e.raw_os_error().unwrap_or(0)),
-                }
-            }
-            Decision::Deny { verb, reason } => Ok(Some((
-                verb,
-                reason_text(verb, &reason),
-                object_text(&t.object),
-            ))),
         }
     }
 
@@ -1093,97 +870,580 @@ impl EnforceSink<'_> {
         }
     }
 
-    /// `listen` on an inet socket that was never bound: the kernel binds it to every
-    /// address on a random port, which no `bind` checked. Decided as a bind of the wildcard
-    /// address, port 0 (`bind tcp *:*` or `bind tcp 0.0.0.0:0` allows it). A bound socket's
-    /// address was decided at its bind.
-    fn autobind_refusal(&self, stop: &SyscallStop<'_>) -> Option<(Verb, String, String, i32)> {
-        let fd = crate::decode::int_arg(stop.args[0]);
-        let name = procfs::socket_name(stop.pid, stop.tid, fd)?;
-        let wildcard = match crate::decode::sockaddr::parse(&name) {
-            SockAddr::Inet { port: 0, .. } => SockAddr::Inet {
-                addr: [0; 4],
-                port: 0,
-            },
-            SockAddr::Inet6 { port: 0, .. } => SockAddr::Inet6 {
-                addr: [0; 16],
-                port: 0,
-                scope_id: 0,
-            },
-            _ => return None,
+    /// **Observe** a stop: decode it completely (every read of workload memory and `/proc`
+    /// is made here). Calls decided before any decoding (the guard region injected, a DNS
+    /// answer's receive) are done at once.
+    fn observe(&mut self, stop: &SyscallStop<'_>) -> Result<Observation, Error> {
+        let class = if stop.audit_arch == self.arch.audit_arch() {
+            self.arch.by_nr(stop.nr).map(|d| d.class)
+        } else {
+            None
         };
-        match self
-            .policy
-            .decide_net_named(Verb::Bind, Some(Proto::Tcp), &wildcard, &[])
+        let name = class
+            .and_then(|_| self.arch.by_nr(stop.nr))
+            .map_or("", |d| d.name);
+        // fcntl(F_SETOWN_EX) and ioctl(FIOSETOWN) name their target through memory: the
+        // guard hands the kernel sbx's copy.
+        let owner_in_memory = (name == "fcntl" && stop.args[1] & 0xffff_ffff == 15)
+            || (name == "ioctl"
+                && matches!(
+                    stop.args[1] & 0xffff_ffff,
+                    super::targets::FIOSETOWN | super::targets::SIOCSPGRP
+                ));
+        if let Some(g) = self.guard.as_mut()
+            && (matches!(class, Some(Class::Checked | Class::Metadata)) || owner_in_memory)
+            && g.prepare(stop.pid, stop.tid, self.mmap_nr)? == Prepared::Restarted
         {
-            Decision::Allow | Decision::AllowIfAbsent => None,
-            Decision::Deny { verb, reason } => Some((
-                verb,
-                net_text(Some(Proto::Tcp), &wildcard),
-                format!(
-                    "{} (listen on a socket never bound: the kernel binds every address, a random port)",
-                    reason_text(verb, &reason)
-                ),
-                libc::EPERM,
-            )),
+            // The region was injected; the same syscall stops again right away.
+            return Ok(Observation::Done(Verdict::Allow));
         }
+        if class == Some(Class::Answer) {
+            // Only its exit matters (a DNS answer); never refused.
+            if let Some(def) = self.arch.by_nr(stop.nr) {
+                self.dns.recv_entry(stop, def);
+            }
+            if let Some(rec) = self.recorder.as_mut() {
+                rec.on_syscall(stop)?;
+            }
+            return Ok(Observation::Done(Verdict::AllowWatchExit));
+        }
+        // Exec arguments only when the run is also recorded.
+        let mut d = super::decode_stop_opts(
+            self.arch,
+            stop,
+            super::DecodeOpts {
+                links: None,
+                cached_root: self.stable_root,
+                exec_args: self.recorder.is_some(),
+            },
+        );
+        if let Some(g) = self.guard.as_ref() {
+            // A call restarted after a signal names the fd sbx opened for it: decide on the
+            // checked path that fd stands for (the guard region cannot be written by the
+            // workload, so only sbx's own rewrite or a deliberate copy of it gets here).
+            for t in &mut d.syscall.targets {
+                if let Object::Path(p) = &mut t.object
+                    && let Some(real) = g.held_path(stop.tid, &p.abs)
+                {
+                    p.abs = real;
+                }
+            }
+        }
+        let def: Option<&'static SyscallDef> = d.def;
+        let pins = self.pin_fd_objects(stop, def, &mut d.syscall);
+        // `Create` only for names that do not exist yet; the others are writes.
+        let new_names = if matches!(def.map(|d| d.class), Some(Class::Checked)) {
+            settle_creates(&mut d.syscall.targets)
+        } else {
+            Vec::new()
+        };
+        if let Some(def) = def {
+            // A send to port 53: its query names are checked too.
+            let q = super::dns::query_targets(stop, def, &d.syscall.targets);
+            if let Some(bytes) = q.sendto_payload {
+                d.decoded.blobs.push(crate::decode::Blob {
+                    arg: 1,
+                    bytes,
+                    kind: crate::decode::BlobKind::Plain { size_arg: Some(2) },
+                });
+            }
+            if let Some((hdr, data)) = q.sendmsg_copy {
+                use crate::decode::BlobKind;
+                // The decoder's copy of the header (with the checked address) gets the data;
+                // without one (a connected socket), this header goes without any address.
+                match d.decoded.blobs.iter_mut().find(|b| b.arg == 1) {
+                    Some(crate::decode::Blob {
+                        kind: BlobKind::MsgHdr { payload, .. },
+                        ..
+                    }) => *payload = Some(data),
+                    _ => d.decoded.blobs.push(crate::decode::Blob {
+                        arg: 1,
+                        bytes: hdr,
+                        kind: BlobKind::MsgHdr {
+                            name: Vec::new(),
+                            payload: Some(data),
+                            mmsg: (def.name == "sendmmsg").then_some(stop.args[3]),
+                            control: Vec::new(),
+                        },
+                    }),
+                }
+            }
+            d.syscall.targets.extend(q.targets);
+        }
+        // listen: what the socket is bound to now (never bound: port 0), as decoded.
+        let listen_name = if def.is_some_and(|d| d.name == "listen") {
+            d.syscall.targets.iter().find_map(|t| match &t.object {
+                Object::Socket(a) if t.access.is_empty() => Some(a.clone()),
+                _ => None,
+            })
+        } else {
+            None
+        };
+        let procs = if matches!(class, Some(Class::Free | Class::Gated)) {
+            let t = super::targets::observe(stop, name, self.own_pid);
+            d.decoded.blobs.extend(t.blob);
+            t.procs
+        } else {
+            Vec::new()
+        };
+        let proc_files = if matches!(class, Some(Class::Checked | Class::Metadata)) {
+            super::targets::proc_files(stop, &d.syscall.targets, self.own_pid)
+        } else {
+            Vec::new()
+        };
+        let cmsgs = d
+            .decoded
+            .blobs
+            .iter()
+            .flat_map(|b| match &b.kind {
+                crate::decode::BlobKind::MsgHdr { control, .. } => crate::decode::cmsgs(control),
+                _ => Vec::new(),
+            })
+            .collect();
+        Ok(Observation::Stop(Box::new(Stopped {
+            event: decide::Observed {
+                pid: stop.pid,
+                tid: stop.tid,
+                def,
+                args: stop.args,
+                unreadable: d.decoded.unreadable,
+                syscall: d.syscall,
+                listen_name,
+                cmsgs,
+                procs,
+                proc_files,
+            },
+            decoded: d.decoded,
+            new_names,
+            pins,
+        })))
     }
 
-    /// `socket(domain, type, protocol)` that no rule can describe later: packet sockets
-    /// (every interface's frames), raw inet sockets (any address and port, whatever a
-    /// connect said), and netlink protocols the profile gives no `connect`, `bind` or `send`
-    /// rule (a netlink socket's `write`s are never stopped). `(what, why, allowable)`.
-    fn socket_refusal(&self, name: &str, args: &[u64; 6]) -> Option<(String, String, bool)> {
-        if name != "socket" {
-            return None;
+    /// **Act** on a decided stop: ask (ask mode), report, kill or answer an errno, or hand the
+    /// call to the kernel (through the race guard where it is on), and say what to watch at
+    /// its exit.
+    fn act(
+        &mut self,
+        stop: &SyscallStop<'_>,
+        ob: Box<Stopped>,
+        decided: decide::Decided,
+    ) -> Result<Verdict, Error> {
+        let Stopped {
+            event,
+            decoded,
+            new_names,
+            pins,
+        } = *ob;
+        let def = event.def;
+        let listen_name = event.listen_name;
+        let mut sc = event.syscall;
+        let unallowable = decided.unallowable();
+        if let Some(seen) = self.allowed_seen.as_mut() {
+            seen.extend(decided.allowed);
         }
-        let (domain, ty, protocol) = (
-            crate::decode::int_arg(args[0]),
-            crate::decode::int_arg(args[1]) & 0xf,
-            crate::decode::int_arg(args[2]),
-        );
-        match domain {
-            libc::AF_PACKET => Some((
-                "socket(AF_PACKET)".into(),
-                "a packet socket reads and sends raw frames of every interface: never allowed under enforce".into(),
-                false,
-            )),
-            libc::AF_INET | libc::AF_INET6 if ty == libc::SOCK_RAW => Some((
-                "socket(SOCK_RAW)".into(),
-                "a raw socket's packets carry any address and port: never allowed under enforce".into(),
-                false,
-            )),
-            libc::AF_NETLINK => {
-                let protocol = u16::try_from(protocol).ok();
-                let nl = Object::Socket(SockAddr::Netlink {
-                    protocol,
-                    port_id: 0,
-                    groups: 0,
-                });
-                let decide = |a| self.policy.decide(AccessSet::of(a), &nl);
-                // Any rule for the protocol admits the socket, unless sends to it are denied
-                // by a `deny` rule: the writes that would bypass that rule are not stopped.
-                let send_denied = matches!(
-                    decide(Access::Send),
-                    Decision::Deny {
-                        reason: DenyReason::DenyRule { .. },
-                        ..
+        let mut bad = decided.refusals;
+        let must_fail = decided.must_fail;
+        let closed_fd = decided.closed_fd;
+        let extra_targets = decided.extra_targets;
+        let signal_instead = decided.signal_instead;
+        // Ask mode: what the user already allowed for this run passes, what they answered for
+        // this stop is applied, and anything else is put to them while the thread waits in
+        // its stop (the tracer goes on with the others; see `poll_held`).
+        let mut asked_kill = false;
+        if self.mode == Mode::Ask && !unallowable {
+            // Answers count for this one decision of this stop, whatever it turns out to be.
+            let given = self.answers.remove(&stop.tid).unwrap_or_default();
+            bad.retain(|r| {
+                !self
+                    .allowed_now
+                    .contains(&(r.verb.name().to_string(), r.object.clone()))
+            });
+            if !bad.is_empty() {
+                let mut still = Vec::new();
+                let mut unasked = Vec::new();
+                for b in bad.drain(..) {
+                    let key = (b.verb.name().to_string(), b.object.clone());
+                    match given.iter().find(|(k, _)| *k == key).map(|(_, a)| *a) {
+                        Some(Answer::Once | Answer::Always) => {}
+                        Some(Answer::Deny) => still.push(b),
+                        Some(Answer::Kill) => {
+                            asked_kill = true;
+                            still.push(b);
+                        }
+                        None => unasked.push(b),
                     }
-                );
-                let allowed = !send_denied
-                    && [Access::Send, Access::Connect, Access::Bind]
+                }
+                if !unasked.is_empty() {
+                    if !stop.still_stopped() {
+                        return Err(Error::TraceeDied { tid: stop.tid });
+                    }
+                    // Decided again once answered: the answers given so far stay.
+                    self.answers.insert(stop.tid, given);
+                    let ev = Self::event(stop, sc.clone());
+                    let questions = unasked
                         .into_iter()
-                        .any(|a| matches!(decide(a), Decision::Allow | Decision::AllowIfAbsent));
-                (!allowed).then(|| {
-                    (
-                        object_text(&nl),
-                        "no connect, bind or send rule for this netlink protocol, or a deny send rule (its writes are not stopped, so the socket is refused)".into(),
-                        true,
-                    )
-                })
+                        .map(|r| Question {
+                            key: (r.verb.name().to_string(), r.object.clone()),
+                            violation: self.violation(stop, &sc.name, r.verb, r.object, r.reason),
+                            event: ev.clone(),
+                        })
+                        .collect();
+                    self.waiting.push_back(Waiting {
+                        tid: stop.tid,
+                        questions,
+                    });
+                    return Ok(Verdict::Hold);
+                }
+                bad = still;
             }
-            _ => None,
         }
+        if bad.is_empty() {
+            for r in self.dns.hosts_opened(stop.pid, &sc.targets) {
+                self.resolved_events.push(Self::resolved_event(stop, r));
+            }
+        }
+        sc.targets.extend(extra_targets);
+        if (!bad.is_empty() || must_fail.is_some()) && !stop.still_stopped() {
+            // Killed while sbx looked at it (see `SyscallStop::still_stopped`): the call never
+            // runs, and what looked like a violation was the process being torn down.
+            return Err(Error::TraceeDied { tid: stop.tid });
+        }
+        let mut rewritten = false;
+        let mut answered_absent = false;
+        let verdict = if let Some(errno) = bad.first().map(|b| b.errno) {
+            let ev = Self::event(stop, sc.clone());
+            for r in bad {
+                let mut v = self.violation(stop, &sc.name, r.verb, r.object, r.reason);
+                if asked_kill {
+                    // Ask mode, answered "kill": the report says what happened.
+                    v.action = Action::Killed;
+                }
+                self.report(v, (!unallowable).then(|| ev.clone()));
+            }
+            if asked_kill {
+                Verdict::Kill
+            } else {
+                self.refuse(errno)
+            }
+        } else if let Some((sig, pids)) = &signal_instead {
+            // kill() of the caller's group, narrowed to the tree's members.
+            for &p in pids {
+                crate::tracer::signal(p, *sig);
+            }
+            answered_absent = true;
+            Verdict::Deny(0)
+        } else if closed_fd || pins.iter().any(|p| p.path_arg.is_none() && p.pin.o_path) {
+            // Not open, or (fchmod, fchown, fsetxattr, fremovexattr) an O_PATH fd: the
+            // kernel's EBADF, without running the call.
+            answered_absent = true;
+            Verdict::Deny(libc::EBADF)
+        } else if let Some(errno) = must_fail.filter(|&e| self.answers_probe(stop, def, &sc, e)) {
+            // A probe of an absent path: answer as the kernel would have at the check, without
+            // running the open (no exit stop to watch it fail; nothing can appear meanwhile,
+            // the call never runs).
+            answered_absent = true;
+            Verdict::Deny(errno)
+        } else if must_fail.is_some() {
+            // The open runs, from the checked path (so a `chdir` or `dup2` by another thread
+            // cannot point it elsewhere), and must fail. With `..` after a missing component
+            // the kernel would fail on the literal path where the checked (normalized) one
+            // might exist: then the exit check kills, a false alarm rather than a window.
+            if let Some(plan @ OpenPlan::Rewrite { .. }) =
+                self.open_rewrite(stop, def, &decoded, &sc)
+            {
+                self.send_open(stop, &plan)?;
+                rewritten = true;
+            }
+            let ev = Self::event(stop, sc.clone());
+            let object = sc
+                .targets
+                .first()
+                .map(|t| object_text(&t.object))
+                .unwrap_or_default();
+            let v = self.violation(
+                stop,
+                &sc.name,
+                Verb::Read,
+                object,
+                "a probed path appeared between the check and the open".into(),
+            );
+            self.watch
+                .insert(stop.tid, Watch::MustFail(Box::new((v, ev))));
+            Verdict::AllowWatchExit
+        } else if def.is_some_and(|d| d.class == Class::Creds) {
+            self.watch.insert(stop.tid, Watch::Nothing);
+            Verdict::AllowWatchExit
+        } else if let Some(plan) = self.open_rewrite(stop, def, &decoded, &sc) {
+            match plan {
+                // Race-free open without an exit stop: the kernel opens exactly the checked,
+                // symlink-free path (tracer/guard.rs `rewrite_open`).
+                OpenPlan::Rewrite { .. } => {
+                    self.send_open(stop, &plan)?;
+                    rewritten = true;
+                    Verdict::Allow
+                }
+                OpenPlan::Refuse(errno) => {
+                    answered_absent = true;
+                    Verdict::Deny(errno)
+                }
+            }
+        } else if let Some(w) = self.after_check(stop, def, &sc) {
+            self.watch.insert(stop.tid, w);
+            Verdict::AllowWatchExit
+        } else {
+            Verdict::Allow
+        };
+        let mut verdict = verdict;
+        // A call that makes new objects: remember them at its exit (provenance). A rename or
+        // link gives an existing object a new name: ownership stays with the object.
+        // A delete of an owned object's last name frees its inode: forgotten at the exit.
+        if matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit)
+            && let Some(def) = def
+        {
+            let mut pending = Creating::default();
+            if !new_names.is_empty()
+                && !def.name.starts_with("rename")
+                && !def.name.starts_with("link")
+            {
+                pending.open = matches!(def.sem, crate::arch::Sem::Open { .. });
+                if !pending.open {
+                    pending.paths = new_names;
+                }
+            }
+            // (A rename's source lives on under the new name: not a delete of the object.)
+            if !self.owned.is_empty() && !def.name.starts_with("rename") {
+                for t in &sc.targets {
+                    if let Object::Path(p) = &t.object
+                        && t.access.contains(Access::Delete)
+                        && let Some(key) = self.owned.owned_at(p.effective())
+                    {
+                        pending.gone.push(key);
+                    }
+                }
+            }
+            if pending.open || !pending.paths.is_empty() || !pending.gone.is_empty() {
+                self.creating.insert(stop.tid, pending);
+                verdict = Verdict::AllowWatchExit;
+            }
+        }
+        if !rewritten && matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit) {
+            let mut rewrites = self.path_rewrites(stop, def, &sc);
+            let adjust = self.pin_plan(def, &stop.args, &pins, &mut rewrites);
+            if let Some(g) = self.guard.as_mut()
+                && let Protected::Refuse(errno) =
+                    g.protect_call(stop.pid, stop.tid, &decoded, &rewrites, &adjust)?
+            {
+                // The checked path changed since the check (ELOOP: a directory became a
+                // symlink) or does not lead anywhere: the kernel's own answer, not a violation.
+                self.watch.remove(&stop.tid);
+                verdict = Verdict::Deny(errno);
+            } else if self.guard.is_some() && sends_first_alone(&decoded) {
+                self.watch.insert(
+                    stop.tid,
+                    Watch::SentFirst {
+                        msg_len_at: stop.args[1].wrapping_add(MSG_LEN_OFFSET),
+                    },
+                );
+                verdict = Verdict::AllowWatchExit;
+            }
+        }
+        if !pins.is_empty()
+            && let Some(g) = self.guard.as_mut()
+        {
+            g.unpin(stop.tid);
+        }
+        // A server of the run's own: connects to it are the run talking to itself.
+        if matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit)
+            && let Some(SockAddr::Inet { addr: _, port } | SockAddr::Inet6 { port, .. }) =
+                listen_name.as_ref()
+            && *port != 0
+            && let Some(ip) = match listen_name.as_ref() {
+                Some(SockAddr::Inet { addr, .. }) => Some(std::net::IpAddr::from(*addr)),
+                Some(SockAddr::Inet6 { addr, .. }) => Some(std::net::IpAddr::from(*addr)),
+                _ => None,
+            }
+            && !self.own_listeners.contains(&(ip, *port))
+        {
+            self.own_listeners.push((ip, *port));
+        }
+        if let Some(rec) = self.recorder.as_mut() {
+            // The recorder wants the exit of every call it sees; a refused call has none.
+            // See: tests/enforce.rs::recorded_trace_marks_denied_calls
+            let _ = rec.on_syscall(stop)?;
+            match verdict {
+                Verdict::Deny(e) if answered_absent => rec.complete(stop.tid, Outcome::Errno(e))?,
+                Verdict::Deny(e) => rec.complete(stop.tid, Outcome::Denied(e))?,
+                Verdict::Kill => rec.complete(stop.tid, Outcome::Killed)?,
+                _ => {}
+            }
+            if verdict == Verdict::Allow {
+                self.watch.entry(stop.tid).or_insert(Watch::Nothing);
+                return Ok(Verdict::AllowWatchExit);
+            }
+        }
+        Ok(verdict)
+    }
+
+    /// Take the fds this call acts on as objects into sbx ([`Guard::pin`]) and decide on what
+    /// they are now: fchmod/fchown/fsetxattr/fremovexattr's fd, and the dirfd of an
+    /// AT_EMPTY_PATH (or NULL path) form of fchownat, fchmodat2, utimensat, setxattrat,
+    /// linkat... Only where the kernel can be handed `/proc/SBX/fd/N` for this process (the
+    /// race guard's held fds; see `path_rewrites`). A pin that fails means the fd is not open.
+    fn pin_fd_objects(
+        &mut self,
+        stop: &SyscallStop<'_>,
+        def: Option<&'static SyscallDef>,
+        sc: &mut Syscall,
+    ) -> Vec<PinUse> {
+        use crate::arch::Sem;
+        let Some(def) = def.filter(|d| d.class == Class::Checked) else {
+            return Vec::new();
+        };
+        let Some(g) = self.guard.as_mut() else {
+            return Vec::new();
+        };
+        if self.chroot_allowed
+            || !self.held_ok
+            || !g.can_hold_for(stop.proc.creds.euid, stop.proc.creds.egid)
+        {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        match def.sem {
+            Sem::Fd { fd, .. } => {
+                for t in &mut sc.targets {
+                    if let Object::Fd { fd: n, path } = &mut t.object {
+                        let pin = g.pin(stop.pid, stop.tid, *n);
+                        *path = pin.as_ref().map(|p| p.path.clone());
+                        out.extend(pin.map(|pin| PinUse {
+                            fd_arg: fd,
+                            path_arg: None,
+                            pin,
+                        }));
+                    }
+                }
+            }
+            Sem::Path {
+                dirfd: Some(dirfd),
+                path,
+                ..
+            }
+            | Sem::TwoPath {
+                olddirfd: Some(dirfd),
+                old: path,
+                ..
+            } => {
+                // The first path target is the one this (dir)fd argument goes with.
+                let Some(Target {
+                    object: Object::Path(p),
+                    ..
+                }) = sc.targets.first_mut()
+                else {
+                    return out;
+                };
+                if !p.literal.is_empty() {
+                    return out;
+                }
+                let fd = crate::decode::int_arg(stop.args[usize::from(dirfd)]);
+                if fd == libc::AT_FDCWD {
+                    return out;
+                }
+                match g.pin(stop.pid, stop.tid, fd) {
+                    Some(pin) => {
+                        p.abs = pin.path.clone();
+                        p.resolved = None;
+                        out.push(PinUse {
+                            fd_arg: dirfd,
+                            path_arg: Some(path),
+                            pin,
+                        });
+                    }
+                    // Not open: the kernel answers EBADF.
+                    None => {
+                        sc.targets[0].object = Object::Fd { fd, path: None };
+                    }
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
+    /// How a call on pinned fds goes to the kernel: its path arguments become
+    /// `/proc/SBX/fd/N` (added to `rewrites`), and the call becomes its path form:
+    /// `fchmod(fd, m)` -> `fchmodat(AT_FDCWD, P, m)`, `fchown(fd, u, g)` ->
+    /// `fchownat(AT_FDCWD, P, u, g, 0)`, `fsetxattr(fd, ...)` -> `setxattr(P, ...)`,
+    /// `fremovexattr(fd, n)` -> `removexattr(P, n)`; an AT_EMPTY_PATH form keeps its number,
+    /// with AT_EMPTY_PATH and AT_SYMLINK_NOFOLLOW cleared (the magic link is followed to the
+    /// object, as the fd named it) and linkat given AT_SYMLINK_FOLLOW.
+    fn pin_plan(
+        &self,
+        def: Option<&SyscallDef>,
+        args: &[u64; 6],
+        pins: &[PinUse],
+        rewrites: &mut Vec<Rewrite>,
+    ) -> guard::Adjust {
+        use crate::arch::Sem;
+        const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+        const AT_SYMLINK_FOLLOW: u64 = 0x400;
+        let mut adjust = guard::Adjust::default();
+        let Some(def) = def else {
+            return adjust;
+        };
+        let nr = |name: &str| self.arch.by_name(name).map(|d| u64::from(d.nr));
+        for p in pins {
+            let via = Via::Pinned(p.pin.raw);
+            match p.path_arg {
+                None => {
+                    // (new name, its path argument, its dirfd argument, the other words).
+                    let (name, path, dirfd, words): (&str, u8, Option<u8>, Vec<(u8, u64)>) =
+                        match def.name {
+                            "fchmod" => ("fchmodat", 1, Some(0), vec![(2, args[1])]),
+                            "fchown" => (
+                                "fchownat",
+                                1,
+                                Some(0),
+                                vec![(2, args[1]), (3, args[2]), (4, 0)],
+                            ),
+                            "fsetxattr" => ("setxattr", 0, None, Vec::new()),
+                            "fremovexattr" => ("removexattr", 0, None, Vec::new()),
+                            _ => continue,
+                        };
+                    adjust.nr = nr(name);
+                    adjust.args.extend(words);
+                    rewrites.push(Rewrite {
+                        arg: path,
+                        dirfd,
+                        via,
+                    });
+                }
+                Some(path) => {
+                    rewrites.retain(|r| r.arg != path);
+                    rewrites.push(Rewrite {
+                        arg: path,
+                        dirfd: Some(p.fd_arg),
+                        via,
+                    });
+                    let flags = match def.sem {
+                        Sem::Path {
+                            empty_path_flag: Some(i),
+                            ..
+                        } => Some((
+                            i,
+                            args[usize::from(i)]
+                                & !(crate::decode::AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW),
+                        )),
+                        Sem::TwoPath { .. } if def.name == "linkat" => Some((
+                            4,
+                            (args[4] & !crate::decode::AT_EMPTY_PATH) | AT_SYMLINK_FOLLOW,
+                        )),
+                        _ => None,
+                    };
+                    adjust.args.extend(flags);
+                }
+            }
+        }
+        adjust
     }
 
     fn violation(
@@ -1297,471 +1557,30 @@ impl Sink for EnforceSink<'_> {
     }
 
     fn on_syscall(&mut self, stop: &SyscallStop<'_>) -> Result<Verdict, Error> {
-        let class = if stop.audit_arch == self.arch.audit_arch() {
-            self.arch.by_nr(stop.nr).map(|d| d.class)
-        } else {
-            None
+        let ob = match self.observe(stop)? {
+            Observation::Done(verdict) => return Ok(verdict),
+            Observation::Stop(ob) => ob,
         };
-        if let Some(g) = self.guard.as_mut()
-            && matches!(class, Some(Class::Checked | Class::Metadata))
-            && g.prepare(stop.pid, stop.tid, self.mmap_nr)? == Prepared::Restarted
-        {
-            // The region was injected; the same syscall stops again right away.
-            return Ok(Verdict::Allow);
-        }
-        if class == Some(Class::Answer) {
-            // Only its exit matters (a DNS answer); never refused.
-            if let Some(def) = self.arch.by_nr(stop.nr) {
-                self.dns.recv_entry(stop, def);
-            }
-            if let Some(rec) = self.recorder.as_mut() {
-                rec.on_syscall(stop)?;
-            }
-            return Ok(Verdict::AllowWatchExit);
-        }
-        // Exec arguments only when the run is also recorded.
-        let mut d = super::decode_stop_opts(
-            self.arch,
-            stop,
-            super::DecodeOpts {
-                links: None,
-                cached_root: self.stable_root,
-                exec_args: self.recorder.is_some(),
-            },
-        );
-        if let Some(g) = self.guard.as_ref() {
-            // A call restarted after a signal names the fd sbx opened for it: decide on the
-            // checked path that fd stands for (the guard region cannot be written by the
-            // workload, so only sbx's own rewrite or a deliberate copy of it gets here).
-            for t in &mut d.syscall.targets {
-                if let Object::Path(p) = &mut t.object
-                    && let Some(real) = g.held_path(stop.tid, &p.abs)
-                {
-                    p.abs = real;
-                }
-            }
-        }
-        let def: Option<&SyscallDef> = d.def;
-        // `Create` only for names that do not exist yet; the others are writes.
-        let new_names = if matches!(def.map(|d| d.class), Some(Class::Checked)) {
-            settle_creates(&mut d.syscall.targets)
-        } else {
-            Vec::new()
+        let decided = {
+            let lookup = |path: &[u8]| {
+                std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path))
+                    .map(|_| ())
+                    .map_err(|e| e.raw_os_error().unwrap_or(0))
+            };
+            let st = decide::RunState {
+                policy: self.policy,
+                scope: self.chains.scope(stop.pid),
+                prov: Some(&self.owned),
+                names: self.dns.book(),
+                own_listeners: &self.own_listeners,
+                guard: self.guard.is_some(),
+                metadata: self.metadata,
+                track_allowed: self.allowed_seen.is_some(),
+                lookup: &lookup,
+            };
+            decide::decide(&ob.event, &st)
         };
-        if let Some(def) = def {
-            // A send to port 53: its query names are checked too.
-            let q = super::dns::query_targets(stop, def, &d.syscall.targets);
-            if let Some(bytes) = q.sendto_payload {
-                d.decoded.blobs.push(crate::decode::Blob {
-                    arg: 1,
-                    bytes,
-                    kind: crate::decode::BlobKind::Plain { size_arg: Some(2) },
-                });
-            }
-            if let Some((hdr, data)) = q.sendmsg_copy {
-                use crate::decode::BlobKind;
-                // The decoder's copy of the header (with the checked address) gets the data;
-                // without one (a connected socket), this header goes without any address.
-                match d.decoded.blobs.iter_mut().find(|b| b.arg == 1) {
-                    Some(crate::decode::Blob {
-                        kind: BlobKind::MsgHdr { payload, .. },
-                        ..
-                    }) => *payload = Some(data),
-                    _ => d.decoded.blobs.push(crate::decode::Blob {
-                        arg: 1,
-                        bytes: hdr,
-                        kind: BlobKind::MsgHdr {
-                            name: Vec::new(),
-                            payload: Some(data),
-                            mmsg: (def.name == "sendmmsg").then_some(stop.args[3]),
-                        },
-                    }),
-                }
-            }
-            d.syscall.targets.extend(q.targets);
-        }
-        let mut bad: Vec<(Verb, String, String, i32)> = Vec::new();
-        // A netlink socket refused for want of a rule: added to the violation's event (after
-        // the targets are decided) as a send, so the diff proposes `send netlink PROTOCOL`.
-        let mut netlink_send = None;
-        // A call on an fd that is not open at the check (an `Fd` target without a path):
-        // answered EBADF, as the kernel would, without running it. Deciding it like a pipe
-        // let a sibling thread `dup2` a file there between the check and the call.
-        let closed_fd = matches!(def.map(|d| d.class), Some(Class::Checked))
-            && d.syscall
-                .targets
-                .iter()
-                .any(|t| !t.access.is_empty() && matches!(t.object, Object::Fd { path: None, .. }));
-        // Only a probe rule admits it and the path is absent: the errno of the lookup.
-        let mut must_fail: Option<i32> = None;
-        // No profile rule can allow this (an unknown number, a touch of the guard region):
-        // never asked about in ask mode, never proposed as a rule in the diff.
-        let mut unallowable = false;
-        match def.map(|d| d.class) {
-            // The filter refuses unknown numbers and foreign ABIs in-kernel; reaching here means
-            // the filter and the table disagree: refuse, whatever the mode.
-            None => {
-                unallowable = true;
-                bad.push((
-                    Verb::Syscall,
-                    d.syscall.name.clone(),
-                    "unknown syscall".into(),
-                    libc::ENOSYS,
-                ));
-            }
-            Some(Class::Spawn) => {
-                // clone reaches the tracer only with CLONE_UNTRACED or namespace flags.
-                let flags = stop.args[0];
-                if flags & crate::filter::CLONE_UNTRACED != 0 {
-                    bad.push((
-                        Verb::Syscall,
-                        "clone(CLONE_UNTRACED)".into(),
-                        "an untraced child would escape the sandbox".into(),
-                        libc::EPERM,
-                    ));
-                } else if flags & crate::filter::CLONE_NAMESPACES != 0
-                    && !self.policy.syscall_allowed("unshare")
-                    && !self.policy.syscall_allowed("clone")
-                {
-                    bad.push((
-                        Verb::Syscall,
-                        "clone(namespace flags)".into(),
-                        "no rule allows syscall clone (or unshare)".into(),
-                        libc::EPERM,
-                    ));
-                }
-            }
-            Some(Class::Gated) => {
-                let name = def.map(|d| d.name).unwrap_or("");
-                if !self.policy.syscall_allowed(name) {
-                    bad.push((
-                        Verb::Syscall,
-                        name.to_string(),
-                        format!("no rule allows syscall {name}"),
-                        libc::EPERM,
-                    ));
-                } else if let Some((what, why, allowable)) =
-                    crate::filter::refused_by_args(name, &stop.args, |n| {
-                        self.policy.syscall_allowed(n)
-                    })
-                {
-                    // Deny and ask modes trace what kill mode refuses in-kernel: the same
-                    // argument test (a seccomp user-notification listener).
-                    unallowable |= !allowable;
-                    bad.push((Verb::Syscall, what, why, libc::EPERM));
-                }
-            }
-            // A free syscall stops only on the filter's argument rules (terminal input
-            // injection; prctl(PR_SET_SECCOMP) in deny and ask modes): the same test here.
-            Some(Class::Free) => {
-                if let Some((what, why, allowable)) =
-                    crate::filter::refused_by_args(def.map_or("", |d| d.name), &stop.args, |n| {
-                        self.policy.syscall_allowed(n)
-                    })
-                {
-                    unallowable |= !allowable;
-                    bad.push((Verb::Syscall, what, why, libc::EPERM));
-                }
-            }
-            Some(Class::Memory) => {
-                if touches_guard(def.map(|d| d.name).unwrap_or(""), &stop.args) {
-                    unallowable = true;
-                    bad.push((
-                        Verb::Syscall,
-                        format!("{} over sbx's guard region", d.syscall.name),
-                        "the race defence's memory must stay read-only and mapped".into(),
-                        libc::EPERM,
-                    ));
-                }
-            }
-            Some(Class::Creds | Class::Answer) => {}
-            Some(Class::Checked | Class::Metadata) => {
-                if let Some(kind) = device_node(def.map_or("", |d| d.name), &stop.args) {
-                    unallowable = true;
-                    bad.push((
-                        Verb::Syscall,
-                        format!("{}({kind} device node)", d.syscall.name),
-                        "a device node opens the device itself, which no path rule covers: never allowed under enforce".into(),
-                        libc::EPERM,
-                    ));
-                }
-                // The race guard's region is read-only to the workload, but not to writes
-                // through a memory file: no profile rule may allow one while the guard is on.
-                if self.guard.is_some() {
-                    for t in &d.syscall.targets {
-                        if let Object::Path(p) = &t.object
-                            && t.access.contains(Access::Write)
-                            && (proc_mem(&p.abs) || proc_mem(p.effective()))
-                        {
-                            unallowable = true;
-                            bad.push((
-                                Verb::Write,
-                                escape(p.effective()),
-                                "writes to process memory ignore page protections, sbx's race-guard region's too: never allowed under enforce".into(),
-                                libc::EACCES,
-                            ));
-                        }
-                    }
-                }
-                if def.is_some_and(|d| d.name == "listen")
-                    && let Some(b) = self.autobind_refusal(stop)
-                {
-                    bad.push(b);
-                }
-                if let Some((what, why, allowable)) =
-                    self.socket_refusal(def.map_or("", |d| d.name), &stop.args)
-                {
-                    unallowable |= !allowable;
-                    if allowable {
-                        let protocol = u16::try_from(crate::decode::int_arg(stop.args[2])).ok();
-                        netlink_send = Some(Target {
-                            access: AccessSet::of(Access::Send),
-                            object: Object::Socket(SockAddr::Netlink {
-                                protocol,
-                                port_id: 0,
-                                groups: 0,
-                            }),
-                        });
-                    }
-                    bad.push((Verb::Syscall, what, why, libc::EACCES));
-                }
-                if d.decoded.unreadable {
-                    bad.push((
-                        Verb::Read,
-                        format!("{}(<unreadable argument>)", d.syscall.name),
-                        "an argument could not be read: refused (fail closed)".into(),
-                        libc::EFAULT,
-                    ));
-                }
-                for t in &d.syscall.targets {
-                    match self.decide_target(stop, t, d.syscall.sock_type) {
-                        Ok(None) => {
-                            if let Some(seen) = self.allowed_seen.as_mut() {
-                                let object = match &t.object {
-                                    Object::Path(p) => Object::Path(canonical_proc(p, stop.pid)),
-                                    o => o.clone(),
-                                };
-                                seen.insert((t.access, object));
-                            }
-                        }
-                        Ok(Some((verb, reason, object))) => {
-                            bad.push((verb, object, reason, errno_for(&t.object)))
-                        }
-                        Err(errno) => must_fail = Some(errno),
-                    }
-                }
-            }
-        }
-        // Ask mode: what the user already allowed for this run passes, what they answered for
-        // this stop is applied, and anything else is put to them while the thread waits in
-        // its stop (the tracer goes on with the others; see `poll_held`).
-        let mut asked_kill = false;
-        if self.mode == Mode::Ask && !unallowable {
-            // Answers count for this one decision of this stop, whatever it turns out to be.
-            let given = self.answers.remove(&stop.tid).unwrap_or_default();
-            bad.retain(|(verb, object, ..)| {
-                !self
-                    .allowed_now
-                    .contains(&(verb.name().to_string(), object.clone()))
-            });
-            if !bad.is_empty() {
-                let mut still = Vec::new();
-                let mut unasked = Vec::new();
-                for b in bad.drain(..) {
-                    let key = (b.0.name().to_string(), b.1.clone());
-                    match given.iter().find(|(k, _)| *k == key).map(|(_, a)| *a) {
-                        Some(Answer::Once | Answer::Always) => {}
-                        Some(Answer::Deny) => still.push(b),
-                        Some(Answer::Kill) => {
-                            asked_kill = true;
-                            still.push(b);
-                        }
-                        None => unasked.push(b),
-                    }
-                }
-                if !unasked.is_empty() {
-                    if !stop.still_stopped() {
-                        return Err(Error::TraceeDied { tid: stop.tid });
-                    }
-                    // Decided again once answered: the answers given so far stay.
-                    self.answers.insert(stop.tid, given);
-                    let ev = Self::event(stop, d.syscall.clone());
-                    let questions = unasked
-                        .into_iter()
-                        .map(|(verb, object, reason, _)| Question {
-                            key: (verb.name().to_string(), object.clone()),
-                            violation: self.violation(stop, &d.syscall.name, verb, object, reason),
-                            event: ev.clone(),
-                        })
-                        .collect();
-                    self.waiting.push_back(Waiting {
-                        tid: stop.tid,
-                        questions,
-                    });
-                    return Ok(Verdict::Hold);
-                }
-                bad = still;
-            }
-        }
-        if bad.is_empty() {
-            for r in self.dns.hosts_opened(stop.pid, &d.syscall.targets) {
-                self.resolved_events.push(Self::resolved_event(stop, r));
-            }
-        }
-        d.syscall.targets.extend(netlink_send);
-        if (!bad.is_empty() || must_fail.is_some()) && !stop.still_stopped() {
-            // Killed while sbx looked at it (see `SyscallStop::still_stopped`): the call never
-            // runs, and what looked like a violation was the process being torn down.
-            return Err(Error::TraceeDied { tid: stop.tid });
-        }
-        let mut rewritten = false;
-        let mut answered_absent = false;
-        let verdict = if let Some(errno) = bad.first().map(|b| b.3) {
-            let ev = Self::event(stop, d.syscall.clone());
-            for (verb, object, reason, _) in bad {
-                let mut v = self.violation(stop, &d.syscall.name, verb, object, reason);
-                if asked_kill {
-                    // Ask mode, answered "kill": the report says what happened.
-                    v.action = Action::Killed;
-                }
-                self.report(v, (!unallowable).then(|| ev.clone()));
-            }
-            if asked_kill {
-                Verdict::Kill
-            } else {
-                self.refuse(errno)
-            }
-        } else if closed_fd {
-            answered_absent = true;
-            Verdict::Deny(libc::EBADF)
-        } else if let Some(errno) =
-            must_fail.filter(|&e| self.answers_probe(stop, def, &d.syscall, e))
-        {
-            // A probe of an absent path: answer as the kernel would have at the check, without
-            // running the open (no exit stop to watch it fail; nothing can appear meanwhile,
-            // the call never runs).
-            answered_absent = true;
-            Verdict::Deny(errno)
-        } else if must_fail.is_some() {
-            // The open runs, from the checked path (so a `chdir` or `dup2` by another thread
-            // cannot point it elsewhere), and must fail. With `..` after a missing component
-            // the kernel would fail on the literal path where the checked (normalized) one
-            // might exist: then the exit check kills, a false alarm rather than a window.
-            if let Some(plan @ OpenPlan::Rewrite { .. }) =
-                self.open_rewrite(stop, def, &d.decoded, &d.syscall)
-            {
-                self.send_open(stop, &plan)?;
-                rewritten = true;
-            }
-            let ev = Self::event(stop, d.syscall.clone());
-            let object = d
-                .syscall
-                .targets
-                .first()
-                .map(|t| object_text(&t.object))
-                .unwrap_or_default();
-            let v = self.violation(
-                stop,
-                &d.syscall.name,
-                Verb::Read,
-                object,
-                "a probed path appeared between the check and the open".into(),
-            );
-            self.watch
-                .insert(stop.tid, Watch::MustFail(Box::new((v, ev))));
-            Verdict::AllowWatchExit
-        } else if def.is_some_and(|d| d.class == Class::Creds) {
-            self.watch.insert(stop.tid, Watch::Nothing);
-            Verdict::AllowWatchExit
-        } else if let Some(plan) = self.open_rewrite(stop, def, &d.decoded, &d.syscall) {
-            match plan {
-                // Race-free open without an exit stop: the kernel opens exactly the checked,
-                // symlink-free path (tracer/guard.rs `rewrite_open`).
-                OpenPlan::Rewrite { .. } => {
-                    self.send_open(stop, &plan)?;
-                    rewritten = true;
-                    Verdict::Allow
-                }
-                OpenPlan::Refuse(errno) => {
-                    answered_absent = true;
-                    Verdict::Deny(errno)
-                }
-            }
-        } else if let Some(w) = self.after_check(stop, def, &d.syscall) {
-            self.watch.insert(stop.tid, w);
-            Verdict::AllowWatchExit
-        } else {
-            Verdict::Allow
-        };
-        let mut verdict = verdict;
-        // A call that makes new objects: remember them at its exit (provenance). A rename or
-        // link gives an existing object a new name: ownership stays with the object.
-        // A delete of an owned object's last name frees its inode: forgotten at the exit.
-        if matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit)
-            && let Some(def) = def
-        {
-            let mut pending = Creating::default();
-            if !new_names.is_empty()
-                && !def.name.starts_with("rename")
-                && !def.name.starts_with("link")
-            {
-                pending.open = matches!(def.sem, crate::arch::Sem::Open { .. });
-                if !pending.open {
-                    pending.paths = new_names;
-                }
-            }
-            // (A rename's source lives on under the new name: not a delete of the object.)
-            if !self.owned.is_empty() && !def.name.starts_with("rename") {
-                for t in &d.syscall.targets {
-                    if let Object::Path(p) = &t.object
-                        && t.access.contains(Access::Delete)
-                        && let Some(key) = self.owned.owned_at(p.effective())
-                    {
-                        pending.gone.push(key);
-                    }
-                }
-            }
-            if pending.open || !pending.paths.is_empty() || !pending.gone.is_empty() {
-                self.creating.insert(stop.tid, pending);
-                verdict = Verdict::AllowWatchExit;
-            }
-        }
-        if !rewritten && matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit) {
-            let rewrites = self.path_rewrites(stop, def, &d.syscall);
-            if let Some(g) = self.guard.as_mut()
-                && let Protected::Refuse(errno) =
-                    g.protect_with(stop.pid, stop.tid, &d.decoded, &rewrites)?
-            {
-                // The checked path changed since the check (ELOOP: a directory became a
-                // symlink) or does not lead anywhere: the kernel's own answer, not a violation.
-                self.watch.remove(&stop.tid);
-                verdict = Verdict::Deny(errno);
-            } else if self.guard.is_some() && sends_first_alone(&d.decoded) {
-                self.watch.insert(
-                    stop.tid,
-                    Watch::SentFirst {
-                        msg_len_at: stop.args[1].wrapping_add(MSG_LEN_OFFSET),
-                    },
-                );
-                verdict = Verdict::AllowWatchExit;
-            }
-        }
-        if let Some(rec) = self.recorder.as_mut() {
-            // The recorder wants the exit of every call it sees; a refused call has none.
-            // See: tests/enforce.rs::recorded_trace_marks_denied_calls
-            let _ = rec.on_syscall(stop)?;
-            match verdict {
-                Verdict::Deny(e) if answered_absent => rec.complete(stop.tid, Outcome::Errno(e))?,
-                Verdict::Deny(e) => rec.complete(stop.tid, Outcome::Denied(e))?,
-                Verdict::Kill => rec.complete(stop.tid, Outcome::Killed)?,
-                _ => {}
-            }
-            if verdict == Verdict::Allow {
-                self.watch.entry(stop.tid).or_insert(Watch::Nothing);
-                return Ok(Verdict::AllowWatchExit);
-            }
-        }
-        Ok(verdict)
+        self.act(stop, ob, decided)
     }
 
     fn on_syscall_exit(&mut self, stop: &SyscallStop<'_>, rval: i64) -> Result<Verdict, Error> {
@@ -2121,6 +1940,8 @@ impl Sink for EnforceSink<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profile::Proto;
+    use crate::sink::decide::{device_node, net_text, net_verb, proc_mem};
 
     #[test]
     fn which_open_paths_the_kernel_can_be_handed() {

@@ -2,10 +2,12 @@
 //! decodes and asks the policy. Both share [`decode_stop`], so a decoding fix fixes both.
 
 pub mod chains;
+pub mod decide;
 pub mod dns;
 pub mod enforce;
 pub mod owned;
 pub mod record;
+pub mod targets;
 
 use crate::arch::{AUDIT_ARCH_I386, Arch, Sem, SyscallDef};
 use crate::decode::{self, Decoded, RawSyscall};
@@ -268,6 +270,27 @@ pub fn decode_stop_opts(arch: Arch, stop: &SyscallStop<'_>, opts: DecodeOpts<'_>
                 sock_type = procfs::socket_type(stop.pid, stop.tid, fd).map(|t| t & 0xf);
             }
             _ => {}
+        }
+    }
+    // listen: the address the socket listens on (its port, when bind chose it as 0), as a
+    // target with no access: learn and enforce know the run's own servers by it (a connect
+    // to one is the run talking to itself).
+    if def.is_some_and(|d| {
+        matches!(
+            d.sem,
+            Sem::Sock {
+                op: crate::arch::SockOp::Listen
+            }
+        )
+    }) && let Some(name) =
+        procfs::socket_name(stop.pid, stop.tid, crate::decode::int_arg(stop.args[0]))
+    {
+        let addr = crate::decode::sockaddr::parse(&name);
+        if matches!(addr, SockAddr::Inet { .. } | SockAddr::Inet6 { .. }) {
+            decoded.targets.push(crate::event::Target {
+                access: crate::event::AccessSet::EMPTY,
+                object: Object::Socket(addr),
+            });
         }
     }
     let syscall = Syscall {

@@ -101,6 +101,21 @@ pub struct Guard {
     own_ids: Option<(u32, u32)>,
     /// RLIMIT_NOFILE's soft limit was raised after an EMFILE.
     raised_nofile: bool,
+    /// Fds of a thread's current call taken into sbx ([`Self::pin`]), with their paths, until
+    /// a [`Via::Pinned`] rewrite hands them to the kernel (then they are [`Self::held`]).
+    pinned: HashMap<i32, Vec<Held>>,
+}
+
+/// An fd of the workload taken into sbx by [`Guard::pin`]: the object a call on that fd acts
+/// on, which no sibling's `dup2` can change any more.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pin {
+    /// sbx's duplicate (`/proc/SBX/fd/RAW` names the object).
+    pub raw: i32,
+    /// The object's path as the kernel names it (`readlink /proc/self/fd/RAW`).
+    pub path: Vec<u8>,
+    /// Opened with O_PATH: fchmod, fchown, fsetxattr and fremovexattr answer EBADF.
+    pub o_path: bool,
 }
 
 /// An fd sbx opened for a [`Via::Held`] rewrite, and the checked path it was opened on.
@@ -129,6 +144,9 @@ pub enum Via {
     /// This absolute path (symlink-free when sbx checked it), dirfd AT_FDCWD. The kernel walks
     /// it again: a directory on it replaced by a symlink since the check would be followed.
     Absolute(Vec<u8>),
+    /// `/proc/SBX/fd/N` where N is an fd of the workload sbx took itself ([`Guard::pin`]):
+    /// the kernel acts on exactly the object sbx decided on.
+    Pinned(i32),
     /// `/proc/SBX/fd/N` followed by `tail`, where N is sbx's own
     /// `openat2(AT_FDCWD, open, {O_PATH|O_CLOEXEC[|O_DIRECTORY]}, RESOLVE_NO_SYMLINKS)`: the
     /// kernel starts from exactly the object sbx opened and looks up `tail` only (empty, `/`,
@@ -193,6 +211,15 @@ pub struct Rewrite {
     pub arg: u8,
     pub dirfd: Option<u8>,
     pub via: Via,
+}
+
+/// How [`Guard::protect_call`] changes a call besides its path arguments.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Adjust {
+    /// Another syscall number.
+    pub nr: Option<u64>,
+    /// Argument words to set (after the paths: they win).
+    pub args: Vec<(u8, u64)>,
 }
 
 /// [`Rewrite::arg`] of a unix socket path.
@@ -271,6 +298,32 @@ impl Guard {
     /// root, a workload that switched to another user) [`Via::Held`] would fail with EACCES.
     pub fn can_hold_for(&self, euid: u32, egid: u32) -> bool {
         self.own_ids == Some((euid, egid))
+    }
+
+    /// Take fd `fd` of thread `tid` (process `pid`) into sbx (`pidfd_getfd`), for its current
+    /// call: decide on what it is now, and hand the kernel that object ([`Via::Pinned`]).
+    /// `None` when the thread has no such fd open.
+    pub fn pin(&mut self, pid: i32, tid: i32, fd: i32) -> Option<Pin> {
+        let owned = super::procfs::tracee_fd(pid, tid, fd)?;
+        let raw = owned.as_raw_fd();
+        let path = std::fs::read_link(format!("/proc/self/fd/{raw}"))
+            .ok()?
+            .into_os_string()
+            .into_encoded_bytes();
+        let o_path = nix::fcntl::fcntl(&owned, nix::fcntl::FcntlArg::F_GETFL)
+            .is_ok_and(|f| f & libc::O_PATH != 0);
+        self.pinned.entry(tid).or_default().push(Held {
+            fd: owned,
+            path: path.clone(),
+        });
+        Some(Pin { raw, path, o_path })
+    }
+
+    /// Drop the fds pinned for `tid`'s call that no rewrite used (a refused call).
+    pub fn unpin(&mut self, tid: i32) {
+        if !self.pinned.is_empty() {
+            self.pinned.remove(&tid);
+        }
     }
 
     /// Close the fds held for `tid`'s previous call (it is stopped again: that call is over).
@@ -419,8 +472,23 @@ impl Guard {
         decoded: &Decoded,
         rewrites: &[Rewrite],
     ) -> Result<Protected, Error> {
+        self.protect_call(pid, tid, decoded, rewrites, &Adjust::default())
+    }
+
+    /// [`Self::protect_with`], and the call changed as `adjust` says (another number, other
+    /// argument words): how a call on a pinned fd becomes its path form (`fchmod(fd, mode)`
+    /// -> `fchmodat(AT_FDCWD, "/proc/SBX/fd/N", mode)`). A rewrite whose argument held no
+    /// string (an fd, a NULL path) gets its path written anyway.
+    pub fn protect_call(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        decoded: &Decoded,
+        rewrites: &[Rewrite],
+        adjust: &Adjust,
+    ) -> Result<Protected, Error> {
         const AT_FDCWD: i64 = -100;
-        if decoded.strings.is_empty() && decoded.blobs.is_empty() {
+        if decoded.strings.is_empty() && decoded.blobs.is_empty() && rewrites.is_empty() {
             self.release(tid);
             return Ok(Protected::Done);
         }
@@ -430,9 +498,17 @@ impl Guard {
         let mut paths: Vec<(u8, Option<u8>, Vec<u8>)> = Vec::with_capacity(rewrites.len());
         // Unix socket paths: (the checked path, what the kernel gets instead).
         let mut sockets: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        let mut pinned = self.pinned.remove(&tid).unwrap_or_default();
         for r in rewrites {
             let bytes = match &r.via {
                 Via::Absolute(p) => p.clone(),
+                Via::Pinned(raw) => {
+                    let Some(i) = pinned.iter().position(|h| h.fd.as_raw_fd() == *raw) else {
+                        return Err(Error::Internal(format!("fd {raw} was not pinned")));
+                    };
+                    held.push(pinned.swap_remove(i));
+                    format!("/proc/{}/fd/{raw}", self.me).into_bytes()
+                }
                 Via::Held {
                     open,
                     directory,
@@ -494,6 +570,18 @@ impl Guard {
             let at = push(&mut image, bytes, true);
             set.push((*arg, at));
         }
+        // Path arguments that held no string (fchmod's fd, utimensat's NULL path).
+        for (arg, dirfd, new) in &paths {
+            if decoded.strings.iter().any(|(a, _)| a == arg) {
+                continue;
+            }
+            if let Some(d) = dirfd {
+                set.push((*d, AT_FDCWD.cast_unsigned()));
+            }
+            let at = push(&mut image, new, true);
+            set.push((*arg, at));
+        }
+        set.extend(adjust.args.iter().copied());
         for b in &decoded.blobs {
             match &b.kind {
                 BlobKind::Plain { size_arg } => {
@@ -511,6 +599,7 @@ impl Guard {
                     name,
                     payload,
                     mmsg,
+                    control,
                 } => {
                     let mut hdr = b.bytes.clone();
                     if hdr.len() >= 32 {
@@ -535,6 +624,17 @@ impl Guard {
                             hdr[24..32].copy_from_slice(&1u64.to_le_bytes());
                         }
                     }
+                    if hdr.len() >= 48 {
+                        if control.is_empty() {
+                            // No control message was checked: none may reach the kernel.
+                            hdr[32..48].fill(0);
+                        } else {
+                            // The checked control messages, from the copy.
+                            let control_at = push(&mut image, control, false);
+                            hdr[32..40].copy_from_slice(&control_at.to_le_bytes());
+                            hdr[40..48].copy_from_slice(&(control.len() as u64).to_le_bytes());
+                        }
+                    }
                     let at = push(&mut image, &hdr, false);
                     set.push((b.arg, at));
                     if let Some(flags) = mmsg {
@@ -556,7 +656,7 @@ impl Guard {
             ));
         }
         self.write(pid, tid, base, &image)?;
-        match sendmsg_nr {
+        match sendmsg_nr.or(adjust.nr) {
             Some(nr) => regs::set_syscall(tid, nr, &set)?,
             None => regs::set_args(tid, &set)?,
         }

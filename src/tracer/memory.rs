@@ -105,6 +105,12 @@ impl Memory for TraceeMemory {
 /// Write `value` at `addr` in the memory of thread `tid`, as the kernel's own `put_user` for
 /// that process would: through `process_vm_writev`, which honours the page protections (a
 /// read-only page fails, unlike a write through `/proc/PID/mem`). Whether it was written whole.
+/// Exactly `len` bytes of thread `tid`'s memory at `addr`, or `None`.
+pub fn read_bytes(tid: i32, addr: u64, len: usize) -> Option<Vec<u8>> {
+    let mut buf = vec![0u8; len];
+    (TraceeMemory { tid }.read(addr, &mut buf) == len).then_some(buf)
+}
+
 pub fn write_u32(tid: i32, addr: u64, value: u32) -> bool {
     use nix::sys::uio::process_vm_writev;
     let Ok(base) = usize::try_from(addr) else {

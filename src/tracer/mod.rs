@@ -10,6 +10,7 @@
 //! This module knows nothing of profiles or traces: record and enforce differ only in the sink.
 
 pub mod guard;
+pub mod landlock;
 pub mod memory;
 pub mod procfs;
 pub mod programs;
@@ -106,6 +107,33 @@ pub struct SyscallStop<'a> {
     /// The thread's root directory as last read, kept across stops (see
     /// [`procfs::RootCache`] for when a sink may use it).
     pub root: &'a procfs::RootCache,
+    /// The traced tree as the tracer knows it at this stop.
+    pub tree: TreeView<'a>,
+}
+
+/// Which processes and threads are in the traced tree, as the tracer knows them: from their
+/// first stop (or their creator's fork event) to the report of their death.
+#[derive(Debug, Clone, Copy)]
+pub struct TreeView<'a> {
+    tasks: &'a HashMap<i32, Task>,
+    procs: &'a HashMap<i32, Process>,
+}
+
+impl TreeView<'_> {
+    /// Is `pid` a live process of the tree?
+    pub fn has_process(&self, pid: i32) -> bool {
+        self.procs.contains_key(&pid)
+    }
+
+    /// The process of live thread `tid`, if it is one of the tree's.
+    pub fn process_of(&self, tid: i32) -> Option<i32> {
+        self.tasks.get(&tid).map(|t| t.pid)
+    }
+
+    /// The number of live threads of process `pid` the tracer knows (0: not in the tree).
+    pub fn threads(&self, pid: i32) -> usize {
+        self.procs.get(&pid).map_or(0, |p| p.threads)
+    }
 }
 
 impl SyscallStop<'_> {
@@ -332,6 +360,13 @@ fn install_forwarding() -> Result<(), Error> {
         unsafe { signal::sigaction(s, &act) }.map_err(Error::Setup)?;
     }
     Ok(())
+}
+
+/// Send signal `sig` (any number, realtime ones included) to process `pid`, on behalf of a
+/// workload call sbx answered itself; errors are the call's business and ignored.
+pub fn signal(pid: i32, sig: i32) {
+    // SAFETY: kill takes a pid and a signal number, no pointers.
+    unsafe { libc::kill(pid, sig) };
 }
 
 /// The tracer: one run of one workload.
@@ -970,6 +1005,10 @@ impl Tracer {
             args,
             proc: &p.info,
             root: &task.root,
+            tree: TreeView {
+                tasks: &self.tasks,
+                procs: &self.procs,
+            },
         };
         let verdict = sink.on_syscall(&stop)?;
         self.apply(tid, verdict, (audit_arch, nr, args))
@@ -1045,6 +1084,10 @@ impl Tracer {
             args,
             proc: &p.info,
             root: &task.root,
+            tree: TreeView {
+                tasks: &self.tasks,
+                procs: &self.procs,
+            },
         };
         match sink.on_syscall_exit(&stop, rval)? {
             Verdict::Kill => {

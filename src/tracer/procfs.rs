@@ -339,7 +339,7 @@ const KCMP_FILES: libc::c_long = 2;
 /// 5.6+; needs ptrace access, which the tracer has). The fd is the thread's: a thread cloned
 /// without CLONE_FILES has its own table. Before Linux 6.9 (no `PIDFD_THREAD`) a non-leader
 /// thread is answered only when it shares the leader's table (`kcmp`); otherwise `None`.
-fn tracee_fd(pid: i32, tid: i32, fd: i32) -> Option<std::os::fd::OwnedFd> {
+pub fn tracee_fd(pid: i32, tid: i32, fd: i32) -> Option<std::os::fd::OwnedFd> {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     // SAFETY: pidfd_open takes a pid and flags, no pointers.
     let mut pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tid, PIDFD_THREAD) };

@@ -16,9 +16,14 @@ use sbx::trace::{Header, TraceReader};
 
 pub mod workload;
 
-/// The sbx binary built by cargo for this test run.
+/// The sbx binary built by cargo for this test run, or the one `SBX_TEST_BIN` names: how
+/// the attack suite is run against an older revision's build, to show which attacks got
+/// through before a fix (docs/security.md).
 pub fn sbx_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_sbx")
+    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        std::env::var("SBX_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_sbx").to_string())
+    })
 }
 
 /// A unique temporary directory, removed on drop.
