@@ -418,6 +418,9 @@ pub fn process_target_rules(name: &str) -> Option<Vec<SeccompRule>> {
             rule(vec![cond32(1, Eq, F_SETOWN)]),
             rule(vec![cond32(1, Eq, F_SETOWN_EX)]),
         ],
+        // Not a process target: a socket pair of another family than unix is decided like
+        // `socket` (`sink::decide::socket_kind`).
+        "socketpair" => vec![rule(vec![cond32(0, Ne, 1)])],
         _ => return None,
     })
 }

@@ -30,8 +30,9 @@ struct Phase {
     secret: PathBuf,
     /// The owner of secret/target.txt when it was created.
     uid: u32,
-    /// work/ok.txt's mode when it was created.
-    ok_mode: u32,
+    /// work/ro.txt's mode when it was created (a file the profiles only let the workload
+    /// read, whose mode the fchmod race goes for).
+    ro_mode: u32,
 }
 
 impl Phase {
@@ -51,7 +52,8 @@ impl Phase {
         std::fs::write(&target, ORIGINAL).unwrap();
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
         let uid = std::fs::metadata(&target).unwrap().uid();
-        let ok_mode = std::fs::metadata(work.join("ok.txt"))
+        std::fs::write(work.join("ro.txt"), "fine\n").unwrap();
+        let ro_mode = std::fs::metadata(work.join("ro.txt"))
             .unwrap()
             .permissions()
             .mode()
@@ -61,7 +63,7 @@ impl Phase {
             work,
             secret,
             uid,
-            ok_mode,
+            ro_mode,
         }
     }
     /// Absolute path of a file in the secret directory.
@@ -117,11 +119,11 @@ impl Phase {
         {
             return Some(format!("work/ok.txt (read-only) was changed to {t:?}"));
         }
-        if let Ok(md) = std::fs::metadata(self.work.join("ok.txt"))
-            && md.permissions().mode() & 0o7777 != self.ok_mode
+        if let Ok(md) = std::fs::metadata(self.work.join("ro.txt"))
+            && md.permissions().mode() & 0o7777 != self.ro_mode
         {
             return Some(format!(
-                "work/ok.txt (read-only) mode changed to {:o}",
+                "work/ro.txt (read-only) mode changed to {:o}",
                 md.permissions().mode() & 0o7777
             ));
         }
@@ -980,12 +982,12 @@ fn attacks() -> Vec<Attack> {
         Attack {
             bare_tries: 10,
             runs: 3,
-            expect: "ok.txt",
+            expect: "ro.txt",
             deny_done: "fdmeta race done",
             control: true,
             ..a(
                 "1 argument races",
-                "fchmod on an fd a thread dup2()s a read-only file over (20000 calls)",
+                "fchmod on an fd a thread dup2()s a read-only file (ro.txt) over (20000 calls)",
                 |p, f| {
                     v(&[
                         &f.attack,

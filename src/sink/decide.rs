@@ -491,6 +491,18 @@ fn autobind_refusal(policy: &CompiledPolicy, name: &SockAddr) -> Option<(Verb, S
 }
 
 fn socket_kind(ev: &Observed, st: &RunState<'_>, d: &mut Decided) {
+    // socketpair is free, and stops only for another family than unix (the filter).
+    if ev.name() == "socketpair" && crate::decode::int_arg(ev.args[0]) != libc::AF_UNIX {
+        d.refuse(
+            "socket-kind",
+            Verb::Syscall,
+            format!("socketpair(domain {})", crate::decode::int_arg(ev.args[0])),
+            "only unix socket pairs are created under enforce",
+            libc::EACCES,
+            false,
+        );
+        return;
+    }
     if !checked(ev) {
         return;
     }
@@ -1104,6 +1116,18 @@ mod tests {
     }
 
     #[test]
+    fn every_check_is_in_the_architecture_doc() {
+        let doc = include_str!("../../docs/architecture.md");
+        for c in CHECKS {
+            assert!(
+                doc.contains(&format!("| `{}` |", c.name)),
+                "{} is not in docs/architecture.md",
+                c.name
+            );
+        }
+    }
+
+    #[test]
     fn every_check_has_a_distinct_name_and_policy_comes_last() {
         let mut names: Vec<_> = CHECKS.iter().map(|c| c.name).collect();
         assert_eq!(names.last(), Some(&"policy"));
@@ -1253,6 +1277,12 @@ mod tests {
             run(&ev, &p, &[])
         };
         let flags = libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
+        let pair = stop(
+            "socketpair",
+            [w(libc::AF_UNIX), w(libc::SOCK_STREAM), 0, 0, 0, 0],
+            vec![],
+        );
+        assert!(run(&pair, &p, &[]).refusals.is_empty());
         for (domain, ty, proto) in [
             (libc::AF_INET, libc::SOCK_STREAM, 0),
             (libc::AF_INET6, libc::SOCK_STREAM | flags, libc::IPPROTO_TCP),
@@ -1293,6 +1323,11 @@ mod tests {
             (libc::AF_UNIX, libc::SOCK_RAW, 0, "domain 1"),
             (libc::AF_NETLINK, libc::SOCK_STREAM, 0, "domain 16"),
         ] {
+            if domain != libc::AF_UNIX {
+                let pair = stop("socketpair", [w(domain), w(ty), w(proto), 0, 0, 0], vec![]);
+                let d = run(&pair, &p, &[]);
+                assert_eq!(checks(&d), ["socket-kind"], "socketpair {what}");
+            }
             let d = sock(domain, ty, proto);
             assert_eq!(checks(&d), ["socket-kind"], "{what}");
             assert!(d.refusals[0].object.contains(what), "{:?}", d.refusals[0]);

@@ -12,7 +12,7 @@
 //! - the seccomp filter stops mmap(MAP_FIXED)/mprotect/munmap/mremap/madvise/... whose address
 //!   falls in the window (or whose length is >= 4 GiB); the enforce sink kills a process whose
 //!   call overlaps the region. Opens of `/proc/*/mem` for writing (which ignores page
-//!   protections) are refused whatever the profile says (`sink::enforce::proc_mem`);
+//!   protections) are refused whatever the profile says (`sink::decide::proc_mem`);
 //!   process_vm_writev honours page protections, ptrace cannot attach to a process sbx
 //!   already traces, and io_uring is gated.
 //!
