@@ -399,7 +399,8 @@ fn routing_sockopt_rules() -> Vec<SeccompRule> {
 /// (`sink::targets`): a signal other than 0 (0 only asks whether a process exists), a pid
 /// other than 0 (the caller itself), `F_SETOWN`/`F_SETOWN_EX`. `None` for other calls;
 /// an empty list stops every call. The gated ones (`pidfd_getfd`, `kcmp`,
-/// `process_madvise`) are stopped where a `syscall` rule allows them.
+/// `process_madvise`, `process_vm_readv`/`writev`, `ptrace`) are stopped where a `syscall`
+/// rule allows them.
 pub fn process_target_rules(name: &str) -> Option<Vec<SeccompRule>> {
     use SeccompCmpOp::{Eq, Ne};
     const F_SETOWN: u64 = 8;
@@ -408,7 +409,8 @@ pub fn process_target_rules(name: &str) -> Option<Vec<SeccompRule>> {
         "kill" | "tkill" => vec![rule(vec![cond32(1, Ne, 0)])],
         "tgkill" => vec![rule(vec![cond32(2, Ne, 0)])],
         "rt_sigqueueinfo" | "rt_tgsigqueueinfo" | "pidfd_send_signal" | "pidfd_open"
-        | "pidfd_getfd" | "kcmp" | "process_madvise" => vec![],
+        | "pidfd_getfd" | "kcmp" | "process_madvise" | "process_vm_readv" | "process_vm_writev"
+        | "ptrace" => vec![],
         "prlimit64" | "sched_setaffinity" | "sched_setscheduler" | "sched_setparam"
         | "sched_setattr" | "migrate_pages" | "move_pages" => vec![rule(vec![cond32(0, Ne, 0)])],
         // (PRIO_PROCESS 0, who 0) and (IOPRIO_WHO_PROCESS 1, who 0) are the caller itself.

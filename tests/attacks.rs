@@ -361,6 +361,9 @@ struct Attack {
     /// Run the bare attack and sbx (enforce) as user nobody (65534); the phase's root is
     /// made writable to it.
     as_nobody: bool,
+    /// The kernel refuses it (a capability the workload no longer has): no violation line,
+    /// the workload runs on; every run's stdout must contain `expect` instead.
+    silent: bool,
 }
 
 /// Runs of a race attack without the race guard, until one gets through.
@@ -393,6 +396,7 @@ fn attack(item: &'static str, name: &'static str, attack: Args, benign: Args) ->
         deny_done: "",
         control: false,
         as_nobody: false,
+        silent: false,
     }
 }
 
@@ -1072,6 +1076,19 @@ fn attacks() -> Vec<Attack> {
                 },
             )
         },
+        // The profile allows the socket and its writes (base: getaddrinfo's address dump);
+        // a root workload runs without CAP_NET_ADMIN, so the kernel refuses the change.
+        Attack {
+            expect: "RTM_NEWROUTE: Operation not permitted",
+            deny_done: "netroute done",
+            silent: true,
+            ..a(
+                "4 back doors",
+                "a route added through an allowed NETLINK_ROUTE socket (root)",
+                |_, f| v(&[&f.attack, "netroute", "add"]),
+                |_, f| v(&[&f.attack, "netroute", "benign"]),
+            )
+        },
         outside_attack("kill", false),
         outside_attack("kill", true),
         outside_attack("killpg", false),
@@ -1590,6 +1607,22 @@ fn run_attack(d: &Dir, n: usize, at: &Attack, fx: &Fx) -> Verdict {
         if let Some(e) = ph.evidence(&out) {
             problems.push(format!("{mode} run {i}: LEAK: {e}\n  {}", brief(&out)));
         }
+        if at.silent {
+            if !out.stdout.contains(at.expect) {
+                problems.push(format!(
+                    "{mode} run {i}: the kernel's refusal {:?} is not in the output: {}",
+                    at.expect,
+                    brief(&out)
+                ));
+            }
+            first = out
+                .stdout
+                .lines()
+                .find(|l| l.contains(at.expect))
+                .unwrap_or("")
+                .to_string();
+            continue;
+        }
         if !died && out.code != Some(124) {
             problems.push(format!(
                 "{mode} run {i}: expected exit 124: {}",
@@ -1650,7 +1683,7 @@ fn run_attack(d: &Dir, n: usize, at: &Attack, fx: &Fx) -> Verdict {
         }
         first = format!("{first}\n  {result}");
     }
-    if !lines.contains(at.expect) {
+    if !at.silent && !lines.contains(at.expect) {
         problems.push(format!(
             "no violation names {:?}; the violations were:\n{lines}",
             at.expect

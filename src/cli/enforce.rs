@@ -140,7 +140,16 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
         }
     }
     let mut status = super::status::StatusSink::new(&mut s);
-    let result = Tracer::run(&a.command, &programs, &mut status);
+    // A root workload configures no network (routes, addresses, firewall: netlink writes and
+    // ioctls sbx does not stop) unless the profile says `syscall net_admin`, and has no raw
+    // network access (raw and packet sockets are refused anyway; no rule describes them).
+    use crate::tracer::spawn::{CAP_NET_ADMIN, CAP_NET_RAW};
+    let drop_caps: &[u32] = match (a.mode, policy.syscall_allowed("net_admin")) {
+        (Mode::Audit, _) => &[],
+        (_, true) => &[CAP_NET_RAW],
+        (_, false) => &[CAP_NET_ADMIN, CAP_NET_RAW],
+    };
+    let result = Tracer::run_dropping(&a.command, &programs, drop_caps, &mut status);
     status.clear();
     if super::verbose() {
         eprintln!("{}", status.summary());

@@ -680,6 +680,9 @@ fn parse_tokens(tokens: &[Token], line_no: u32) -> Result<Parsed, (Span, ParseEr
             })?;
             Pattern::Host(name)
         }
+        // `net_admin` is no syscall: a root workload keeps CAP_NET_ADMIN (network
+        // configuration through netlink and ioctls, which sbx does not stop).
+        Verb::Syscall if obj.text == "net_admin" => Pattern::Syscall(obj.text.clone()),
         Verb::Syscall => {
             if !valid_syscall_name(&obj.text) {
                 return Err((
@@ -924,6 +927,15 @@ pub fn parse_str(file: &str, text: &str) -> Result<Profile, ParseErrors> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `syscall net_admin` is the one name that is no syscall: a root workload keeps
+    /// CAP_NET_ADMIN.
+    #[test]
+    fn net_admin_is_a_pseudo_syscall() {
+        let got = parse_str("t", "syscall net_admin\n").expect("parses");
+        assert_eq!(got.rules[0].pattern, Pattern::Syscall("net_admin".into()));
+        assert!(parse_str("t", "syscall net_admins\n").is_err());
+    }
 
     fn p(text: &str) -> Profile {
         match parse_str("t.profile", text) {

@@ -140,6 +140,14 @@ fn aims(stop: &SyscallStop<'_>, name: &str) -> (Vec<(String, Aim)>, Option<Blob>
             };
             one(format!("pidfd_open({})", int(a[0])), aim)
         }
+        "process_vm_readv" | "process_vm_writev" => {
+            one(format!("{name}({})", int(a[0])), Aim::Process(int(a[0])))
+        }
+        // ptrace(request, pid, ...): PTRACE_TRACEME (0) names no other process.
+        "ptrace" if a[0] != 0 => one(
+            format!("ptrace({}, {})", a[0], int(a[1])),
+            Aim::Thread(int(a[1])),
+        ),
         "prlimit64" | "migrate_pages" | "move_pages" if int(a[0]) != 0 => {
             one(format!("{name}({})", int(a[0])), Aim::Process(int(a[0])))
         }

@@ -400,6 +400,17 @@ impl Tracer {
         programs: &[Program],
         sink: &mut dyn Sink,
     ) -> Result<WorkloadExit, Error> {
+        Self::run_dropping(argv, programs, &[], sink)
+    }
+
+    /// [`Tracer::run`], the workload (when run as root) without the capabilities `drop_caps`
+    /// ([`spawn::spawn`]).
+    pub fn run_dropping(
+        argv: &[OsString],
+        programs: &[Program],
+        drop_caps: &[u32],
+        sink: &mut dyn Sink,
+    ) -> Result<WorkloadExit, Error> {
         let Some(cmd) = argv.first() else {
             return Err(Error::Internal("empty command".into()));
         };
@@ -409,7 +420,7 @@ impl Tracer {
         // SAFETY: PR_SET_CHILD_SUBREAPER takes an integer argument, no pointers.
         unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
         let start = Instant::now();
-        let spawned = spawn::spawn(&path, argv, programs)?;
+        let spawned = spawn::spawn(&path, argv, programs, drop_caps)?;
         let root = spawned.pid;
         let info = ProcInfo {
             ppid: 0,

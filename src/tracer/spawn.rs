@@ -88,8 +88,23 @@ pub struct Spawned {
     pub status_pipe: OwnedFd,
 }
 
+/// `CAP_NET_ADMIN`: network configuration (routes, addresses, firewall) through netlink and
+/// ioctls on any socket.
+pub const CAP_NET_ADMIN: u32 = 12;
+/// `CAP_NET_RAW`: raw and packet sockets (which enforce refuses anyway), binding to a device,
+/// IP options: nothing a profile can describe.
+pub const CAP_NET_RAW: u32 = 13;
+
 /// Fork the workload, seize it, and let it install `programs` and exec `path` with `argv`.
-pub fn spawn(path: &Path, argv: &[OsString], programs: &[Program]) -> Result<Spawned, Error> {
+/// `drop_caps`: capabilities a root workload loses for good (bounding set, effective,
+/// permitted, inheritable, ambient) before it execs; ignored for a non-root sbx, whose
+/// workload has none (no_new_privs keeps file capabilities from granting any).
+pub fn spawn(
+    path: &Path,
+    argv: &[OsString],
+    programs: &[Program],
+    drop_caps: &[u32],
+) -> Result<Spawned, Error> {
     let c_path = cstring(path.as_os_str())?;
     let c_argv: Vec<CString> = argv.iter().map(|a| cstring(a)).collect::<Result<_, _>>()?;
     let mut argv_ptrs: Vec<*const libc::c_char> = c_argv.iter().map(|a| a.as_ptr()).collect();
@@ -116,7 +131,7 @@ pub fn spawn(path: &Path, argv: &[OsString], programs: &[Program]) -> Result<Spa
         ForkResult::Child => {
             drop(go_w);
             drop(st_r);
-            child(go_r, st_w, &c_path, &argv_ptrs, &fprogs, as_root)
+            child(go_r, st_w, &c_path, &argv_ptrs, &fprogs, as_root, drop_caps)
         }
         ForkResult::Parent { child } => {
             drop(go_r);
@@ -150,6 +165,7 @@ fn child(
     argv: &[*const libc::c_char],
     fprogs: &[libc::sock_fprog],
     as_root: bool,
+    drop_caps: &[u32],
 ) -> ! {
     let fail = |errno: i32, code: i32| -> ! {
         let b = errno.to_ne_bytes();
@@ -173,6 +189,9 @@ fn child(
             fail(errno(), 127);
         }
     }
+    if as_root && !drop_caps.is_empty() && drop_capabilities(drop_caps).is_err() {
+        fail(errno(), 127);
+    }
     for prog in fprogs {
         // SAFETY: `prog` points to a live sock_fprog whose `filter` points to `len` valid
         // sock_filter instructions owned by the parent's copy of `programs` (still mapped in
@@ -194,6 +213,69 @@ fn child(
     unsafe { libc::execv(path.as_ptr(), argv.as_ptr()) };
     let e = errno();
     fail(e, if e == libc::ENOENT { 127 } else { 126 })
+}
+
+/// Drop `caps` from the bounding set (so no exec gives them back, setuid root included), the
+/// ambient set, and the effective, permitted and inheritable sets. Raw syscalls only: runs in
+/// the forked child.
+fn drop_capabilities(caps: &[u32]) -> Result<(), ()> {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
+    for &cap in caps {
+        // SAFETY: prctl(PR_CAPBSET_DROP, cap) and prctl(PR_CAP_AMBIENT, LOWER, cap) take
+        // integers, no pointers.
+        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, libc::c_ulong::from(cap), 0, 0, 0) } != 0 {
+            return Err(());
+        }
+        // SAFETY: as above (fails harmlessly on kernels without ambient capabilities).
+        unsafe {
+            libc::prctl(
+                libc::PR_CAP_AMBIENT,
+                libc::PR_CAP_AMBIENT_LOWER as libc::c_ulong,
+                libc::c_ulong::from(cap),
+                0,
+                0,
+            )
+        };
+    }
+    let mut hdr = Header {
+        version: VERSION_3,
+        pid: 0,
+    };
+    let mut data = [Data {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    // SAFETY: `hdr` and `data` are live, correctly laid out for capability version 3 (two
+    // data words); the kernel writes at most the two entries.
+    if unsafe { libc::syscall(libc::SYS_capget, &raw mut hdr, data.as_mut_ptr()) } != 0 {
+        return Err(());
+    }
+    for &cap in caps {
+        let (word, bit) = ((cap / 32) as usize, 1u32 << (cap % 32));
+        if let Some(d) = data.get_mut(word) {
+            d.effective &= !bit;
+            d.permitted &= !bit;
+            d.inheritable &= !bit;
+        }
+    }
+    // SAFETY: as above; the kernel reads the header and the two entries.
+    if unsafe { libc::syscall(libc::SYS_capset, &raw mut hdr, data.as_ptr()) } != 0 {
+        return Err(());
+    }
+    Ok(())
 }
 
 fn errno() -> i32 {
