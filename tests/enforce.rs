@@ -2415,3 +2415,56 @@ c.on('data',d=>{process.stdout.write(String(d).includes('hi')?'node ok\n':'bad\n
         assert!(violations(&out).is_empty(), "{what}: {out:?}");
     }
 }
+
+/// `-v` says which in-kernel layer is under the checks: Landlock scoping where the kernel
+/// has ABI 6 (this machine and CI: 6.18, ABI 7), and the abstract unix scope only when the
+/// profile allows no abstract socket.
+#[test]
+fn verbose_names_the_in_kernel_layer() {
+    let d = Dir::new();
+    let abi = sbx::tracer::landlock::abi().is_some_and(|a| a >= 6);
+    let p = d.write("p.profile", "include shell\n");
+    let out = Sbx::new([
+        OsStr::new("-v"),
+        OsStr::new("enforce"),
+        p.as_os_str(),
+        OsStr::new("--"),
+        OsStr::new("true"),
+    ])
+    .cwd(d.path())
+    .run();
+    let line = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("sbx: in-kernel layer: "))
+        .unwrap_or_else(|| panic!("no layer line: {}", out.stderr))
+        .to_string();
+    if abi {
+        assert!(
+            line.contains("Landlock ABI") && line.contains("signals and abstract unix sockets"),
+            "{line}"
+        );
+    } else {
+        assert!(line.contains("no Landlock scoping"), "{line}");
+    }
+    let p = d.write(
+        "q.profile",
+        "include shell\nconnect unix @/tmp/.X11-unix/*\n",
+    );
+    let out = Sbx::new([
+        OsStr::new("-v"),
+        OsStr::new("enforce"),
+        p.as_os_str(),
+        OsStr::new("--"),
+        OsStr::new("true"),
+    ])
+    .cwd(d.path())
+    .run();
+    if abi {
+        assert!(
+            out.stderr.contains("scopes signals to the run"),
+            "{}",
+            out.stderr
+        );
+    }
+}
