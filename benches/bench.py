@@ -295,17 +295,23 @@ def main():
         lines.append(f"trace: {size} bytes, {events} events"
                      + (f", {size / int(events):.1f} bytes/event" if events.isdigit() and int(events) else "")
                      + "\n")
-        lines.append("| variant | median s | ratio to bare | runs |")
-        lines.append("|---|---|---|---|")
+        # The floor of any ptrace + seccomp design: the null tracer. "Above the floor" is how
+        # many points (of the bare time) a variant spends beyond it (issue 24's targets).
+        floor = statistics.median(times["null tracer"]) if times.get("null tracer") else None
+        lines.append("| variant | median s | ratio to bare | ratio to null tracer | above the floor | runs |")
+        lines.append("|---|---|---|---|---|---|")
         for v, ts in times.items():
             if ts:
                 m = statistics.median(ts)
-                lines.append(f"| {v} | {m:.3f} | {m / base:.2f}x | {len(ts)} |")
+                to_null = f"{m / floor:.2f}x" if floor else ""
+                above = f"{(m - floor) / base * 100:+.0f} points" if floor else ""
+                lines.append(f"| {v} | {m:.3f} | {m / base:.2f}x | {to_null} | {above} | {len(ts)} |")
             else:
-                lines.append(f"| {v} | failed | | 0 |")
+                lines.append(f"| {v} | failed | | | | 0 |")
         lines.append("")
         shown = len(variants) + 5
-        for x, y in (("strace seccomp", "sbx record"), ("strace seccomp", "sbx enforce")):
+        for x, y in (("strace seccomp", "sbx record"), ("strace seccomp", "sbx enforce"),
+                     ("null tracer", "sbx enforce")):
             if x in times and y in times:
                 p = paired(rounds, x, y)
                 if p:

@@ -109,6 +109,8 @@ pub struct SyscallStop<'a> {
     pub root: &'a procfs::RootCache,
     /// The traced tree as the tracer knows it at this stop.
     pub tree: TreeView<'a>,
+    /// The thread's stack pointer (0 at an exit stop).
+    pub sp: u64,
 }
 
 /// Which processes and threads are in the traced tree, as the tracer knows them: from their
@@ -982,8 +984,10 @@ impl Tracer {
     }
 
     fn seccomp_stop(&mut self, tid: i32, sink: &mut dyn Sink) -> Result<(), Error> {
-        let (audit_arch, nr, args) = match ptrace::syscall_info(tid)? {
-            ptrace::SyscallInfo::Seccomp { arch, nr, args, .. } => (arch, nr, args),
+        let (audit_arch, nr, args, sp) = match ptrace::syscall_info(tid)? {
+            ptrace::SyscallInfo::Seccomp {
+                arch, nr, args, sp, ..
+            } => (arch, nr, args, sp),
             _ => return ptrace::cont(tid, None),
         };
         let pid = self.tasks.get(&tid).map(|t| t.pid).unwrap_or(tid);
@@ -1020,6 +1024,7 @@ impl Tracer {
                 tasks: &self.tasks,
                 procs: &self.procs,
             },
+            sp,
         };
         let verdict = sink.on_syscall(&stop)?;
         self.apply(tid, verdict, (audit_arch, nr, args))
@@ -1099,6 +1104,7 @@ impl Tracer {
                 tasks: &self.tasks,
                 procs: &self.procs,
             },
+            sp: 0,
         };
         match sink.on_syscall_exit(&stop, rval)? {
             Verdict::Kill => {

@@ -22,6 +22,8 @@ pub enum SyscallInfo {
         nr: u64,
         args: [u64; 6],
         ret_data: u32,
+        /// The thread's stack pointer.
+        sp: u64,
     },
     /// A syscall-exit stop: the syscall ran and returned `rval`.
     Exit { rval: i64, is_error: bool },
@@ -167,6 +169,7 @@ pub fn syscall_info(tid: i32) -> Result<SyscallInfo, Error> {
                 nr: s.nr,
                 args: s.args,
                 ret_data: s.ret_data,
+                sp: info.stack_pointer,
             }
         }
         libc::PTRACE_SYSCALL_INFO_EXIT => {
