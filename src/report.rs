@@ -121,6 +121,9 @@ pub struct Report {
     /// With `--unused`: the profile's own rules that admitted nothing in this run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unused: Option<Vec<String>>,
+    /// Why sbx stopped without a workload status (exit 125, 126, 127): the message it printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 #[cfg(test)]
@@ -192,6 +195,7 @@ mod tests {
             }),
             exit_code: 124,
             unused: None,
+            error: None,
         };
         let j = serde_json::to_value(&r).unwrap();
         assert_eq!(j["violations"][0]["action"], "killed");

@@ -2468,3 +2468,158 @@ fn verbose_names_the_in_kernel_layer() {
         );
     }
 }
+
+/// `--report` on every exit path (issue 23): its path is checked before the workload starts
+/// (a missing directory: exit 125, nothing run, the message names the path given), and the
+/// report is written with the error for a command not found (127) and a malformed profile
+/// (125), atomically, with no temporary file left behind.
+#[test]
+fn report_is_written_on_every_exit_path() {
+    let d = Dir::new();
+    let p = d.write(
+        "p.profile",
+        "include shell\nwrite ${CWD}/**\ncreate ${CWD}/**\n",
+    );
+    let missing = d.join("no/such/dir/r.json");
+    let out = enforce_in(
+        d.path(),
+        &p,
+        "kill",
+        &["--report", missing.to_str().unwrap()],
+        &["sh", "-c", "echo ran > marker"],
+    )
+    .run();
+    assert_eq!(out.code, Some(125), "{out:?}");
+    assert!(!d.join("marker").exists(), "the workload ran");
+    let first = out.stderr.lines().next().unwrap_or("");
+    assert!(
+        first.contains(missing.to_str().unwrap()) && !first.contains("sbx-tmp"),
+        "{first}"
+    );
+    let report = |name: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join(name)).unwrap()).unwrap()
+    };
+    // Command not found: 127, with the error.
+    let out = enforce_in(
+        d.path(),
+        &p,
+        "kill",
+        &["--report", "r1.json"],
+        &["no-such-cmd-sbx"],
+    )
+    .run();
+    assert_eq!(out.code, Some(127), "{out:?}");
+    let r = report("r1.json");
+    assert_eq!(r["exit_code"], 127);
+    assert!(r["workload"].is_null());
+    assert!(
+        r["error"].as_str().unwrap_or("").contains("not found"),
+        "{r}"
+    );
+    // A malformed profile: 125, with the parse error.
+    let bad = d.write("bad.profile", "read\n");
+    let out = enforce_in(d.path(), &bad, "kill", &["--report", "r2.json"], &["true"]).run();
+    assert_eq!(out.code, Some(125), "{out:?}");
+    let r = report("r2.json");
+    assert_eq!(r["exit_code"], 125);
+    assert!(
+        r["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("bad.profile:1:1"),
+        "{r}"
+    );
+    // A normal run: no error field, the workload's status.
+    let out = enforce_in(
+        d.path(),
+        &p,
+        "kill",
+        &["--report", "r3.json"],
+        &["sh", "-c", "exit 3"],
+    )
+    .run();
+    assert_eq!(out.code, Some(3), "{out:?}");
+    let r = report("r3.json");
+    assert_eq!(r["exit_code"], 3);
+    assert!(r.get("error").is_none(), "{r}");
+    assert_eq!(r["workload"]["value"], 3);
+    let left: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains("sbx-tmp"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+}
+
+/// A workload that ignores SIGINT keeps running after a first interrupt of sbx (forwarded to
+/// it); the second one kills the tree and sbx exits 130, in enforce and record.
+#[test]
+fn second_interrupt_kills_the_tree() {
+    let d = Dir::new();
+    let p = d.write("p.profile", "include shell\n");
+    let mark = unique("sbxint");
+    let script = format!("trap '' INT TERM; sleep 30; echo survived {mark}");
+    for args in [
+        vec![
+            "enforce".to_string(),
+            p.to_string_lossy().into_owned(),
+            "--".into(),
+            "sh".into(),
+            "-c".into(),
+            script.clone(),
+        ],
+        vec![
+            "record".into(),
+            "-o".into(),
+            d.join("t.bin").to_string_lossy().into_owned(),
+            "--".into(),
+            "sh".into(),
+            "-c".into(),
+            script.clone(),
+        ],
+    ] {
+        let mut child = Command::new(crate::util::sbx_bin())
+            .args(&args)
+            .current_dir(d.path())
+            .env_remove("LD_LIBRARY_PATH")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id().to_string();
+        let start = Instant::now();
+        while pgrep(&mark).lines().count() < 1 && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Command::new("kill").args(["-INT", &pid]).status().unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{}: sbx ended at the first interrupt",
+            args[0]
+        );
+        Command::new("kill").args(["-INT", &pid]).status().unwrap();
+        let start = Instant::now();
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            if start.elapsed() > Duration::from_secs(10) {
+                let _ = child.kill();
+                panic!("{}: sbx did not end after the second interrupt", args[0]);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(status.code(), Some(130), "{}", args[0]);
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert!(err.contains("interrupted twice"), "{err}");
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(
+            pgrep(&mark).is_empty(),
+            "{}: the workload survived",
+            args[0]
+        );
+    }
+}

@@ -41,7 +41,63 @@ fn check_kernel() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What the report says beyond the violations: filled in as the run goes.
+#[derive(Debug, Default)]
+struct Outcome {
+    profile: String,
+    violations: Vec<crate::report::Violation>,
+    diff: String,
+    workload: Option<WorkloadStatus>,
+    unused: Option<Vec<String>>,
+    /// Why sbx stopped without a workload status (exit 125, 126, 127).
+    error: Option<String>,
+}
+
 pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
+    // Where the report goes is checked before anything runs, and it is written whatever the
+    // outcome: violations, the workload's status, or the error that stopped sbx.
+    let out = a
+        .report
+        .as_deref()
+        .map(super::learn::OutputFile::create)
+        .transpose()?;
+    let mut o = Outcome {
+        profile: a.profile.display().to_string(),
+        ..Outcome::default()
+    };
+    let result = run_body(&a, &mut o);
+    if let Some(out) = out {
+        let (code, error) = match &result {
+            Ok(code) => (*code, o.error.take()),
+            Err(e) => (exit::SBX_ERROR, Some(format!("{e:#}"))),
+        };
+        let r = Report {
+            sbx_version: env!("CARGO_PKG_VERSION").into(),
+            command: a
+                .command
+                .iter()
+                .map(|c| c.to_string_lossy().into_owned())
+                .collect(),
+            profile: o.profile,
+            mode: format!("{:?}", a.mode).to_lowercase(),
+            violations: o.violations,
+            diff: if a.color == super::ColorChoice::Never {
+                o.diff
+            } else {
+                strip_ansi(&o.diff)
+            },
+            workload: o.workload,
+            exit_code: code,
+            unused: o.unused,
+            error,
+        };
+        let json = serde_json::to_string_pretty(&r)?;
+        out.write(&(json + "\n"))?;
+    }
+    result
+}
+
+fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
     check_kernel()?;
     // Ask mode needs someone to ask: refuse to start without a terminal.
     let tty = if a.mode == Mode::Ask {
@@ -158,7 +214,11 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
     let (violations, events, chains) = s.finish()?;
     let w = match result {
         Ok(w) => w,
-        Err(e) => return super::tracer_error(e),
+        Err(e) => {
+            o.violations = violations;
+            o.error = Some(e.to_string());
+            return super::tracer_error(e);
+        }
     };
 
     // The diff: the profile against what learning would make of the profile plus the
@@ -192,10 +252,15 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
             color,
         )
     };
-    let code = if violations.is_empty() || a.mode == Mode::Audit {
-        exit::workload(w.code())
-    } else {
+    if w.interrupted {
+        eprintln!("sbx: interrupted twice: killed the workload");
+    }
+    let code = if !violations.is_empty() && a.mode != Mode::Audit {
         exit::VIOLATION
+    } else if w.interrupted {
+        exit::INTERRUPTED
+    } else {
+        exit::workload(w.code())
     };
     if !violations.is_empty() {
         let what = match a.mode {
@@ -252,37 +317,18 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
     } else {
         None
     };
-    if let Some(path) = &a.report {
-        let (how, value) = match w.status {
-            ExitStatus::Code(c) => ("exited", c),
-            ExitStatus::Signal(s) => ("signaled", s),
-        };
-        let r = Report {
-            sbx_version: env!("CARGO_PKG_VERSION").into(),
-            command: a
-                .command
-                .iter()
-                .map(|c| c.to_string_lossy().into_owned())
-                .collect(),
-            profile: profile_name.clone(),
-            mode: format!("{:?}", a.mode).to_lowercase(),
-            violations,
-            diff: if a.color == super::ColorChoice::Never {
-                diff
-            } else {
-                strip_ansi(&diff)
-            },
-            workload: Some(WorkloadStatus {
-                how: how.into(),
-                value,
-                killed_by_sbx: w.killed_by_sbx,
-            }),
-            exit_code: code,
-            unused,
-        };
-        let json = serde_json::to_string_pretty(&r)?;
-        super::learn::write_output(Some(path), &(json + "\n"))?;
-    }
+    let (how, value) = match w.status {
+        ExitStatus::Code(c) => ("exited", c),
+        ExitStatus::Signal(s) => ("signaled", s),
+    };
+    o.workload = Some(WorkloadStatus {
+        how: how.into(),
+        value,
+        killed_by_sbx: w.killed_by_sbx,
+    });
+    o.violations = violations;
+    o.diff = diff;
+    o.unused = unused;
     Ok(code)
 }
 

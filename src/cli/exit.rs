@@ -17,6 +17,9 @@ pub const SBX_ERROR: u8 = 125;
 pub const NOT_EXECUTABLE: u8 = 126;
 /// The command was not found.
 pub const NOT_FOUND: u8 = 127;
+/// Interrupted twice (a second Ctrl-C or SIGTERM while the workload went on): sbx killed the
+/// tree. 128 + SIGINT, as a shell reports an interrupted command.
+pub const INTERRUPTED: u8 = 130;
 
 /// Map a workload status (code, or 128+N for signal N) into the u8 range.
 pub fn workload(code: i32) -> u8 {

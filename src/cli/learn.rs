@@ -260,31 +260,81 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
 /// Write to a file (atomically, via a temp file in the same directory) or stdout.
 pub fn write_output(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
     match path {
-        // A device, a pipe or a link (`-o /dev/null`, `-o /dev/stdout`): written in place. A
-        // rename over it would replace the device node itself.
-        // See: tests/trace_cli.rs::outputs_that_are_not_files_are_written_in_place
-        Some(p) if !super::replaceable(p) => {
-            std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?;
-        }
-        Some(p) => {
-            let dir = p
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            let tmp = dir.join(format!(
-                ".{}.sbx-tmp",
-                p.file_name().and_then(|f| f.to_str()).unwrap_or("out")
-            ));
-            std::fs::write(&tmp, text)
-                .with_context(|| format!("cannot write {}", tmp.display()))?;
-            std::fs::rename(&tmp, p).with_context(|| format!("cannot write {}", p.display()))?;
-        }
+        Some(p) => OutputFile::create(p)?.write(text),
         None => {
             use std::io::Write;
             std::io::stdout().write_all(text.as_bytes())?;
+            Ok(())
         }
     }
-    Ok(())
+}
+
+/// An output file (a profile, a report) opened before the work that fills it, so a path that
+/// cannot be written is found before anything runs, and written atomically at the end: into a
+/// temporary file with a unique name beside it, renamed over it. A device, a pipe or a link
+/// (`-o /dev/null`, `-o /dev/stdout`) is written in place: a rename over it would replace the
+/// device node itself. Errors name the path the user gave.
+/// See: tests/trace_cli.rs::outputs_that_are_not_files_are_written_in_place
+#[derive(Debug)]
+pub struct OutputFile {
+    path: std::path::PathBuf,
+    /// `None`: written in place.
+    tmp: Option<tempfile::NamedTempFile>,
+}
+
+impl OutputFile {
+    pub fn create(p: &Path) -> anyhow::Result<OutputFile> {
+        if !super::replaceable(p) {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(p)
+                .with_context(|| format!("cannot write {}", p.display()))?;
+            return Ok(OutputFile {
+                path: p.to_path_buf(),
+                tmp: None,
+            });
+        }
+        let dir = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = p.file_name().and_then(|f| f.to_str()).unwrap_or("out");
+        // 0666 less the umask, as a plain create would make it (tempfile's default is 0600).
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".sbx-tmp")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
+            .tempfile_in(dir)
+            .map_err(|e| {
+                // tempfile's error names its temporary file: name the user's path instead.
+                let text = e.to_string();
+                let why = text.split(" at path ").next().unwrap_or(&text).to_string();
+                anyhow::anyhow!("cannot write {}: {why}", p.display())
+            })?;
+        Ok(OutputFile {
+            path: p.to_path_buf(),
+            tmp: Some(tmp),
+        })
+    }
+
+    pub fn write(self, text: &str) -> anyhow::Result<()> {
+        use std::io::Write;
+        let p = &self.path;
+        match self.tmp {
+            None => {
+                std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))
+            }
+            Some(mut tmp) => {
+                tmp.write_all(text.as_bytes())
+                    .and_then(|()| tmp.flush())
+                    .with_context(|| format!("cannot write {}", p.display()))?;
+                tmp.persist(p)
+                    .map(drop)
+                    .map_err(|e| e.error)
+                    .with_context(|| format!("cannot write {}", p.display()))
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -77,6 +77,10 @@ pub fn run(a: RecordArgs) -> anyhow::Result<u8> {
         );
     }
     match result {
+        Ok(w) if w.interrupted => {
+            eprintln!("sbx: interrupted twice: killed the workload");
+            Ok(exit::INTERRUPTED)
+        }
         Ok(w) => Ok(exit::workload(w.code())),
         Err(e) => super::tracer_error(e),
     }

@@ -234,6 +234,9 @@ pub struct WorkloadExit {
     pub killed_by_sbx: bool,
     /// Signal sbx itself received and forwarded, if any.
     pub forwarded: Option<i32>,
+    /// sbx killed the tree because it was interrupted twice (a second Ctrl-C, a second
+    /// SIGINT or SIGTERM) while the workload went on.
+    pub interrupted: bool,
 }
 
 impl WorkloadExit {
@@ -290,6 +293,9 @@ struct Process {
 }
 
 static PENDING_SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// SIGINTs and SIGTERMs sbx received, from the terminal or not: the second one kills the
+/// tree (a workload that ignores the first must not hang the job).
+static INTERRUPTS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     // A signal from the terminal (SI_KERNEL) reached the whole foreground process group,
@@ -303,6 +309,9 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut li
     };
     if code != libc::SI_KERNEL {
         PENDING_SIGNAL.store(sig, Ordering::SeqCst);
+    }
+    if sig == libc::SIGINT || sig == libc::SIGTERM {
+        INTERRUPTS.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -393,6 +402,8 @@ pub struct Tracer {
     spin: spin::SpinPolicy,
     /// Which files the kernel runs itself (see [`programs`]).
     programs: programs::Programs,
+    /// The tree was killed on a second interrupt.
+    interrupted: bool,
 }
 
 impl Tracer {
@@ -456,6 +467,7 @@ impl Tracer {
                 Arch::native().elf_machine(),
                 programs::binfmt_handlers(),
             ),
+            interrupted: false,
         };
         let forwarded = t.wait_loop(sink)?;
         if let Some(errno) = spawn::exec_failure(&spawned.status_pipe) {
@@ -473,6 +485,7 @@ impl Tracer {
             status: t.root_status.unwrap_or(ExitStatus::Signal(libc::SIGKILL)),
             killed_by_sbx: t.killing,
             forwarded,
+            interrupted: t.interrupted,
         })
     }
 
@@ -515,6 +528,10 @@ impl Tracer {
             if sig != 0 {
                 forwarded = Some(sig);
                 self.forward(sig);
+            }
+            if !self.killing && INTERRUPTS.load(Ordering::SeqCst) >= 2 {
+                self.interrupted = true;
+                self.kill_tree();
             }
             let st = match batch.pop_front() {
                 Some(st) => st,
