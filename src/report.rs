@@ -103,6 +103,12 @@ pub struct WorkloadStatus {
     pub value: i32,
     /// True when sbx killed the tree.
     pub killed_by_sbx: bool,
+    /// sbx killed the tree because `--timeout` passed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
+    /// sbx killed the tree on a second interrupt.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 /// The `--report` document.
@@ -192,6 +198,8 @@ mod tests {
                 how: "signaled".into(),
                 value: 9,
                 killed_by_sbx: true,
+                timed_out: false,
+                interrupted: false,
             }),
             exit_code: 124,
             unused: None,

@@ -2623,3 +2623,52 @@ fn second_interrupt_kills_the_tree() {
         );
     }
 }
+
+/// `--timeout`: a workload that leaves a background process behind does not keep sbx
+/// waiting; the tree is killed when the time passes, sbx exits 137 and the report says
+/// `timed_out`. Without the timeout sbx waits for every descendant (as strace -f does).
+#[test]
+fn timeout_kills_a_tree_left_running() {
+    let d = Dir::new();
+    let p = d.write("p.profile", "include shell\n");
+    let mark = unique("sbxtimeout");
+    let script = format!("sh -c 'sleep 30; : {mark}' & echo started");
+    let start = Instant::now();
+    let out = enforce_in(
+        d.path(),
+        &p,
+        "kill",
+        &["--timeout", "1s", "--report", "r.json"],
+        &["sh", "-c", &script],
+    )
+    .run();
+    assert!(start.elapsed() < Duration::from_secs(10), "{out:?}");
+    assert_eq!(out.code, Some(137), "{out:?}");
+    assert!(out.stderr.contains("--timeout 1s"), "{}", out.stderr);
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("r.json")).unwrap()).unwrap();
+    assert_eq!(r["workload"]["timed_out"], true, "{r}");
+    assert_eq!(r["exit_code"], 137);
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(pgrep(&mark).is_empty(), "the background process survived");
+    // Record too.
+    let out = Sbx::new([
+        OsStr::new("record"),
+        OsStr::new("--timeout"),
+        OsStr::new("500ms"),
+        OsStr::new("-o"),
+        d.join("t.bin").as_os_str(),
+        OsStr::new("--"),
+        OsStr::new("sh"),
+        OsStr::new("-c"),
+        OsStr::new(&script),
+    ])
+    .cwd(d.path())
+    .run();
+    assert_eq!(out.code, Some(137), "{out:?}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        pgrep(&mark).is_empty(),
+        "the background process survived record"
+    );
+}

@@ -205,7 +205,13 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
         (_, true) => &[CAP_NET_RAW],
         (_, false) => &[CAP_NET_ADMIN, CAP_NET_RAW],
     };
-    let result = Tracer::run_dropping(&a.command, &programs, drop_caps, &mut status);
+    let result = Tracer::run_with(
+        &a.command,
+        &programs,
+        drop_caps,
+        a.timeout.map(Into::into),
+        &mut status,
+    );
     status.clear();
     if super::verbose() {
         eprintln!("{}", status.summary());
@@ -255,10 +261,15 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
     if w.interrupted {
         eprintln!("sbx: interrupted twice: killed the workload");
     }
+    if let Some(t) = a.timeout.filter(|_| w.timed_out) {
+        eprintln!("sbx: the workload ran longer than --timeout {t}: killed");
+    }
     let code = if !violations.is_empty() && a.mode != Mode::Audit {
         exit::VIOLATION
     } else if w.interrupted {
         exit::INTERRUPTED
+    } else if w.timed_out {
+        exit::TIMED_OUT
     } else {
         exit::workload(w.code())
     };
@@ -325,6 +336,8 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
         how: how.into(),
         value,
         killed_by_sbx: w.killed_by_sbx,
+        timed_out: w.timed_out,
+        interrupted: w.interrupted,
     });
     o.violations = violations;
     o.diff = diff;

@@ -20,6 +20,9 @@ pub const NOT_FOUND: u8 = 127;
 /// Interrupted twice (a second Ctrl-C or SIGTERM while the workload went on): sbx killed the
 /// tree. 128 + SIGINT, as a shell reports an interrupted command.
 pub const INTERRUPTED: u8 = 130;
+/// `--timeout` passed: sbx killed the tree (128 + SIGKILL), whether or not the root process
+/// had already exited (a daemon it left behind kept the run going).
+pub const TIMED_OUT: u8 = 137;
 
 /// Map a workload status (code, or 128+N for signal N) into the u8 range.
 pub fn workload(code: i32) -> u8 {

@@ -126,6 +126,10 @@ pub struct RecordArgs {
     /// Also stop on metadata syscalls (stat, access, readlink...): slower, finer profiles.
     #[arg(long)]
     pub metadata: bool,
+    /// Kill the whole tree after this long (e.g. 90s, 10m, 1h30m): sbx waits for every
+    /// descendant, background ones included, as strace -f does. Exit 137.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<humantime::Duration>,
     /// The command to run, after `--`.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<OsString>,
@@ -222,6 +226,11 @@ pub struct EnforceArgs {
     /// List the profile rules that the run never used.
     #[arg(long)]
     pub unused: bool,
+    /// Kill the whole tree after this long (e.g. 90s, 10m, 1h30m): sbx waits for every
+    /// descendant, background ones included, as strace -f does. Exit 137, and the report says
+    /// `timed_out`.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<humantime::Duration>,
     /// Color the diff.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,

@@ -46,7 +46,13 @@ pub fn run(a: RecordArgs) -> anyhow::Result<u8> {
     let mut sink = RecordSink::new(arch, writer).ignoring(own);
     super::note_no_new_privs();
     let mut status = super::status::StatusSink::new(&mut sink);
-    let result = Tracer::run(&a.command, &programs, &mut status);
+    let result = Tracer::run_with(
+        &a.command,
+        &programs,
+        &[],
+        a.timeout.map(Into::into),
+        &mut status,
+    );
     status.clear();
     if super::verbose() {
         eprintln!("{}", status.summary());
@@ -77,6 +83,12 @@ pub fn run(a: RecordArgs) -> anyhow::Result<u8> {
         );
     }
     match result {
+        Ok(w) if w.timed_out => {
+            if let Some(t) = a.timeout {
+                eprintln!("sbx: the workload ran longer than --timeout {t}: killed");
+            }
+            Ok(exit::TIMED_OUT)
+        }
         Ok(w) if w.interrupted => {
             eprintln!("sbx: interrupted twice: killed the workload");
             Ok(exit::INTERRUPTED)

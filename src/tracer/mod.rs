@@ -237,6 +237,8 @@ pub struct WorkloadExit {
     /// sbx killed the tree because it was interrupted twice (a second Ctrl-C, a second
     /// SIGINT or SIGTERM) while the workload went on.
     pub interrupted: bool,
+    /// sbx killed the tree when `--timeout` passed.
+    pub timed_out: bool,
 }
 
 impl WorkloadExit {
@@ -354,6 +356,39 @@ fn sigchld_wakeups(saved: &mut Option<(SigAction, bool)>, on: bool) {
     }
 }
 
+/// Set once `--timeout` has passed (SIGALRM from the interval timer).
+static TIMED_OUT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn on_alarm(_: libc::c_int) {
+    TIMED_OUT.store(true, Ordering::SeqCst);
+}
+
+/// SIGALRM after `d` (ITIMER_REAL): it interrupts the wait (no SA_RESTART) and the loop kills
+/// the tree. A fork child does not inherit the timer, and exec resets the handler.
+fn arm_timeout(d: std::time::Duration) -> Result<(), Error> {
+    let act = SigAction::new(
+        SigHandler::Handler(on_alarm),
+        SaFlags::empty(),
+        SigSet::empty(),
+    );
+    // SAFETY: `on_alarm` only stores to an atomic: async-signal-safe.
+    unsafe { signal::sigaction(Signal::SIGALRM, &act) }.map_err(Error::Setup)?;
+    let usec = |d: std::time::Duration| libc::timeval {
+        tv_sec: libc::time_t::try_from(d.as_secs()).unwrap_or(libc::time_t::MAX),
+        tv_usec: libc::suseconds_t::from(d.subsec_micros()),
+    };
+    let it = libc::itimerval {
+        it_interval: usec(std::time::Duration::ZERO),
+        // A zero value would disarm it: the shortest timeout is one microsecond.
+        it_value: usec(d.max(std::time::Duration::from_micros(1))),
+    };
+    // SAFETY: `it` is a live, initialized itimerval; the old value is not asked for.
+    if unsafe { libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut()) } != 0 {
+        return Err(Error::Setup(nix::errno::Errno::last()));
+    }
+    Ok(())
+}
+
 fn install_forwarding() -> Result<(), Error> {
     let act = SigAction::new(
         SigHandler::SigAction(on_signal),
@@ -404,6 +439,8 @@ pub struct Tracer {
     programs: programs::Programs,
     /// The tree was killed on a second interrupt.
     interrupted: bool,
+    /// The tree was killed when `--timeout` passed.
+    timed_out: bool,
 }
 
 impl Tracer {
@@ -424,11 +461,27 @@ impl Tracer {
         drop_caps: &[u32],
         sink: &mut dyn Sink,
     ) -> Result<WorkloadExit, Error> {
+        Self::run_with(argv, programs, drop_caps, None, sink)
+    }
+
+    /// [`Tracer::run_dropping`], and the whole tree killed once `timeout` has passed (sbx
+    /// waits for every descendant, background ones included, as `strace -f` does: a build
+    /// that leaves a daemon behind would otherwise keep it waiting).
+    pub fn run_with(
+        argv: &[OsString],
+        programs: &[Program],
+        drop_caps: &[u32],
+        timeout: Option<std::time::Duration>,
+        sink: &mut dyn Sink,
+    ) -> Result<WorkloadExit, Error> {
         let Some(cmd) = argv.first() else {
             return Err(Error::Internal("empty command".into()));
         };
         let path = spawn::resolve_command(cmd)?;
         install_forwarding()?;
+        if let Some(d) = timeout {
+            arm_timeout(d)?;
+        }
         // Orphans of the workload are re-parented to sbx, so none is left as a zombie.
         // SAFETY: PR_SET_CHILD_SUBREAPER takes an integer argument, no pointers.
         unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
@@ -468,6 +521,7 @@ impl Tracer {
                 programs::binfmt_handlers(),
             ),
             interrupted: false,
+            timed_out: false,
         };
         let forwarded = t.wait_loop(sink)?;
         if let Some(errno) = spawn::exec_failure(&spawned.status_pipe) {
@@ -486,6 +540,7 @@ impl Tracer {
             killed_by_sbx: t.killing,
             forwarded,
             interrupted: t.interrupted,
+            timed_out: t.timed_out,
         })
     }
 
@@ -531,6 +586,10 @@ impl Tracer {
             }
             if !self.killing && INTERRUPTS.load(Ordering::SeqCst) >= 2 {
                 self.interrupted = true;
+                self.kill_tree();
+            }
+            if !self.killing && TIMED_OUT.load(Ordering::SeqCst) {
+                self.timed_out = true;
                 self.kill_tree();
             }
             let st = match batch.pop_front() {
