@@ -653,13 +653,15 @@ fn version_completions_man_and_quiet() {
     assert!(!quiet.stderr.contains("+read"), "{}", quiet.stderr);
 }
 
-/// The live status line appears on a terminal (script(1) gives sbx one) and never when stderr
-/// is a pipe.
+/// The live status appears on a terminal (script(1) gives sbx one) and never when stderr is a
+/// pipe; it goes into the terminal's title, so a partial line the workload printed (a
+/// progress bar) is never erased: no `\r` + erase-line in the output, the partial text and
+/// what follows it on the same line intact.
 #[test]
 fn status_line_only_on_a_terminal() {
     let d = crate::util::Dir::new();
     let trace = d.join("t.bin");
-    let work = "i=0; while [ $i -lt 300 ]; do cat /etc/hostname >/dev/null; i=$((i+1)); done";
+    let work = "printf partial-progress; i=0; while [ $i -lt 300 ]; do cat /etc/hostname >/dev/null; i=$((i+1)); done; echo -done";
     let piped = crate::util::Sbx::new([
         "record",
         "-o",
@@ -687,7 +689,26 @@ fn status_line_only_on_a_terminal() {
     let tty = crate::util::run_guarded(c, std::time::Duration::from_secs(60));
     assert_eq!(tty.code, Some(0), "{tty:?}");
     assert!(
-        tty.stdout.contains("processes,") && tty.stdout.contains("events,"),
+        tty.stdout.contains("\x1b]2;sbx: ") && tty.stdout.contains("events,"),
         "{tty:?}"
+    );
+    assert!(
+        !tty.stdout.contains("\x1b[K"),
+        "the status erased a line: {tty:?}"
+    );
+    // The workload's partial line and its end, with only title sequences in between.
+    let start = tty.stdout.find("partial-progress").expect("partial line");
+    let rest = &tty.stdout[start + "partial-progress".len()..];
+    let end = rest.find("-done").expect("the line's end");
+    let between = &rest[..end];
+    let mut left = between.to_string();
+    while let Some(i) = left.find("\x1b]2;") {
+        let j = left[i..].find('\x07').map_or(left.len(), |j| i + j + 1);
+        left.replace_range(i..j, "");
+    }
+    let left = left.replace("\x1b[22;2t", "").replace("\x1b[23;2t", "");
+    assert!(
+        left.is_empty(),
+        "between the partial line and its end: {between:?}"
     );
 }

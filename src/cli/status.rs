@@ -1,5 +1,11 @@
-//! A live status line on stderr for long record/enforce runs (processes alive, events,
-//! elapsed), only when stderr is a terminal and not with `-q`; wraps any sink.
+//! A live status for long record/enforce runs (processes alive, events, elapsed), only when
+//! stderr is a terminal and not with `-q`; wraps any sink.
+//!
+//! It goes into the terminal's title (OSC 2), never into the text: the workload shares the
+//! terminal, and a status line redrawn with `\r` and an erase would wipe out whatever
+//! partial line the workload had printed (a progress bar, a prompt). The title in use is
+//! saved first and put back at the end (xterm's title stack, `CSI 22;2 t` / `CSI 23;2 t`);
+//! terminals without titles ignore both.
 
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
@@ -44,10 +50,10 @@ impl<'a, S: Sink> StatusSink<'a, S> {
         )
     }
 
-    /// Erase the status line (before sbx prints its summary).
+    /// Put the terminal's title back (before sbx prints its summary, or asks a question).
     pub fn clear(&mut self) {
         if self.drawn {
-            let _ = std::io::stderr().write_all(b"\r\x1b[K");
+            let _ = std::io::stderr().write_all(b"\x1b[23;2t");
             self.drawn = false;
         }
     }
@@ -99,8 +105,10 @@ impl<S: Sink> Sink for StatusSink<'_, S> {
         }
         self.last = Instant::now();
         let secs = Duration::from_nanos(time_ns).as_secs_f64();
+        // Save the title once, then set it: no visible character, nothing erased.
+        let save: &str = if self.drawn { "" } else { "\x1b[22;2t" };
         let line = format!(
-            "\r\x1b[Ksbx: {processes} processes, {} events, {secs:.1} s",
+            "{save}\x1b]2;sbx: {processes} processes, {} events, {secs:.1} s\x07",
             self.events
         );
         let _ = std::io::stderr().write_all(line.as_bytes());
