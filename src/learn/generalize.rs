@@ -427,6 +427,49 @@ pub fn is_secret_place(path_after_vars: &str) -> bool {
             .is_some_and(|rel| HOME_SECRET_PLACES.iter().any(|s| under(rel, s)))
 }
 
+/// Files that run later, outside the sandbox: shell startup files, desktop autostart, user
+/// services, crontabs (relative to `${HOME}`, or absolute), and git hooks anywhere.
+pub const HOME_PERSISTENCE_PLACES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".config/fish/config.fish",
+    ".config/autostart",
+    ".config/systemd/user",
+    ".config/environment.d",
+    ".pam_environment",
+    ".xinitrc",
+    ".xprofile",
+];
+pub const ABS_PERSISTENCE_PLACES: &[&str] = &[
+    "/etc/cron.d",
+    "/etc/cron.daily",
+    "/etc/cron.hourly",
+    "/etc/crontab",
+    "/var/spool/cron",
+    "/etc/profile.d",
+    "/etc/systemd/system",
+    "/etc/rc.local",
+];
+
+/// Is this (variable-abstracted) path a place whose files run later, outside the sandbox:
+/// `${HOME}/.bashrc` & co, autostart and user services, crontabs, and any `.git/hooks/`?
+/// A write there is learned exactly, with a WARNING, as a read of a secret place is.
+pub fn is_persistence_place(path_after_vars: &str) -> bool {
+    let p = path_after_vars;
+    ABS_PERSISTENCE_PLACES.iter().any(|s| under(p, s))
+        || p.strip_prefix("${HOME}/")
+            .is_some_and(|rel| HOME_PERSISTENCE_PLACES.iter().any(|s| under(rel, s)))
+        // git runs a hook by its name; `git init` writes disabled `*.sample` copies.
+        || (p.contains("/.git/hooks/") && !p.ends_with(".sample"))
+}
+
 /// `p` equals `place` or lies under it (segment boundary).
 fn under(p: &str, place: &str) -> bool {
     p.strip_prefix(place)

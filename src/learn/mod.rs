@@ -210,6 +210,9 @@ pub struct Learner {
     paths: BTreeMap<Verb, BTreeSet<String>>,
     /// Secret places actually used (exact text), with a warning.
     secrets: BTreeSet<(Verb, String)>,
+    /// Writes into places whose files run later outside the sandbox (shell startup files,
+    /// crontabs, git hooks...): kept exact, with a WARNING.
+    persistence: BTreeSet<(Verb, String)>,
     /// Probes/stats of secret places: exact, not collapsed, no warning.
     exact: BTreeSet<(Verb, String)>,
     net: BTreeSet<(Verb, Proto, String)>,
@@ -284,6 +287,7 @@ impl Learner {
             commands: BTreeSet::new(),
             paths: BTreeMap::new(),
             secrets: BTreeSet::new(),
+            persistence: BTreeSet::new(),
             exact: BTreeSet::new(),
             net: BTreeSet::new(),
             resolve: BTreeSet::new(),
@@ -870,6 +874,17 @@ impl Learner {
                 let home_only: [Var; 1] = [("HOME".into(), self.ctx.home.clone())];
                 generalize::is_secret_place(&generalize::abstract_vars(path, &home_only))
             });
+        let persists = matches!(verb, Verb::Write | Verb::Create)
+            && (generalize::is_persistence_place(&exact)
+                || (!self.ctx.home.is_empty() && path.starts_with(&self.ctx.home) && {
+                    let home_only: [Var; 1] = [("HOME".into(), self.ctx.home.clone())];
+                    generalize::is_persistence_place(&generalize::abstract_vars(path, &home_only))
+                }));
+        if persists && !secret {
+            self.forbidden.insert(exact.clone());
+            self.persistence.insert((verb, exact));
+            return;
+        }
         if secret {
             self.forbidden.insert(exact.clone());
             if matches!(verb, Verb::Probe | Verb::Stat) {
@@ -1246,6 +1261,19 @@ impl Learner {
                 ));
             }
             push(*verb, Pattern::Path(p.clone()), c);
+        }
+        for (verb, p) in &self.persistence {
+            let mut c = comments_of(*verb, p);
+            if !c.iter().any(|l| l.starts_with("WARNING")) {
+                c.push(format!(
+                    "WARNING: persistence: the traced run wrote {p}, which runs later outside \
+                     the sandbox (at login, on a schedule, on a git command); kept exact, remove \
+                     it unless the workload really needs it"
+                ));
+            }
+            if !allowed(*verb, p) {
+                push(*verb, Pattern::Path(p.clone()), c);
+            }
         }
         for (verb, proto, addr) in &self.net {
             let text = net_text(*proto, addr);

@@ -2298,3 +2298,63 @@ fn tool_cache_writes_are_bound_to_their_writers() {
         "{t}"
     );
 }
+
+/// A write to a file that runs later outside the sandbox (a shell startup file, a git hook,
+/// a crontab) is learned exactly, with a WARNING, as a read of a secret place is; an ordinary
+/// write beside it is not flagged.
+#[test]
+fn persistence_writes_are_kept_exact_with_a_warning() {
+    let env = Env {
+        cwd: "/home/carol/proj",
+        home: "/home/carol",
+        tmpdir: "/tmp",
+        uid: 1000,
+    };
+    let events = vec![
+        open(
+            7,
+            &[Access::Write],
+            "/home/carol/.bashrc",
+            Outcome::Value(3),
+        ),
+        open(
+            7,
+            &[Access::Create, Access::Write],
+            "/home/carol/proj/.git/hooks/post-checkout",
+            Outcome::Value(3),
+        ),
+        open(
+            7,
+            &[Access::Write],
+            "/home/carol/proj/out.txt",
+            Outcome::Value(3),
+        ),
+    ];
+    let p = learn(&Run {
+        header: header(&env),
+        events,
+        needs: vec![],
+    });
+    let t = text(&p);
+    assert!(t.contains("\nwrite ${HOME}/.bashrc\n"), "{t}");
+    assert!(
+        t.contains("WARNING: persistence: the traced run wrote ${HOME}/.bashrc"),
+        "{t}"
+    );
+    assert!(
+        t.contains("WARNING: persistence: the traced run wrote ${CWD}/.git/hooks/post-checkout"),
+        "{t}"
+    );
+    assert!(!t.contains("wrote ${CWD}/out.txt"), "{t}");
+    assert!(generalize::is_persistence_place(
+        "${HOME}/.config/autostart/x.desktop"
+    ));
+    assert!(generalize::is_persistence_place(
+        "/var/spool/cron/crontabs/root"
+    ));
+    assert!(!generalize::is_persistence_place("${HOME}/.bashrc.d-not"));
+    assert!(!generalize::is_persistence_place("${CWD}/src/profile.rs"));
+    assert!(!generalize::is_persistence_place(
+        "${CWD}/.git/hooks/pre-commit.sample"
+    ));
+}
