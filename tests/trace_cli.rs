@@ -712,3 +712,35 @@ fn status_line_only_on_a_terminal() {
         "between the partial line and its end: {between:?}"
     );
 }
+
+/// Usage errors found after parsing exit 2 as clap's do (docs/exit-codes.md): an unknown
+/// snippet, a bad `--path` glob, a `--syscall` name no table knows (which would otherwise
+/// match nothing, silently).
+#[test]
+fn usage_errors_after_parsing_exit_2() {
+    let d = crate::util::Dir::new();
+    let trace = d.join("t.bin");
+    crate::util::Sbx::new(["record", "-o", trace.to_str().unwrap(), "--", "true"])
+        .cwd(d.path())
+        .run()
+        .assert_code(0);
+    for (args, says) in [
+        (vec!["profiles", "NOSUCH"], "unknown snippet"),
+        (
+            vec!["show", "--path", "[", trace.to_str().unwrap()],
+            "bad --path glob",
+        ),
+        (
+            vec!["show", "--syscall", "nosuchcall", trace.to_str().unwrap()],
+            "unknown syscall \"nosuchcall\"",
+        ),
+    ] {
+        let out = crate::util::Sbx::new(&args).cwd(d.path()).run();
+        assert_eq!(out.code, Some(2), "{args:?}: {out:?}");
+        assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
+    }
+    crate::util::Sbx::new(["show", "--syscall", "execve", trace.to_str().unwrap()])
+        .cwd(d.path())
+        .run()
+        .assert_code(0);
+}

@@ -440,6 +440,13 @@ pub fn describe_filter(
 }
 
 /// Turn a tracer error into sbx's exit code, printing the one-line message.
+/// A usage error found after parsing (an unknown snippet, a bad glob, an unknown syscall
+/// name): printed like clap's, exit 2.
+pub fn usage_error(msg: &str) -> anyhow::Result<u8> {
+    eprintln!("sbx: error: {msg}");
+    Ok(exit::USAGE)
+}
+
 pub fn tracer_error(e: crate::tracer::Error) -> anyhow::Result<u8> {
     use crate::tracer::Error;
     match e {

@@ -150,10 +150,12 @@ pub fn run_profiles(a: ProfilesArgs) -> anyhow::Result<u8> {
     match a.name {
         Some(n) => match snippets::snippet(&n) {
             Some(text) => out.write_all(text.as_bytes())?,
-            None => anyhow::bail!(
-                "unknown snippet {n:?} (shipped: {})",
-                snippets::names().join(", ")
-            ),
+            None => {
+                return super::usage_error(&format!(
+                    "unknown snippet {n:?} (shipped: {})",
+                    snippets::names().join(", ")
+                ));
+            }
         },
         None => {
             for n in snippets::names() {

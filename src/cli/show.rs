@@ -60,14 +60,22 @@ pub fn scan(
 
 pub fn run_show(a: ShowArgs) -> anyhow::Result<u8> {
     let path_glob = match &a.path {
-        Some(g) => Some(
-            crate::profile::parse::glob_builder(g)
-                .build()
-                .with_context(|| format!("bad --path glob {g:?}"))?
-                .compile_matcher(),
-        ),
+        Some(g) => match crate::profile::parse::glob_builder(g).build() {
+            Ok(glob) => Some(glob.compile_matcher()),
+            Err(e) => return super::usage_error(&format!("bad --path glob {g:?}: {e}")),
+        },
         None => None,
     };
+    // A name no table knows would silently match nothing (strace refuses it too).
+    if let Some(n) = a.syscall.iter().find(|n| {
+        [crate::arch::Arch::X86_64, crate::arch::Arch::Aarch64]
+            .iter()
+            .all(|arch| arch.by_name(n).is_none())
+    }) {
+        return super::usage_error(&format!(
+            "unknown syscall {n:?} for --syscall (not in sbx's x86_64 or aarch64 table; see `sbx syscalls`)"
+        ));
+    }
     let filter = Filter {
         pids: a.pid,
         comms: a.comm,
