@@ -2672,3 +2672,20 @@ fn timeout_kills_a_tree_left_running() {
         "the background process survived record"
     );
 }
+
+/// The workload's first exec, refused, is attributed to the program it starts, not to
+/// `sbx[pid]` (sbx's own child makes that exec, still running sbx's code).
+#[test]
+fn first_exec_is_named_by_the_workload() {
+    let d = Dir::new();
+    let p = d.write("p.profile", "include base\n");
+    let out = enforce_in(d.path(), &p, "kill", &[], &["/usr/bin/true"]).run();
+    assert_eq!(out.code, Some(VIOLATION), "{out:?}");
+    let v = violations(&out);
+    assert!(
+        v.first()
+            .is_some_and(|l| l.starts_with("true[") && l.contains("starting) exec /usr/bin/true")),
+        "{v:?}"
+    );
+    assert!(!v.iter().any(|l| l.starts_with("sbx[")), "{v:?}");
+}

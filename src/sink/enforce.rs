@@ -179,6 +179,8 @@ pub struct EnforceSink<'p> {
     own_creds: crate::event::Creds,
     /// sbx's pid (signals to it are not the tree's).
     own_pid: i32,
+    /// sbx's own executable: the root process runs it until its first exec.
+    own_exe: Option<Vec<u8>>,
     /// Where the run's own TCP servers listen (allowed `listen` calls): connects to them
     /// are the run talking to itself.
     own_listeners: Vec<(IpAddr, u16)>,
@@ -240,6 +242,9 @@ impl<'p> EnforceSink<'p> {
             showing: false,
             own_creds: own_creds(),
             own_pid: i32::try_from(std::process::id()).unwrap_or(-1),
+            own_exe: std::env::current_exe()
+                .ok()
+                .map(|p| p.into_os_string().into_encoded_bytes()),
             own_listeners: Vec::new(),
             answers: HashMap::new(),
             allowed_seen: None,
@@ -1454,12 +1459,27 @@ impl EnforceSink<'_> {
         object: String,
         reason: String,
     ) -> Violation {
+        // The workload's first exec is made by sbx's own child, still running sbx's code (and
+        // named sbx): it is the workload starting, named by the program it starts.
+        let starting = syscall.starts_with("execve")
+            && !stop.proc.exe.is_empty()
+            && self.own_exe.as_deref() == Some(&stop.proc.exe[..]);
+        let (comm, exe) = if starting {
+            let target = object.split(" (-> ").next().unwrap_or(&object).to_string();
+            let base = target.rsplit('/').next().unwrap_or(&target).to_string();
+            (base, format!("{target}, starting"))
+        } else {
+            (
+                String::from_utf8_lossy(&stop.proc.comm).into_owned(),
+                String::from_utf8_lossy(&stop.proc.exe).into_owned(),
+            )
+        };
         Violation {
             time_ns: stop.time_ns,
             pid: stop.pid,
             tid: stop.tid,
-            comm: String::from_utf8_lossy(&stop.proc.comm).into_owned(),
-            exe: String::from_utf8_lossy(&stop.proc.exe).into_owned(),
+            comm,
+            exe,
             syscall: syscall.to_string(),
             verb: verb.name().to_string(),
             object,
