@@ -60,6 +60,40 @@ pub fn quote(bytes: &[u8]) -> String {
     format!("\"{}\"", escape(bytes))
 }
 
+/// One argument as a POSIX shell word: as is when it needs no quoting, else in single
+/// quotes (`'it'\''s'`), or, with control characters or bytes that are not UTF-8, as bash's
+/// `$'...'` with `\xHH` escapes. A command line written this way can be pasted back.
+pub fn shell_word(bytes: &[u8]) -> String {
+    let plain = |b: u8| b.is_ascii_alphanumeric() || b"_@%+=:,./-".contains(&b);
+    if !bytes.is_empty() && bytes.iter().all(|&b| plain(b)) {
+        return String::from_utf8_lossy(bytes).into_owned();
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(s) if !s.chars().any(char::is_control) => format!("'{}'", s.replace('\'', "'\\''")),
+        _ => {
+            let mut out = String::from("$'");
+            for &b in bytes {
+                match b {
+                    b'\'' => out.push_str("\\'"),
+                    b'\\' => out.push_str("\\\\"),
+                    0x20..=0x7e => out.push(char::from(b)),
+                    _ => out.push_str(&format!("\\x{b:02x}")),
+                }
+            }
+            out.push('\'');
+            out
+        }
+    }
+}
+
+/// A command line as shell words ([`shell_word`]).
+pub fn shell_line(argv: &[Vec<u8>]) -> String {
+    argv.iter()
+        .map(|a| shell_word(a))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// A path argument: the literal, then ` -> "effective"` when sbx resolved it elsewhere.
 fn path_arg(p: &PathObj) -> String {
     let mut s = quote(&p.literal);
@@ -225,7 +259,7 @@ pub fn format_event(ev: &Event, arch: Arch) -> String {
 
 /// Links inet peers to the host names that resolved to them earlier in the trace (the same
 /// rule enforce uses): feed every event in order, ask for the names of an event's peers.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct NameLinks {
     book: crate::dns::DnsBook,
 }
@@ -959,6 +993,8 @@ pub struct Stats {
     dirs: BTreeMap<Vec<u8>, DirStat>,
     peers: BTreeMap<String, BTreeMap<Access, u64>>,
     syscalls: BTreeMap<String, Count>,
+    /// Host names that resolved to the peers earlier in the trace.
+    links: NameLinks,
 }
 
 fn none_if_empty(s: &mut String, empty: bool) {
@@ -983,6 +1019,7 @@ impl Stats {
 
     pub fn add(&mut self, ev: &Event) {
         self.events += 1;
+        let names = self.links.observe(ev);
         let kind = match &ev.kind {
             EventKind::Syscall(_) => "syscall",
             EventKind::Spawn(_) => "spawn",
@@ -1015,11 +1052,12 @@ impl Stats {
             }
             EventKind::Exit(x) if x.process => p.exit = Some(x.status),
             EventKind::Exit(_) | EventKind::Resolved(_) => {}
-            EventKind::Syscall(s) => self.add_syscall(s),
+            EventKind::Syscall(s) => self.add_syscall(s, &names),
         }
     }
 
-    fn add_syscall(&mut self, s: &Syscall) {
+    /// `names`: the host names that resolved to the call's inet peers, shown beside them.
+    fn add_syscall(&mut self, s: &Syscall, names: &[String]) {
         let failed = matches!(
             s.outcome,
             Outcome::Errno(_) | Outcome::Denied(_) | Outcome::Killed
@@ -1037,7 +1075,13 @@ impl Stats {
                 Object::Path(p) => Some(p.effective()),
                 Object::Fd { path: Some(p), .. } => Some(p.as_slice()),
                 Object::Socket(a) => {
-                    let peer = self.peers.entry(sockaddr(a)).or_default();
+                    let key = match a {
+                        SockAddr::Inet { .. } | SockAddr::Inet6 { .. } if !names.is_empty() => {
+                            format!("{} ({})", sockaddr(a), names.join(", "))
+                        }
+                        _ => sockaddr(a),
+                    };
+                    let peer = self.peers.entry(key).or_default();
                     for acc in t.access.iter() {
                         *peer.entry(acc).or_default() += 1;
                     }
@@ -1068,17 +1112,22 @@ impl Stats {
 
     fn render_with(&self, header: &Header, class: &dyn Fn(&str) -> Option<Class>) -> String {
         let mut s = String::new();
-        let argv: Vec<String> = header.argv.iter().map(|a| quote(a)).collect();
+        let started = std::time::UNIX_EPOCH
+            .checked_add(std::time::Duration::from_secs(header.start_unix))
+            .map_or_else(
+                || format!("unix time {}", header.start_unix),
+                |t| humantime::format_rfc3339_seconds(t).to_string(),
+            );
         let _ = writeln!(
             s,
-            "trace: sbx {} on {}, kernel {}, user {} ({}:{}), started at unix time {}{}",
+            "trace: sbx {} on {}, kernel {}, user {} ({}:{}), started {}{}",
             header.sbx_version,
             header.arch.name(),
             header.kernel,
             header.user,
             header.uid,
             header.gid,
-            header.start_unix,
+            started,
             if header.metadata {
                 ", with metadata"
             } else {
@@ -1087,9 +1136,9 @@ impl Stats {
         );
         let _ = writeln!(
             s,
-            "command: [{}] in {}",
-            argv.join(", "),
-            quote(&header.cwd)
+            "command: {} (in {})",
+            shell_line(&header.argv),
+            shell_word(&header.cwd)
         );
         let kinds: Vec<String> = self.kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
         let _ = writeln!(s, "events: {} ({})", self.events, kinds.join(", "));
@@ -1109,7 +1158,7 @@ impl Stats {
             let _ = write!(
                 s,
                 "  {} ({} {files}): {}",
-                quote(dir),
+                shell_word(dir),
                 d.names.len(),
                 acc.join(", ")
             );
@@ -1204,23 +1253,23 @@ impl Stats {
             };
             let _ = write!(
                 s,
-                "{}{pid} {} {}",
+                "{}{pid} {} ({})",
                 "  ".repeat(depth.min(40) + 1),
                 escape(&p.comm),
-                quote(&p.exe)
+                shell_word(&p.exe)
             );
             if !p.argv.is_empty() {
-                let argv: Vec<String> = p.argv.iter().map(|a| quote(a)).collect();
-                let _ = write!(s, " [{}]", argv.join(", "));
+                let _ = write!(s, ": {}", shell_line(&p.argv));
             }
             match p.exit {
                 Some(st) => {
-                    let _ = write!(s, " {}", signal_or_code(st));
+                    let _ = write!(s, ", {}", signal_or_code(st));
                 }
-                None => s.push_str(" (no exit seen)"),
+                None => s.push_str(", no exit seen"),
             }
             if p.threads > 0 {
-                let _ = write!(s, ", {} threads", p.threads);
+                let plural = if p.threads == 1 { "" } else { "s" };
+                let _ = write!(s, ", {} thread{plural}", p.threads);
             }
             s.push('\n');
             if let Some(kids) = children.get(&pid) {
@@ -2309,17 +2358,17 @@ mod tests {
             _ => None,
         };
         let out = st.render_with(&header(), &class);
-        let want = r#"trace: sbx 0.1.0 on x86_64, kernel 6.18, user u (1000:1000), started at unix time 1790000000
-command: ["sh", "build.sh"] in "/src"
+        let want = r#"trace: sbx 0.1.0 on x86_64, kernel 6.18, user u (1000:1000), started 2026-09-21T14:13:20Z
+command: sh build.sh (in /src)
 events: 12 (exec 2, exit 2, spawn 2, syscall 6)
 
 processes:
-  10 sh "/usr/bin/sh" ["sh", "build.sh"] exit 0, 1 threads
-    11 cc "/usr/bin/cc" ["cc", "a.c"] killed by SIGKILL
+  10 sh (/usr/bin/sh): sh build.sh, exit 0, 1 thread
+    11 cc (/usr/bin/cc): cc a.c, killed by SIGKILL
 
 files by directory:
-  "/src" (2 files): read 3; 1 failed
-  "/tmp" (1 file): write 1
+  /src (2 files): read 3; 1 failed
+  /tmp (1 file): write 1
 
 network:
   {AF_INET, 1.2.3.4:443}: connect 1
@@ -2336,6 +2385,20 @@ syscalls:
         // With the real (here possibly empty) table nothing panics and unknown names are listed.
         let real = st.render(&header());
         assert!(real.contains("openat 4 (1 failed)"));
+    }
+
+    #[test]
+    fn shell_words_paste_back() {
+        assert_eq!(shell_word(b"npm"), "npm");
+        assert_eq!(shell_word(b"a b"), "'a b'");
+        assert_eq!(shell_word(b"it's"), "'it'\\''s'");
+        assert_eq!(shell_word(b""), "''");
+        assert_eq!(shell_word(b"a\nb"), "$'a\\x0ab'");
+        assert_eq!(shell_word(b"\xff"), "$'\\xff'");
+        assert_eq!(
+            shell_line(&[b"sh".to_vec(), b"-c".to_vec(), b"echo $HOME".to_vec()]),
+            "sh -c 'echo $HOME'"
+        );
     }
 
     #[test]
@@ -2384,7 +2447,7 @@ syscalls:
             "{out}"
         );
         assert!(
-            out.contains("  20 a \"/usr/bin/a\" exit 0\n    21 b \"/usr/bin/b\" exit 1\n"),
+            out.contains("  20 a (/usr/bin/a), exit 0\n    21 b (/usr/bin/b), exit 1\n"),
             "{out}"
         );
         assert!(out.contains("3000 d"));

@@ -91,10 +91,12 @@ pub fn run_check(a: CheckArgs) -> anyhow::Result<u8> {
             let n = parse_str(&a.profile.display().to_string(), &text)
                 .map(|p| p.rules.len())
                 .unwrap_or(0);
+            let g = p.allowed_syscalls().len();
             println!(
-                "{}: ok ({n} rules, {} allowed gated syscalls)",
+                "{}: ok ({n} rule{}, {g} allowed gated syscall{})",
                 a.profile.display(),
-                p.allowed_syscalls().len()
+                if n == 1 { "" } else { "s" },
+                if g == 1 { "" } else { "s" },
             );
             Ok(exit::OK)
         }

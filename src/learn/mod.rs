@@ -418,12 +418,8 @@ impl Learner {
             chains: std::collections::HashMap::new(),
             programs: None,
         };
-        let cmd: Vec<String> = header
-            .argv
-            .iter()
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect();
-        let mut cmd = cmd.join(" ").replace(['\n', '\r'], " ");
+        // Shell words: the line can be pasted back (`sh -c 'a b'`, not `sh -c a b`).
+        let mut cmd = crate::show::shell_line(&header.argv);
         if cmd.len() > 200 {
             let mut cut = 200;
             while !cmd.is_char_boundary(cut) {
