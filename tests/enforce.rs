@@ -1922,6 +1922,9 @@ fn ask_mode_on_a_pseudo_terminal() {
     );
     // `script -e` returns the child's status: sbx's.
     assert_eq!(out.code, Some(124), "{out:?}");
+    // What the user denied is not proposed as a rule.
+    assert!(!out.stdout.contains("+read"), "{out:?}");
+    assert!(out.stdout.contains("no rule is proposed"), "{out:?}");
     // The question names the syscall and the stopped thread.
     assert!(out.stdout.contains("syscall openat, thread "), "{out:?}");
     // Allow once: the first read runs, the second one is asked about again (denied here).
@@ -2688,4 +2691,26 @@ fn first_exec_is_named_by_the_workload() {
         "{v:?}"
     );
     assert!(!v.iter().any(|l| l.starts_with("sbx[")), "{v:?}");
+}
+
+/// Ask mode: the question warns before a secret place, and an answer that is none says why
+/// and asks again.
+#[test]
+fn ask_mode_warns_on_secret_places_and_explains_bad_answers() {
+    if bare("sh", ["-c", "command -v script"], Path::new("/")).code != Some(0) {
+        eprintln!("N/A: script(1) is not installed");
+        return;
+    }
+    let d = Dir::new();
+    let prof = d.write("ask.profile", "include base\ninclude shell\n");
+    let out = ask_under_pty(
+        d.path(),
+        "printf 'x\\n'; sleep 1; printf 'd\\n'",
+        &prof,
+        "sh -c \"cat \\$HOME/.ssh/id_rsa; echo after\"",
+    );
+    assert!(out.stdout.contains("WARNING: a secret place"), "{out:?}");
+    assert!(out.stdout.contains("\"x\" is not an answer"), "{out:?}");
+    assert!(out.stdout.contains("after"), "{out:?}");
+    assert_eq!(out.code, Some(VIOLATION), "{out:?}");
 }

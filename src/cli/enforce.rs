@@ -292,6 +292,8 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
             let in_kernel = violations.iter().any(|v| v.object == "(refused in-kernel)");
             let hint = if in_kernel {
                 "run with --mode audit to see which rules are missing"
+            } else if a.mode == Mode::Ask {
+                "as answered: no rule is proposed for them"
             } else {
                 "no rule can allow them"
             };
@@ -478,8 +480,30 @@ impl TtyAsker {
 
 impl sink::Asker for TtyAsker {
     fn show(&mut self, v: &crate::report::Violation, ev: &crate::event::Event, chain: &[Vec<u8>]) {
+        // A credential place or a file that runs later outside the sandbox: say so first.
+        let path = v.object.split(" (-> ").last().unwrap_or(&v.object);
+        let path = path
+            .strip_suffix(')')
+            .filter(|_| v.object.contains(" (-> "))
+            .unwrap_or(path);
+        let home = std::env::var("HOME").unwrap_or_default();
+        let rel = match path.strip_prefix(&format!("{home}/")) {
+            Some(r) if !home.is_empty() => format!("${{HOME}}/{r}"),
+            _ => path.to_string(),
+        };
+        let warning = if crate::learn::generalize::is_secret(&rel)
+            || crate::learn::generalize::is_secret_place(&rel)
+        {
+            "\n     WARNING: a secret place (keys, tokens, credentials): allow it only if you know why"
+        } else if matches!(v.verb.as_str(), "write" | "create")
+            && crate::learn::generalize::is_persistence_place(&rel)
+        {
+            "\n     WARNING: persistence: this file runs later, outside the sandbox (login, schedule, git)"
+        } else {
+            ""
+        };
         let prompt = format!(
-            "\nsbx: {}\n     syscall {}, thread {} stopped until you answer (other threads run on)\n     [o] allow once  [a] allow always (add to {})  [d] deny  [k] kill ? ",
+            "\nsbx: {}{warning}\n     syscall {}, thread {} stopped until you answer (other threads run on)\n     [o] allow once  [a] allow always (add to {})  [d] deny  [k] kill ? ",
             v.subject(),
             v.syscall,
             v.tid,
@@ -520,8 +544,11 @@ impl sink::Asker for TtyAsker {
             }
             "d" | "deny" => sink::Answer::Deny,
             "k" | "kill" => sink::Answer::Kill,
-            _ => {
-                // Not an answer: ask again.
+            other => {
+                // Not an answer: say why, and ask again.
+                let _ = self.say(&format!(
+                    "sbx: {other:?} is not an answer: type o, a, d or k (or once, always, deny, kill) and Enter\n"
+                ));
                 let prompt = self.current.as_ref().map(|(p, _, _)| p.clone());
                 if let Some(p) = prompt
                     && !self.say(&p)

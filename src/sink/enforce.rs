@@ -1123,7 +1123,10 @@ impl EnforceSink<'_> {
                     // Ask mode, answered "kill": the report says what happened.
                     v.action = Action::Killed;
                 }
-                self.report(v, (!unallowable).then(|| ev.clone()));
+                // Ask mode: what is still refused here is what the user answered deny or kill
+                // to; the diff does not propose it as a rule.
+                let propose = !unallowable && self.mode != Mode::Ask;
+                self.report(v, propose.then(|| ev.clone()));
             }
             if asked_kill {
                 Verdict::Kill
@@ -1551,7 +1554,8 @@ impl Sink for EnforceSink<'_> {
             // threads with it.
             let mut v = q.violation;
             v.action = Action::Killed;
-            self.report(v, Some(q.event));
+            // Answered "kill": not proposed as a rule.
+            self.report(v, None);
             self.waiting.clear();
             self.answers.clear();
             return Released::KillTree;
