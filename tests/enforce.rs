@@ -2559,9 +2559,13 @@ fn report_is_written_on_every_exit_path() {
 #[test]
 fn second_interrupt_kills_the_tree() {
     let d = Dir::new();
-    let p = d.write("p.profile", "include shell\n");
+    let p = d.write(
+        "p.profile",
+        "include shell\nwrite ${CWD}/**\ncreate ${CWD}/**\n",
+    );
     let mark = unique("sbxint");
-    let script = format!("trap '' INT TERM; sleep 30; echo survived {mark}");
+    // `ready` once the trap is set: an interrupt before that would end the shell itself.
+    let script = format!("trap '' INT TERM; : > ready; sleep 30; echo survived {mark}");
     for args in [
         vec![
             "enforce".to_string(),
@@ -2581,6 +2585,7 @@ fn second_interrupt_kills_the_tree() {
             script.clone(),
         ],
     ] {
+        let _ = std::fs::remove_file(d.join("ready"));
         let mut child = Command::new(crate::util::sbx_bin())
             .args(&args)
             .current_dir(d.path())
@@ -2592,9 +2597,14 @@ fn second_interrupt_kills_the_tree() {
             .unwrap();
         let pid = child.id().to_string();
         let start = Instant::now();
-        while pgrep(&mark).lines().count() < 1 && start.elapsed() < Duration::from_secs(5) {
+        while !d.join("ready").exists() && start.elapsed() < Duration::from_secs(10) {
             std::thread::sleep(Duration::from_millis(20));
         }
+        assert!(
+            d.join("ready").exists(),
+            "{}: the workload did not start",
+            args[0]
+        );
         Command::new("kill").args(["-INT", &pid]).status().unwrap();
         std::thread::sleep(Duration::from_millis(300));
         assert!(
