@@ -374,8 +374,9 @@ fn arm_timeout(d: std::time::Duration) -> Result<(), Error> {
     // SAFETY: `on_alarm` only stores to an atomic: async-signal-safe.
     unsafe { signal::sigaction(Signal::SIGALRM, &act) }.map_err(Error::Setup)?;
     let usec = |d: std::time::Duration| libc::timeval {
-        tv_sec: libc::time_t::try_from(d.as_secs()).unwrap_or(libc::time_t::MAX),
-        tv_usec: libc::suseconds_t::from(d.subsec_micros()),
+        // (Not naming time_t: musl's libc crate marks it deprecated, on 64-bit it is i64.)
+        tv_sec: d.as_secs().try_into().unwrap_or(i64::MAX),
+        tv_usec: d.subsec_micros().into(),
     };
     let it = libc::itimerval {
         it_interval: usec(std::time::Duration::ZERO),

@@ -79,6 +79,37 @@ pub fn forget_call(tid: i32) {
     }
 }
 
+/// The kernel's ptrace ABI numbers (`linux/ptrace.h`), here because not every libc crate target
+/// has them (musl's lacks the syscall-info requests): they are the same on every architecture.
+mod uapi {
+    /// The type of `ptrace`'s request argument in the libc crate: `c_uint` for glibc, `c_int`
+    /// for musl.
+    #[cfg(target_env = "musl")]
+    pub type Request = libc::c_int;
+    #[cfg(not(target_env = "musl"))]
+    pub type Request = libc::c_uint;
+    pub const PTRACE_GET_SYSCALL_INFO: Request = 0x420e;
+    pub const PTRACE_SET_SYSCALL_INFO: Request = 0x4212;
+    pub const PTRACE_SYSCALL_INFO_ENTRY: u8 = 1;
+    pub const PTRACE_SYSCALL_INFO_EXIT: u8 = 2;
+    pub const PTRACE_SYSCALL_INFO_SECCOMP: u8 = 3;
+}
+
+/// The kernel's `struct ptrace_syscall_info` as `PTRACE_GET_SYSCALL_INFO` fills it: the common
+/// header, then the union as eight words (its largest member, `seccomp`, is 64 bytes), read
+/// by `op`.
+#[repr(C)]
+#[derive(Default)]
+struct RawSyscallInfo {
+    op: u8,
+    reserved: u8,
+    flags: u16,
+    arch: u32,
+    instruction_pointer: u64,
+    stack_pointer: u64,
+    u: [u64; 8],
+}
+
 /// The kernel's `struct ptrace_syscall_info` (Linux 6.16 layout: `reserved` and `flags` took
 /// the old padding and must be 0 for `PTRACE_SET_SYSCALL_INFO`) with its `seccomp` member.
 #[repr(C)]
@@ -104,7 +135,7 @@ pub fn set_seccomp_call(call: SeccompCall) -> Result<bool, Error> {
         return Ok(false);
     }
     let info = RawSeccompInfo {
-        op: libc::PTRACE_SYSCALL_INFO_SECCOMP,
+        op: uapi::PTRACE_SYSCALL_INFO_SECCOMP,
         reserved: 0,
         flags: 0,
         arch: call.arch,
@@ -121,7 +152,7 @@ pub fn set_seccomp_call(call: SeccompCall) -> Result<bool, Error> {
     // stack; the kernel only reads it and keeps no pointer after the call.
     let r = unsafe {
         libc::ptrace(
-            libc::PTRACE_SET_SYSCALL_INFO,
+            uapi::PTRACE_SET_SYSCALL_INFO,
             libc::pid_t::from(call.tid),
             std::mem::size_of::<RawSeccompInfo>(),
             std::ptr::from_ref(&info).cast::<libc::c_void>(),
@@ -150,47 +181,52 @@ pub fn set_seccomp_call(call: SeccompCall) -> Result<bool, Error> {
 /// `PTRACE_GET_SYSCALL_INFO` (Linux 5.3+).
 pub fn syscall_info(tid: i32) -> Result<SyscallInfo, Error> {
     forget_call(tid);
-    let info =
-        ptrace::syscall_info(Pid::from_raw(tid)).map_err(ctx(tid, "PTRACE_GET_SYSCALL_INFO"))?;
+    let mut info = RawSyscallInfo::default();
+    // SAFETY: PTRACE_GET_SYSCALL_INFO writes at most `addr` bytes (the size of `info`) to
+    // `data`, which points to `info`, a live #[repr(C)] struct of exactly that size on our
+    // stack, made of integers (valid for any bits); the kernel keeps no pointer after the call.
+    let r = unsafe {
+        libc::ptrace(
+            uapi::PTRACE_GET_SYSCALL_INFO,
+            libc::pid_t::from(tid),
+            std::mem::size_of::<RawSyscallInfo>(),
+            std::ptr::from_mut(&mut info).cast::<libc::c_void>(),
+        )
+    };
+    Errno::result(r).map_err(ctx(tid, "PTRACE_GET_SYSCALL_INFO"))?;
     // The `op` field tells which union member the kernel filled in; we read only that one.
+    let u = info.u;
+    let args = [u[1], u[2], u[3], u[4], u[5], u[6]];
     Ok(match info.op {
-        libc::PTRACE_SYSCALL_INFO_SECCOMP => {
-            // SAFETY: op == PTRACE_SYSCALL_INFO_SECCOMP, so the kernel wrote the `seccomp`
-            // member of the union (nr, args, ret_data); it is plain integers, valid for any bits.
-            let s = unsafe { info.u.seccomp };
+        uapi::PTRACE_SYSCALL_INFO_SECCOMP => {
+            // `seccomp`: nr, args[6], then ret_data (u32) in the first half of the last word.
+            let last = u[7].to_ne_bytes();
+            let ret_data = u32::from_ne_bytes([last[0], last[1], last[2], last[3]]);
             CURRENT.set(Some(SeccompCall {
                 tid,
                 arch: info.arch,
-                nr: s.nr,
-                args: s.args,
+                nr: u[0],
+                args,
             }));
             SyscallInfo::Seccomp {
                 arch: info.arch,
-                nr: s.nr,
-                args: s.args,
-                ret_data: s.ret_data,
+                nr: u[0],
+                args,
+                ret_data,
                 sp: info.stack_pointer,
             }
         }
-        libc::PTRACE_SYSCALL_INFO_EXIT => {
-            // SAFETY: op == PTRACE_SYSCALL_INFO_EXIT, so the `exit` member (rval, is_error) is the
-            // one the kernel wrote; plain integers.
-            let x = unsafe { info.u.exit };
-            SyscallInfo::Exit {
-                rval: x.sval,
-                is_error: x.is_error != 0,
-            }
-        }
-        libc::PTRACE_SYSCALL_INFO_ENTRY => {
-            // SAFETY: op == PTRACE_SYSCALL_INFO_ENTRY, so the `entry` member (nr, args) is the one
-            // the kernel wrote; plain integers.
-            let e = unsafe { info.u.entry };
-            SyscallInfo::Entry {
-                arch: info.arch,
-                nr: e.nr,
-                args: e.args,
-            }
-        }
+        // `exit`: rval (s64), then is_error (u8) first in the next word.
+        uapi::PTRACE_SYSCALL_INFO_EXIT => SyscallInfo::Exit {
+            rval: i64::from_ne_bytes(u[0].to_ne_bytes()),
+            is_error: u[1].to_ne_bytes()[0] != 0,
+        },
+        // `entry`: nr, args[6].
+        uapi::PTRACE_SYSCALL_INFO_ENTRY => SyscallInfo::Entry {
+            arch: info.arch,
+            nr: u[0],
+            args,
+        },
         _ => SyscallInfo::None,
     })
 }
