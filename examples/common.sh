@@ -5,8 +5,14 @@
 step() { printf '\n==> %s\n' "$*"; }
 
 if [ -z "${SBX:-}" ]; then
-    step "Building sbx (cargo build --release)"
-    (cd "$repo" && cargo build --release --quiet)
+    command -v cargo >/dev/null || {
+        echo "$0: building sbx needs cargo (Rust 1.88+); or run with SBX=/path/to/sbx" >&2
+        exit 1
+    }
+    step "Building sbx: cargo build --release in $repo"
+    echo "The first build downloads and compiles about 60 crates: 2-3 minutes on 2 CPUs; later"
+    echo "runs take seconds. Cargo's progress follows (SBX=/path/to/sbx skips this step)."
+    (cd "$repo" && cargo build --release)
     SBX=$repo/target/release/sbx
 fi
 SBX=$(cd "$(dirname "$SBX")" && pwd -P)/$(basename "$SBX")

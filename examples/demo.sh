@@ -7,12 +7,15 @@
 #   SBX=/path/to/sbx   use this binary instead of building one (cargo build --release)
 #   KEEP=1             keep the scratch directory (traces, profile) and print where it is
 #
-# Needs node and npm (npm 11: `allowScripts`), no network: the packages are local tarballs
-# made with `npm pack`. Your HOME, npm cache and TMPDIR are not touched: the demo runs with a
-# private HOME (holding a fake key) and TMPDIR under a scratch directory.
+# Needs node and npm (run with npm 9.2, Debian 12's, and npm 11.19), no network: the packages
+# are local tarballs made with `npm pack`. Your HOME, npm cache and TMPDIR are not touched:
+# the demo runs with a private HOME (holding a fake key) and TMPDIR under a scratch directory.
 set -eu
 
 repo=$(cd "$(dirname "$0")/.." && pwd -P)
+for tool in node npm; do
+    command -v "$tool" >/dev/null || { echo "demo.sh needs $tool" >&2; exit 1; }
+done
 npm_install() { npm install --offline --no-audit --no-fund --update-notifier=false; }
 
 name=sbx-demo
@@ -30,7 +33,7 @@ export HOME="$home" TMPDIR="$work/tmp" npm_config_cache="$home/.npm"
 # Every install starts like a fresh CI machine: no npm cache, empty TMPDIR.
 fresh() { rm -rf "$home/.npm" "$work/tmp" && mkdir -p "$work/tmp"; }
 
-step "Packing the demo packages with npm pack (offline) into three project copies"
+step "Packing the demo packages with npm pack (offline; node $(node --version), npm $(npm --version)) into three project copies"
 "$repo/examples/npm-demo/prepare.sh" "$work/learn"
 "$repo/examples/npm-demo/prepare.sh" "$work/clean"
 "$repo/examples/npm-demo/prepare.sh" "$work/compromised" "$repo/examples/npm-demo-compromised"

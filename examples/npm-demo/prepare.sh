@@ -10,8 +10,9 @@ src=${2:-$(dirname "$0")}
 mkdir -p "$dest/vendor"
 dest=$(cd "$dest" && pwd -P)
 cp "$src"/app/* "$dest"/
-# npm 11 runs a file: dependency's install scripts only when package.json's allowScripts
-# names its tarball by absolute path (`npm install-scripts approve NAME` writes the same).
+# npm 11 approves a file: dependency's install scripts when package.json's allowScripts names
+# its tarball by absolute path (`npm install-scripts approve NAME` writes the same); without
+# it npm 11.19 warns (and refuses with --strict-allow-scripts). npm 9 ignores allowScripts.
 sed -i "s|@DEST@|$dest|g" "$dest/package.json"
 # npm pack wants a cache; keep it out of the user's ~/.npm unless the caller chose one.
 if [ -z "${npm_config_cache:-}" ]; then
