@@ -23,6 +23,13 @@ read /usr/{,local/}lib/node_modules/**
 read /usr/share/nodejs/**
 # Node's own shared libraries and ICU data on distributions that package them separately.
 read /usr/share/node/**
+# node, npm and npx from the GitHub runners' tool cache (actions/setup-node puts them first on
+# PATH, one directory per version: /opt/hostedtoolcache/node/20.19.1/x64), and its tree
+# (npm's own code, node's headers for node-gyp).
+# See: tests/ci.rs (a simulated tool cache).
+exec /opt/hostedtoolcache/node/*/{x64,arm64}/bin/{node,npm,npx}
+exec /opt/hostedtoolcache/node/*/{x64,arm64}/lib/node_modules/npm/bin/{npm,npx}-cli.js
+read /opt/hostedtoolcache/node/*/{x64,arm64}/**
 # npm's cache (tarballs, content index, logs): the tool's own store, read back, written,
 # rotated and pruned on every install, whether this run finds it full or empty. Poisoning
 # risk: any process of the workload may rewrite cached tarballs that later installs trust

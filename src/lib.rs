@@ -14,6 +14,7 @@
 //! - L0 everything else: pure data in, data out.
 
 pub mod arch;
+pub mod ci;
 pub mod cli;
 pub mod decode;
 pub mod diff;

@@ -1,10 +1,10 @@
 //! Violations and the JSON report of `sbx enforce --report` (documented in docs/report.md),
 //! plus GitHub workflow annotation lines. Pure data and formatting.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What sbx did about a violation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Action {
     /// The tree was killed before the syscall ran.
@@ -16,7 +16,7 @@ pub enum Action {
 }
 
 /// One access the profile did not allow.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Violation {
     /// Nanoseconds since the start of the run.
     pub time_ns: u64,
@@ -33,8 +33,16 @@ pub struct Violation {
     pub reason: String,
     pub action: Action,
     /// The exec chain of the process, newest first: `node build.js <- sh <- npm`.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub chain: String,
+    /// The rule learning proposes for this violation alone (what the diff adds for it), when
+    /// a rule can allow it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// The line of the profile file after which that rule would go (1-based; 0: before the
+    /// first line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_line: Option<usize>,
 }
 
 impl Violation {
@@ -70,9 +78,10 @@ impl Violation {
     }
 
     /// The GitHub Actions workflow command for this violation
-    /// (`::error file=...,title=...::message`), attached to `file` (the profile: the file a fix
-    /// would change) unless empty; newlines, `%` (and in properties `:` and `,`) are escaped as
-    /// the runner requires.
+    /// (`::error file=...,line=...,title=...::message`; `::warning` for what audit mode let
+    /// through), attached to `file` (the profile: the file a fix would change) unless empty, at
+    /// the line after which the proposed rule would go. Newlines, `%` (and in properties `:`
+    /// and `,`) are escaped as the runner requires.
     pub fn github_annotation(&self, file: &str) -> String {
         let esc = |s: &str| {
             s.replace('%', "%25")
@@ -81,21 +90,32 @@ impl Violation {
         };
         // Property values also escape `:` and `,`.
         let prop = |s: &str| esc(s).replace(':', "%3A").replace(',', "%2C");
-        let file = if file.is_empty() {
-            String::new()
+        let level = if self.action == Action::Audited {
+            "warning"
         } else {
-            format!("file={},", prop(file))
+            "error"
         };
+        let mut props = String::new();
+        if !file.is_empty() {
+            props.push_str(&format!("file={},", prop(file)));
+            if let Some(line) = self.profile_line {
+                props.push_str(&format!("line={},", line.max(1)));
+            }
+        }
+        let mut message = self.line();
+        if let Some(rule) = &self.rule {
+            message.push_str(&format!("\nto allow it after review, add: {rule}"));
+        }
         format!(
-            "::error {file}title={}::{}",
+            "::{level} {props}title={}::{}",
             prop(&format!("sbx violation ({} {})", self.verb, self.syscall)),
-            esc(&self.line())
+            esc(&message)
         )
     }
 }
 
 /// How the workload ended, for the report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkloadStatus {
     /// `exited` or `signaled`.
     pub how: String,
@@ -112,7 +132,7 @@ pub struct WorkloadStatus {
 }
 
 /// The `--report` document.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Report {
     pub sbx_version: String,
     pub command: Vec<String>,
@@ -125,7 +145,7 @@ pub struct Report {
     /// sbx's own exit code.
     pub exit_code: u8,
     /// With `--unused`: the profile's own rules that admitted nothing in this run.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unused: Option<Vec<String>>,
     /// Why sbx stopped without a workload status (exit 125, 126, 127): the message it printed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -149,6 +169,8 @@ mod tests {
             reason: "no rule allows read here".into(),
             action: Action::Killed,
             chain: String::new(),
+            rule: None,
+            profile_line: None,
         }
     }
 

@@ -36,3 +36,7 @@ mod ecosystems;
 /// Rights bound to programs (`by`): npm's token, registry and environment stay npm's, an
 /// install script that reaches for them is killed; a pipeline stage keeps its own peer.
 mod scoping;
+
+/// What CI reads: job summary, annotations at the profile line, SARIF (schema-validated),
+/// Code Quality, and the GitHub Action's steps in a simulated runner with a tool cache.
+mod ci;

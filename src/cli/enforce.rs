@@ -61,12 +61,17 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
         .as_deref()
         .map(super::learn::OutputFile::create)
         .transpose()?;
+    let sarif_out = a
+        .sarif
+        .as_deref()
+        .map(super::learn::OutputFile::create)
+        .transpose()?;
     let mut o = Outcome {
         profile: a.profile.display().to_string(),
         ..Outcome::default()
     };
     let result = run_body(&a, &mut o);
-    if let Some(out) = out {
+    if out.is_some() || sarif_out.is_some() {
         let (code, error) = match &result {
             Ok(code) => (*code, o.error.take()),
             Err(e) => (exit::SBX_ERROR, Some(format!("{e:#}"))),
@@ -91,10 +96,45 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
             unused: o.unused,
             error,
         };
-        let json = serde_json::to_string_pretty(&r)?;
-        out.write(&(json + "\n"))?;
+        if let Some(out) = out {
+            out.write(&(serde_json::to_string_pretty(&r)? + "\n"))?;
+        }
+        if let Some(out) = sarif_out {
+            out.write(&(serde_json::to_string_pretty(&crate::ci::sarif(&r))? + "\n"))?;
+        }
     }
     result
+}
+
+/// `sbx report`: a saved report rendered for CI.
+pub fn run_report(a: super::ReportArgs) -> anyhow::Result<u8> {
+    let text = std::fs::read_to_string(&a.report)
+        .with_context(|| format!("cannot read {}", a.report.display()))?;
+    let r: Report = serde_json::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{}:{}:{}: not an sbx report: {e}",
+            a.report.display(),
+            e.line(),
+            e.column()
+        )
+    })?;
+    let out = match a.format {
+        super::ReportFormat::Summary => crate::ci::github_summary(&r),
+        super::ReportFormat::Annotations => r
+            .violations
+            .iter()
+            .map(|v| v.github_annotation(&r.profile) + "\n")
+            .collect(),
+        super::ReportFormat::Sarif => serde_json::to_string_pretty(&crate::ci::sarif(&r))? + "\n",
+        super::ReportFormat::Codequality => {
+            serde_json::to_string_pretty(&crate::ci::code_quality(&r))? + "\n"
+        }
+    };
+    match &a.output {
+        Some(p) => super::learn::OutputFile::create(p)?.write(&out)?,
+        None => std::io::Write::write_all(&mut std::io::stdout(), out.as_bytes())?,
+    }
+    Ok(exit::OK)
 }
 
 fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
@@ -166,7 +206,7 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
         Mode::Ask => sink::Mode::Ask,
     };
     let header = super::header(arch, &a.command, a.metadata);
-    let mut s = EnforceSink::new(arch, &policy, sink_mode, a.metadata).annotate_file(&profile_name);
+    let mut s = EnforceSink::new(arch, &policy, sink_mode, a.metadata);
     if a.unsafe_no_race_guard {
         s = s.without_guard();
     }
@@ -217,7 +257,8 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
         eprintln!("{}", status.summary());
     }
     let allowed = s.take_allowed();
-    let (violations, events, chains) = s.finish()?;
+    let done = s.finish()?;
+    let mut violations = done.violations;
     let w = match result {
         Ok(w) => w,
         Err(e) => {
@@ -229,9 +270,7 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
 
     // The diff: the profile against what learning would make of the profile plus the
     // violations.
-    let diff = if events.is_empty() && violations.is_empty() {
-        String::new()
-    } else {
+    let widen = |events: &[crate::event::Event]| {
         let mut learner = Learner::new(LearnOptions {
             includes: profile.includes.iter().map(|i| i.name.clone()).collect(),
             base: Some(profile.clone()),
@@ -241,23 +280,50 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
             ..LearnOptions::default()
         });
         learner.begin_trace(&header);
-        for (pid, chain) in &chains {
+        for (pid, chain) in &done.chains {
             learner.set_chain(*pid, chain);
         }
-        for ev in &events {
+        for ev in events {
             learner.observe(ev);
         }
         let mut widened = learner.finish();
         widened.header = profile.header.clone();
+        render(&widened)
+    };
+    let rendered = render(&profile);
+    let diff = if done.events.is_empty() && violations.is_empty() {
+        String::new()
+    } else {
         let color = a.color.enabled(std::io::stderr().is_terminal());
         crate::diff::unified(
-            &render(&profile),
-            &render(&widened),
+            &rendered,
+            &widen(&done.events),
             &profile_name,
             &format!("{profile_name} (+ violations)"),
             color,
         )
     };
+    // Each violation's own rule and where it goes in the profile file (annotations, SARIF,
+    // the job summary): learning from the names and that violation alone. The first
+    // violations only: each is a learning run.
+    const PLACED: usize = 200;
+    for (v, at) in violations.iter_mut().zip(&done.event_of).take(PLACED) {
+        let Some(ev) = at.and_then(|i| done.events.get(i)) else {
+            continue;
+        };
+        let mut events = done.events[..done.names].to_vec();
+        events.push(ev.clone());
+        if let Some(p) = crate::ci::placement(&text, &rendered, &widen(&events)) {
+            v.rule = Some(p.rule);
+            v.profile_line = Some(p.line);
+        }
+    }
+    // Under GitHub Actions: one annotation per violation on the profile, where its rule goes.
+    if std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true") {
+        for v in &violations {
+            println!("{}", v.github_annotation(&profile_name));
+        }
+    }
     if w.interrupted {
         eprintln!("sbx: interrupted twice: killed the workload");
     }

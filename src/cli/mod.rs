@@ -84,6 +84,11 @@ pub enum Command {
     ///
     /// Example: sbx syscalls --stopped
     Syscalls(SyscallsArgs),
+    /// Render a saved `--report` for CI: a GitHub job summary (Markdown), workflow annotations,
+    /// SARIF 2.1.0 or a GitLab Code Quality report.
+    ///
+    /// Example: sbx report --format summary sbx-report.json >> "$GITHUB_STEP_SUMMARY"
+    Report(ReportArgs),
     /// Print a shell completion script.
     ///
     /// Example: sbx completions bash > /etc/bash_completion.d/sbx
@@ -220,6 +225,10 @@ pub struct EnforceArgs {
     /// Write a JSON report (violations, diff, exit status) here.
     #[arg(long)]
     pub report: Option<PathBuf>,
+    /// Write the violations as SARIF 2.1.0 here (for code-scanning tools), located in the
+    /// profile where each proposed rule would go.
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
     /// Also check metadata syscalls (stat, access, readlink...) against `stat` rules.
     #[arg(long)]
     pub metadata: bool,
@@ -242,6 +251,31 @@ pub struct EnforceArgs {
     /// The command to run, after `--`.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<OsString>,
+}
+
+/// What `sbx report` makes of a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Markdown for `$GITHUB_STEP_SUMMARY`: verdict, counts, violations, the suggested change.
+    Summary,
+    /// GitHub workflow commands, one `::error` (`::warning` in audit mode) per violation.
+    Annotations,
+    /// SARIF 2.1.0.
+    Sarif,
+    /// GitLab Code Quality (CodeClimate JSON).
+    Codequality,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// What to print.
+    #[arg(long, value_enum)]
+    pub format: ReportFormat,
+    /// A report written by `sbx enforce --report`.
+    pub report: PathBuf,
+    /// Write here instead of stdout.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -294,6 +328,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Diff(a) => profile::run_diff(a),
         Command::Profiles(a) => profile::run_profiles(a),
         Command::Syscalls(a) => profile::run_syscalls(a),
+        Command::Report(a) => enforce::run_report(a),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             // Into a buffer, then one write: a closed pipe (`| head`) is an io::Error that

@@ -132,6 +132,22 @@ struct PinUse {
     pin: guard::Pin,
 }
 
+/// What an enforce run leaves for the diff and the report.
+#[derive(Debug)]
+pub struct Finished {
+    /// Every violation, in order.
+    pub violations: Vec<Violation>,
+    /// The names resolved during the run (the first `names` events), then the violations'
+    /// events.
+    pub events: Vec<Event>,
+    pub names: usize,
+    /// For each violation, the index of its event in `events` (none when no rule could allow
+    /// it).
+    pub event_of: Vec<Option<usize>>,
+    /// The exec chains (program identities, oldest first) of the violating processes.
+    pub chains: HashMap<i32, Vec<Vec<u8>>>,
+}
+
 /// Decides every stopped syscall against the policy.
 #[derive(Debug)]
 pub struct EnforceSink<'p> {
@@ -139,13 +155,14 @@ pub struct EnforceSink<'p> {
     policy: &'p CompiledPolicy,
     mode: Mode,
     metadata: bool,
-    /// Under GitHub Actions: the profile file the annotations point at (may be empty).
-    github: Option<String>,
     quiet: bool,
     /// Every violation, in order.
     pub violations: Vec<Violation>,
     /// The syscall events of the violations (for the diff: learn from profile + these).
     pub violation_events: Vec<Event>,
+    /// For each violation, the index of its event in `violation_events` (none when no rule
+    /// could allow it).
+    event_of: Vec<Option<usize>>,
     /// The exec chains (program identities, oldest first) of the violating processes.
     violation_chains: HashMap<i32, Vec<Vec<u8>>>,
     recorder: Option<RecordSink<BufWriter<File>>>,
@@ -208,12 +225,10 @@ impl<'p> EnforceSink<'p> {
             policy,
             mode,
             metadata,
-            github: std::env::var("GITHUB_ACTIONS")
-                .is_ok_and(|v| v == "true")
-                .then(String::new),
             quiet: false,
             violations: Vec::new(),
             violation_events: Vec::new(),
+            event_of: Vec::new(),
             violation_chains: HashMap::new(),
             recorder: None,
             watch: HashMap::new(),
@@ -300,29 +315,38 @@ impl<'p> EnforceSink<'p> {
         self
     }
 
-    /// The profile's path, named by GitHub annotations.
-    pub fn annotate_file(mut self, file: &str) -> Self {
-        if let Some(g) = self.github.as_mut() {
-            *g = file.to_string();
-        }
-        self
-    }
-
-    /// Finish the recorder, if any. Returns the violations, their events (with the names
-    /// resolved before them) and the exec chains of the violating processes.
-    #[allow(clippy::type_complexity)]
-    pub fn finish(self) -> Result<(Vec<Violation>, Vec<Event>, HashMap<i32, Vec<Vec<u8>>>), Error> {
+    /// Finish the recorder, if any. Returns the violations with their events (the names
+    /// resolved before them first) and the exec chains of the violating processes.
+    pub fn finish(self) -> Result<Finished, Error> {
         if let Some(r) = self.recorder {
             let w = r.finish()?;
             w.finish()
                 .map_err(|e| Error::Sink(format!("cannot write the trace: {e}")))?;
         }
         let mut events = self.violation_events;
+        let mut event_of = self.event_of;
         if !events.is_empty() {
             // Names first: learning links the violating connects to them.
+            let names = self.resolved_events.len();
             events.splice(0..0, self.resolved_events);
+            for i in event_of.iter_mut().flatten() {
+                *i += names;
+            }
+            return Ok(Finished {
+                violations: self.violations,
+                events,
+                names,
+                event_of,
+                chains: self.violation_chains,
+            });
         }
-        Ok((self.violations, events, self.violation_chains))
+        Ok(Finished {
+            violations: self.violations,
+            events,
+            names: 0,
+            event_of,
+            chains: self.violation_chains,
+        })
     }
 
     fn action(&self) -> Action {
@@ -346,10 +370,9 @@ impl<'p> EnforceSink<'p> {
         if !self.quiet {
             eprintln!("sbx: violation: {}", v.line());
         }
-        if let Some(file) = &self.github {
-            println!("{}", v.github_annotation(file));
-        }
         self.violations.push(v);
+        self.event_of
+            .push(ev.is_some().then_some(self.violation_events.len()));
         self.violation_events.extend(ev);
     }
 
@@ -493,6 +516,8 @@ fn task_violation(
         reason,
         action,
         chain: String::new(),
+        rule: None,
+        profile_line: None,
     }
 }
 
@@ -1489,6 +1514,8 @@ impl EnforceSink<'_> {
             reason,
             action: self.action(),
             chain: String::new(),
+            rule: None,
+            profile_line: None,
         }
     }
 
@@ -1947,10 +1974,8 @@ impl Sink for EnforceSink<'_> {
             if !self.quiet {
                 eprintln!("sbx: violation: {}", v.line());
             }
-            if let Some(file) = &self.github {
-                println!("{}", v.github_annotation(file));
-            }
             self.violations.push(v);
+            self.event_of.push(None);
             return if self.mode == Mode::Audit {
                 Verdict::Allow
             } else {
