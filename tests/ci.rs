@@ -532,3 +532,150 @@ fn github_action_steps_in_a_simulated_runner_with_a_tool_cache() {
         assert!(out.stderr.contains(msg), "{}", out.stderr);
     }
 }
+
+/// The `.sbx-enforce` job of ci/gitlab/sbx.gitlab-ci.yml as GitLab would run it: its
+/// variables (overridden by `vars`) in the environment, before_script and script in one
+/// POSIX shell, after_script in another whatever the outcome. Returns the script's output.
+fn gitlab_job(ws: &Path, vars: &[(&str, String)]) -> Output {
+    let extract = "import json, sys, yaml\n\
+        job = yaml.safe_load(open(sys.argv[1]))['.sbx-enforce']\n\
+        print(json.dumps({k: job.get(k) for k in ('variables', 'before_script', 'script', 'after_script')}))\n";
+    let mut cmd = Command::new("/usr/bin/python3");
+    cmd.arg("-c")
+        .arg(extract)
+        .arg(repo().join("ci/gitlab/sbx.gitlab-ci.yml"));
+    let out = run_guarded(cmd, Duration::from_secs(30));
+    out.assert_code(0);
+    let job: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let section = |k: &str| -> String {
+        job[k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap().to_string() + "\n")
+            .collect()
+    };
+    let env = |cmd: &mut Command| {
+        cmd.current_dir(ws)
+            .env("CI", "true")
+            .env("GITLAB_CI", "true")
+            .env("CI_PROJECT_DIR", ws)
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("LD_LIBRARY_PATH")
+            .env_remove("EVIL");
+        for (k, v) in job["variables"].as_object().unwrap() {
+            cmd.env(k, v.as_str().unwrap());
+        }
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+    };
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(section("before_script") + &section("script"));
+    env(&mut cmd);
+    let out = run_guarded(cmd, Duration::from_secs(180));
+    let mut after = Command::new("sh");
+    after.arg("-c").arg(section("after_script"));
+    env(&mut after);
+    run_guarded(after, Duration::from_secs(60)).assert_code(0);
+    out
+}
+
+#[test]
+fn gitlab_template_job_with_code_quality() {
+    let d = Dir::new();
+    d.write("ws/in.txt", "hello\n");
+    d.write("home/.ssh/id_rsa", "KEY\n");
+    let ws = d.join("ws");
+    let home = d.join("home");
+    let out = Sbx::new(["record", "-o", "t.bin", "--", "sh", "-c", SCRIPT])
+        .cwd(&ws)
+        .env("HOME", &home)
+        .run();
+    out.assert_code(0);
+    Sbx::new(["learn", "t.bin", "-o", "sbx.profile"])
+        .cwd(&ws)
+        .run()
+        .assert_code(0);
+    std::fs::remove_file(ws.join("t.bin")).unwrap();
+    let command = format!("sh -c '{}'", SCRIPT.replace('\'', "'\\''"));
+    let base = |extra: &[(&'static str, String)]| -> Vec<(&'static str, String)> {
+        let mut v = vec![
+            ("HOME", home.display().to_string()),
+            ("SBX_PROFILE", "sbx.profile".to_string()),
+            ("SBX_COMMAND", command.clone()),
+        ];
+        v.extend(extra.iter().cloned());
+        v
+    };
+
+    // The download path: a "release" from a file:// URL, checked against SBX_SHA256.
+    let rel = d.join("rel/v0.1.0");
+    std::fs::create_dir_all(&rel).unwrap();
+    let asset = format!("sbx-0.1.0-{}-linux-musl", std::env::consts::ARCH);
+    std::fs::copy(sbx_bin(), rel.join(&asset)).unwrap();
+    let mut c = Command::new("sha256sum");
+    c.arg(rel.join(&asset));
+    let sha = run_guarded(c, Duration::from_secs(30))
+        .stdout
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let url = format!("file://{}", d.join("rel").display());
+    let out = gitlab_job(
+        &ws,
+        &base(&[
+            ("SBX_RELEASE_URL", url.clone()),
+            ("SBX_SHA256", "0".repeat(64)),
+        ]),
+    );
+    out.assert_code(1);
+    assert!(out.stderr.contains("checksum mismatch"), "{}", out.stderr);
+    assert!(!ws.join(".sbx-bin/sbx").exists());
+    // No violation (clean run): exit 0, an empty Code Quality report.
+    let out = gitlab_job(&ws, &base(&[("SBX_RELEASE_URL", url), ("SBX_SHA256", sha)]));
+    out.assert_code(0);
+    assert_eq!(
+        json(&ws.join("gl-code-quality.json")),
+        serde_json::json!([])
+    );
+    assert_eq!(json(&ws.join("sbx-report.json"))["exit_code"], 0);
+
+    // A compromised run: the job fails with 124, the Code Quality report lists the accesses
+    // on the profile's lines.
+    let out = gitlab_job(
+        &ws,
+        &base(&[
+            ("SBX_BIN", sbx_bin().to_string()),
+            ("EVIL", "1".to_string()),
+        ]),
+    );
+    out.assert_code(VIOLATION);
+    let q = json(&ws.join("gl-code-quality.json"));
+    let q = q.as_array().unwrap();
+    assert_eq!(q.len(), 1, "{q:#?}");
+    assert_eq!(q[0]["check_name"], "sbx/read");
+    assert_eq!(q[0]["location"]["path"], "sbx.profile");
+    assert!(q[0]["location"]["lines"]["begin"].as_u64().unwrap() >= 1);
+    assert!(
+        q[0]["description"]
+            .as_str()
+            .unwrap()
+            .contains(".ssh/id_rsa"),
+        "{q:#?}"
+    );
+    assert!(!home.join("dropped").exists(), "killed before the write");
+
+    // A bad mode: a usage error before anything runs.
+    let out = gitlab_job(
+        &ws,
+        &base(&[
+            ("SBX_BIN", sbx_bin().to_string()),
+            ("SBX_MODE", "block".to_string()),
+        ]),
+    );
+    out.assert_code(2);
+    assert!(out.stderr.contains("SBX_MODE must be"), "{}", out.stderr);
+}
