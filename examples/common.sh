@@ -10,8 +10,8 @@ if [ -z "${SBX:-}" ]; then
         exit 1
     }
     step "Building sbx: cargo build --release in $repo"
-    echo "The first build downloads and compiles about 60 crates: 2-3 minutes on 2 CPUs; later"
-    echo "runs take seconds. Cargo's progress follows (SBX=/path/to/sbx skips this step)."
+    echo "The first build downloads and compiles about 65 crates (4 minutes on a busy 2-CPU"
+    echo "machine); later runs take seconds. Cargo's progress follows (SBX=/path/to/sbx skips it)."
     (cd "$repo" && cargo build --release)
     SBX=$repo/target/release/sbx
 fi
