@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # aarch64 under full-system emulation (issue 8, item 4; docs/aarch64.md): boot Debian's arm64
-# kernel under qemu-system-aarch64 (TCG, no KVM) with an initramfs holding a static aarch64
-# sbx, static C fixtures and busybox, and run record -> learn -> enforce of a workload plus
-# four attacks in it (.ci/aarch64-vm/init.sh). Fails unless the VM prints
-# `SBX-VM-RESULT: PASS` before the timeout. Runs as root on Debian 12 (bookworm); idempotent:
-# downloads and builds are kept under target/aarch64-vm.
+# kernel under qemu-system-aarch64 (TCG, no KVM) with an initramfs holding the static aarch64
+# release binary of sbx (target/dist/sbx-<version>-aarch64-linux-musl, from
+# `.ci/release-build.sh aarch64`: the VM tests what is released), static C fixtures and
+# busybox, and run record -> learn -> enforce of a workload plus four attacks in it
+# (.ci/aarch64-vm/init.sh). Fails unless the VM prints `SBX-VM-RESULT: PASS` before the
+# timeout. Runs as root on Debian 12 (bookworm); idempotent: downloads are kept under
+# target/aarch64-vm, the sbx build under target/dist-build (up to date after .ci/run's
+# release build: nothing is rebuilt).
 #
 # SBX_VM_TIMEOUT (seconds, default 600) bounds the whole boot and run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 export DEBIAN_FRONTEND=noninteractive
-target=aarch64-unknown-linux-gnu
 work=target/aarch64-vm
 mkdir -p "$work/dl"
 start=$(date +%s)
@@ -42,19 +44,19 @@ if [ -z "$kernel" ] || [ ! -x "$work/root/bin/busybox" ]; then
   kernel=$(ls "$work"/root/boot/vmlinuz-* | head -n1)
 fi
 
-# sbx, statically linked (no loader or libraries to ship), release: TCG is slow enough.
-rustup target add "$target" >/dev/null 2>&1 || rustup target add "$target"
-CARGO_TARGET_DIR="$work/cargo" CARGO_PROFILE_RELEASE_DEBUG=0 \
-  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C target-feature=+crt-static" \
-  cargo build --locked --release --target "$target"
+# sbx: the aarch64-unknown-linux-musl release binary, static (no loader or libraries to ship)
+# and stripped; release-build.sh checks both.
+bash .ci/release-build.sh aarch64
+version=$(awk -F'"' '/^\[/ { p = ($0 == "[package]") } p && /^version *=/ { print $2; exit }' Cargo.toml)
+sbx="target/dist/sbx-$version-aarch64-linux-musl"
+[ -x "$sbx" ] || { echo "aarch64-vm: $sbx missing after .ci/release-build.sh aarch64" >&2; exit 1; }
 
 # The initramfs: /init, busybox, sbx and the static fixtures.
 rm -rf "$work/initrd"
 mkdir -p "$work/initrd/bin"
 cp "$work/root/bin/busybox" "$work/initrd/bin/busybox"
 ln -s busybox "$work/initrd/bin/sh"
-cp "$work/cargo/$target/release/sbx" "$work/initrd/bin/sbx"
-aarch64-linux-gnu-strip "$work/initrd/bin/sbx"
+cp "$sbx" "$work/initrd/bin/sbx"
 cc="aarch64-linux-gnu-gcc -O2 -static -pthread -Wall"
 $cc -o "$work/initrd/bin/attack" tests/fixtures/attack.c
 $cc -o "$work/initrd/bin/race_open" tests/fixtures/race_open.c
