@@ -4,15 +4,15 @@
 //!
 //! Pure: text in, text out. Uses `similar` (line diff, 3 lines of context, `---`/`+++`
 //! headers). With `color`, removed lines are red, added lines green, hunk headers cyan and the
-//! file headers bold (ANSI SGR codes); without it the output is plain `diff -u` text.
+//! file headers bold (ANSI SGR codes, from anstyle); without it the output is plain `diff -u` text.
 
+use anstyle::{AnsiColor, Style};
 use similar::TextDiff;
 
-const RED: &str = "\x1b[31m";
-const GREEN: &str = "\x1b[32m";
-const CYAN: &str = "\x1b[36m";
-const BOLD: &str = "\x1b[1m";
-const RESET: &str = "\x1b[0m";
+const RED: Style = AnsiColor::Red.on_default();
+const GREEN: Style = AnsiColor::Green.on_default();
+const CYAN: Style = AnsiColor::Cyan.on_default();
+const BOLD: Style = Style::new().bold();
 
 /// A unified diff from `old` to `new` (empty when they are equal), with `old_name` and
 /// `new_name` in the `---`/`+++` headers.
@@ -44,12 +44,7 @@ pub fn unified(old: &str, new: &str, old_name: &str, new_name: &str, color: bool
             None
         };
         match code {
-            Some(c) => {
-                out.push_str(c);
-                out.push_str(body);
-                out.push_str(RESET);
-                out.push_str(nl);
-            }
+            Some(c) => out.push_str(&format!("{c}{body}{c:#}{nl}")),
             None => out.push_str(line),
         }
     }
@@ -101,12 +96,7 @@ mod tests {
         assert!(d.contains("\x1b[1m--- a\x1b[0m\n"));
         assert!(d.contains(" include base\n"));
         // Stripping the codes gives the plain diff back.
-        let stripped = d
-            .replace(RED, "")
-            .replace(GREEN, "")
-            .replace(CYAN, "")
-            .replace(BOLD, "")
-            .replace(RESET, "");
+        let stripped = anstream::adapter::strip_str(&d).to_string();
         assert_eq!(stripped, unified(OLD, NEW, "a", "b", false));
     }
 

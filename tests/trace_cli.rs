@@ -744,3 +744,34 @@ fn usage_errors_after_parsing_exit_2() {
         .run()
         .assert_code(0);
 }
+
+/// `--color auto` (the default) follows the conventions through anstream: no colour into a
+/// pipe, CLICOLOR_FORCE forces it, NO_COLOR wins over CLICOLOR_FORCE, `--color always` and
+/// `never` are what they say.
+#[test]
+fn diff_colour_follows_clicolor_and_no_color() {
+    let d = Dir::new();
+    let a = d.write("a.profile", "read /a\n");
+    let b = d.write("b.profile", "read /b\n");
+    let run = |flag: &str, env: &[(&str, &str)]| {
+        let mut s = Sbx::new([OsStr::new("diff")]);
+        for k in ["NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE"] {
+            s.cmd.env_remove(k);
+        }
+        for (k, v) in env {
+            s = s.env(k, v);
+        }
+        let mut args = vec![a.as_os_str(), b.as_os_str()];
+        if !flag.is_empty() {
+            args.insert(0, OsStr::new(flag));
+        }
+        let out = s.run_with(&args);
+        out.assert_code(1);
+        out.stdout.contains("\x1b[31m-read /a")
+    };
+    assert!(!run("", &[]), "colour into a pipe");
+    assert!(run("", &[("CLICOLOR_FORCE", "1")]));
+    assert!(!run("", &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]));
+    assert!(run("--color=always", &[("NO_COLOR", "1")]));
+    assert!(!run("--color=never", &[("CLICOLOR_FORCE", "1")]));
+}

@@ -3,7 +3,7 @@
 //! report.
 
 use std::fs::File;
-use std::io::{BufWriter, IsTerminal};
+use std::io::BufWriter;
 
 use anyhow::Context;
 
@@ -89,7 +89,8 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
             diff: if a.color == super::ColorChoice::Never {
                 o.diff
             } else {
-                strip_ansi(&o.diff)
+                // The report is for machines: no colour.
+                anstream::adapter::strip_str(&o.diff).to_string()
             },
             workload: o.workload,
             exit_code: code,
@@ -294,7 +295,7 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
     let diff = if done.events.is_empty() && violations.is_empty() {
         String::new()
     } else {
-        let color = a.color.enabled(std::io::stderr().is_terminal());
+        let color = a.color.enabled(&std::io::stderr());
         crate::diff::unified(
             &rendered,
             &widen(&done.events),
@@ -411,24 +412,6 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
     o.diff = diff;
     o.unused = unused;
     Ok(code)
-}
-
-/// Remove ANSI color sequences (the report is for machines).
-fn strip_ansi(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut it = s.chars().peekable();
-    while let Some(c) = it.next() {
-        if c == '\u{1b}' && it.peek() == Some(&'[') {
-            for d in it.by_ref() {
-                if d.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// Asks on the controlling terminal; "allow always" appends the learned rule to the profile.

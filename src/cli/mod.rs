@@ -111,14 +111,17 @@ pub enum ColorChoice {
 }
 
 impl ColorChoice {
-    /// Whether to color a stream that is (or is not) a terminal; NO_COLOR wins over auto.
-    pub fn enabled(self, is_tty: bool) -> bool {
+    /// Whether to color what goes to `stream`. `auto` follows the usual conventions through
+    /// anstream: NO_COLOR turns colour off, CLICOLOR_FORCE on, CLICOLOR=0 off; otherwise
+    /// colour on a terminal that supports it.
+    pub fn enabled(self, stream: &impl anstream::stream::RawStream) -> bool {
         match self {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            }
+            ColorChoice::Auto => matches!(
+                anstream::AutoStream::choice(stream),
+                anstream::ColorChoice::Always | anstream::ColorChoice::AlwaysAnsi
+            ),
         }
     }
 }

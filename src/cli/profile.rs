@@ -1,6 +1,6 @@
 //! `sbx check`, `sbx diff`, `sbx profiles`, `sbx syscalls`, and loading a profile for enforce.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::Path;
 
 use super::{CheckArgs, DiffArgs, ProfilesArgs, SyscallsArgs, exit};
@@ -131,7 +131,7 @@ pub fn run_diff(a: DiffArgs) -> anyhow::Result<u8> {
         return Ok(exit::OK);
     }
     let (old_text, new_text) = (render(&old), render(&new));
-    let color = a.color.enabled(std::io::stdout().is_terminal());
+    let color = a.color.enabled(&std::io::stdout());
     print!(
         "{}",
         crate::diff::unified(
