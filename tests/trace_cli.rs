@@ -629,6 +629,42 @@ fn version_completions_man_and_quiet() {
     let m = crate::util::sbx(["man"]);
     assert_eq!(m.code, Some(0));
     assert!(m.stdout.contains(".TH sbx 1"), "{}", m.stdout);
+    // One page per subcommand: every page sbx(1) points at exists.
+    let md = crate::util::Dir::new();
+    let out = crate::util::sbx([
+        OsStr::new("man"),
+        OsStr::new("--dir"),
+        md.path().as_os_str(),
+    ]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let top = std::fs::read_to_string(md.join("sbx.1")).unwrap();
+    let mut pointed = 0;
+    for part in top.split("sbx\\-").skip(1) {
+        let Some((name, _)) = part.split_once("(1)") else {
+            continue;
+        };
+        assert!(
+            md.join(&format!("sbx-{name}.1")).exists(),
+            "sbx.1 points at sbx-{name}(1), which was not written"
+        );
+        pointed += 1;
+    }
+    assert!(pointed >= 12, "{top}");
+    let e = crate::util::sbx(["man", "enforce"]);
+    assert_eq!(e.code, Some(0));
+    assert!(e.stdout.contains(".TH sbx-enforce 1"), "{}", e.stdout);
+    assert!(e.stdout.contains("\\-\\-sarif"), "{}", e.stdout);
+    assert_eq!(
+        std::fs::read_to_string(md.join("sbx-enforce.1")).unwrap(),
+        e.stdout
+    );
+    let bad = crate::util::sbx(["man", "nosuch"]);
+    assert_eq!(bad.code, Some(2));
+    assert!(
+        bad.stderr.contains("no subcommand \"nosuch\""),
+        "{}",
+        bad.stderr
+    );
     // -q: the violation line stays, the diff goes.
     let d = crate::util::Dir::new();
     let p = d.write("p.profile", "include base\nexec /usr/bin/cat\n");

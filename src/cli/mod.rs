@@ -12,6 +12,8 @@ pub mod status;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use anyhow::Context;
+
 use clap::{Parser, Subcommand};
 
 /// sbx: learn a sandbox policy from a real run, then enforce it.
@@ -23,6 +25,7 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "sbx",
     version = concat!(env!("CARGO_PKG_VERSION"), " (git ", env!("SBX_GIT_REV"), ")"),
+    propagate_version = true,
     about,
     long_about,
     after_long_help = "Examples:
@@ -96,10 +99,11 @@ pub enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff).
+    /// Print a man page (roff): sbx(1), or one subcommand's (sbx-enforce(1)...); with --dir,
+    /// write every page there.
     ///
-    /// Example: sbx man > sbx.1 && man ./sbx.1
-    Man,
+    /// Example: sbx man --dir /usr/local/share/man/man1; man sbx-enforce
+    Man(ManArgs),
 }
 
 /// When to color output.
@@ -303,10 +307,56 @@ pub struct ProfilesArgs {
 }
 
 #[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// The subcommand whose page to print (the top page, sbx(1), without one).
+    pub subcommand: Option<String>,
+    /// Write sbx.1 and one sbx-SUBCOMMAND.1 per subcommand into this directory instead.
+    #[arg(long, value_name = "DIR", conflicts_with = "subcommand")]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
 pub struct SyscallsArgs {
     /// Print only the names of the syscalls `sbx record` stops on (checked, gated, creds).
     #[arg(long)]
     pub stopped: bool,
+}
+
+/// `sbx man`: one page to stdout, or all of them into a directory.
+fn man(a: ManArgs) -> anyhow::Result<u8> {
+    let mut cmd = <Cli as clap::CommandFactory>::command().disable_help_subcommand(true);
+    // Subcommands get their man names (`sbx-enforce`) and inherited settings.
+    cmd.build();
+    if let Some(dir) = &a.dir {
+        clap_mangen::generate_to(cmd, dir)
+            .with_context(|| format!("cannot write the man pages into {}", dir.display()))?;
+        if chatty() {
+            eprintln!("sbx: man pages written to {}", dir.display());
+        }
+        return Ok(exit::OK);
+    }
+    let page = match &a.subcommand {
+        None => cmd,
+        Some(name) => match cmd.find_subcommand(name) {
+            Some(sub) if !sub.is_hide_set() => sub.clone(),
+            _ => {
+                let names: Vec<&str> = cmd
+                    .get_subcommands()
+                    .filter(|s| !s.is_hide_set())
+                    .map(clap::Command::get_name)
+                    .collect();
+                return usage_error(&format!(
+                    "no subcommand {name:?} (one of: {})",
+                    names.join(", ")
+                ));
+            }
+        },
+    };
+    let mut out = Vec::new();
+    clap_mangen::Man::new(page).render(&mut out)?;
+    // One write: a closed pipe (`| head`) is an io::Error that main() treats as success.
+    std::io::Write::write_all(&mut std::io::stdout(), &out)?;
+    Ok(exit::OK)
 }
 
 /// Run the parsed command; returns the process exit code.
@@ -341,13 +391,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             std::io::Write::write_all(&mut std::io::stdout(), &out)?;
             Ok(exit::OK)
         }
-        Command::Man => {
-            let cmd = <Cli as clap::CommandFactory>::command();
-            let mut out = Vec::new();
-            clap_mangen::Man::new(cmd).render(&mut out)?;
-            std::io::Write::write_all(&mut std::io::stdout(), &out)?;
-            Ok(exit::OK)
-        }
+        Command::Man(a) => man(a),
     }
 }
 
