@@ -10,7 +10,7 @@ if [ -z "${SBX:-}" ]; then
         exit 1
     }
     step "Building sbx: cargo build --release in $repo"
-    echo "The first build downloads and compiles about 65 crates (4 minutes on a busy 2-CPU"
+    echo "The first build downloads and compiles about 65 crates (3-4 minutes on a busy 2-CPU"
     echo "machine); later runs take seconds. Cargo's progress follows (SBX=/path/to/sbx skips it)."
     (cd "$repo" && cargo build --release)
     SBX=$repo/target/release/sbx
