@@ -322,6 +322,20 @@ fn check_diff_profiles_and_syscalls_exit_codes() {
     let out = sbx_on("check", &bad);
     out.assert_code(1);
     assert!(out.stderr.contains("bad.profile:3:1:"), "{}", out.stderr);
+    // Every error in one pass, an unknown snippet among syntax errors included.
+    let bad3 = d.write(
+        "bad3.profile",
+        "include base\nfrobnicate /x\ninclude nosuch\nread rel\n",
+    );
+    let out = sbx_on("check", &bad3);
+    out.assert_code(1);
+    for at in [
+        "bad3.profile:2:1:",
+        "bad3.profile:3:1: unknown snippet",
+        "bad3.profile:4:6:",
+    ] {
+        assert!(out.stderr.contains(at), "{at}: {}", out.stderr);
+    }
     let bad2 = d.write("bad2.profile", "read /etc/passwd\nread   relative/path\n");
     let out = sbx_on("check", &bad2);
     out.assert_code(1);

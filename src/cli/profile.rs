@@ -86,6 +86,27 @@ pub fn load_policy(
 
 pub fn run_check(a: CheckArgs) -> anyhow::Result<u8> {
     let text = read_profile(&a.profile)?;
+    let name = a.profile.display().to_string();
+    // All errors in one pass: the syntax errors, then what the lines without one would fail
+    // on (an unknown snippet, an include cycle).
+    if let Err(errors) = parse_str(&name, &text) {
+        eprintln!("{}", errors.render_with_source(&text).trim_end());
+        let bad: std::collections::BTreeSet<u32> = errors.0.iter().map(|e| e.span.line).collect();
+        let rest: Vec<&str> = text
+            .split('\n')
+            .enumerate()
+            .map(|(i, l)| {
+                let n = u32::try_from(i + 1).unwrap_or(u32::MAX);
+                if bad.contains(&n) { "" } else { l }
+            })
+            .collect();
+        if let Ok(p) = parse_str(&name, &rest.join("\n"))
+            && let Err(e) = crate::profile::snippets::resolve(&p, &name)
+        {
+            eprintln!("\n{e}");
+        }
+        return Ok(exit::INVALID);
+    }
     match load_policy(&a.profile, &text, &current_env(), true) {
         Ok(p) => {
             let n = parse_str(&a.profile.display().to_string(), &text)
