@@ -8,6 +8,8 @@ include base
 # npm-cli.js as installed with node (Debian, nodesource, official tarballs, nvm, the GitHub
 # runners' tool cache). An install script runs as `sh` and its own program, never as npm.
 program npm /usr/{,local/}lib/node_modules/npm/bin/npm-cli.js
+# Debian's npm package (its modules under /usr/share/nodejs).
+program npm /usr/share/nodejs/npm/bin/npm-cli.js
 # npm installed by nvm (a node version per directory).
 program npm ${HOME}/.nvm/versions/node/*/lib/node_modules/npm/bin/npm-cli.js
 # npm in the GitHub runners' tool cache (actions/setup-node).
@@ -24,11 +26,12 @@ read /usr/share/nodejs/**
 # Node's own shared libraries and ICU data on distributions that package them separately.
 read /usr/share/node/**
 # node, npm and npx from the GitHub runners' tool cache (actions/setup-node puts them first on
-# PATH, one directory per version: /opt/hostedtoolcache/node/20.19.1/x64), and its tree
-# (npm's own code, node's headers for node-gyp).
+# PATH, one directory per version: /opt/hostedtoolcache/node/20.19.1/x64).
 # See: tests/ci.rs (a simulated tool cache).
 exec /opt/hostedtoolcache/node/*/{x64,arm64}/bin/{node,npm,npx}
+# npm and npx of the tool cache run as the scripts their bin/ links point at.
 exec /opt/hostedtoolcache/node/*/{x64,arm64}/lib/node_modules/npm/bin/{npm,npx}-cli.js
+# The tool cache's node tree: npm's own code, node's headers for node-gyp, the binary itself.
 read /opt/hostedtoolcache/node/*/{x64,arm64}/**
 # npm's cache (tarballs, content index, logs): the tool's own store, read back, written,
 # rotated and pruned on every install, whether this run finds it full or empty. Poisoning
