@@ -60,10 +60,13 @@ pub fn placement(file: &str, old: &str, new: &str) -> Option<Placement> {
             } else {
                 old_index.checked_sub(1)
             };
-            line = Some(match anchor {
-                None => 0,
-                Some(i) => file_line(file, &old_lines, i).unwrap_or(0),
-            });
+            // A blank or normalized line of the rendering may not be in the file: the nearest
+            // line above it that is.
+            line = Some(
+                anchor
+                    .and_then(|a| (0..=a).rev().find_map(|i| file_line(file, &old_lines, i)))
+                    .unwrap_or(0),
+            );
         }
     }
     Some(Placement {
@@ -76,6 +79,9 @@ pub fn placement(file: &str, old: &str, new: &str) -> Option<Placement> {
 /// (the k-th line with that text) in the file as in the rendering.
 fn file_line(file: &str, rendered: &[&str], i: usize) -> Option<usize> {
     let text = rendered.get(i)?.trim();
+    if text.is_empty() {
+        return None;
+    }
     let nth = rendered[..i].iter().filter(|l| l.trim() == text).count();
     file.lines()
         .enumerate()

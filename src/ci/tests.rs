@@ -64,6 +64,16 @@ fn placement_skips_warning_comments_and_maps_repeated_lines() {
 }
 
 #[test]
+fn placement_after_a_blank_line_the_file_lacks_is_the_line_above() {
+    // The rendering separates sections with blank lines the file does not have.
+    let file = "include base\ninclude shell\nexec /usr/bin/cat\n";
+    let old = "include base\ninclude shell\n\nexec /usr/bin/cat\n";
+    let new = "include base\ninclude shell\n\nread /d\n\nexec /usr/bin/cat\n";
+    let p = placement(file, old, new).unwrap();
+    assert_eq!((p.rule.as_str(), p.line), ("read /d", 2));
+}
+
+#[test]
 fn placement_of_a_widened_rule_is_the_rule_it_replaces() {
     let file = "read /a\nread /x/one\n";
     let old = file;

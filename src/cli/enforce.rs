@@ -308,7 +308,13 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
     // the job summary): learning from the names and that violation alone. The first
     // violations only: each is a learning run.
     const PLACED: usize = 200;
-    for (v, at) in violations.iter_mut().zip(&done.event_of).take(PLACED) {
+    let github = std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true");
+    let placed = if a.report.is_some() || a.sarif.is_some() || github {
+        PLACED
+    } else {
+        0
+    };
+    for (v, at) in violations.iter_mut().zip(&done.event_of).take(placed) {
         let Some(ev) = at.and_then(|i| done.events.get(i)) else {
             continue;
         };
@@ -320,7 +326,7 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
         }
     }
     // Under GitHub Actions: one annotation per violation on the profile, where its rule goes.
-    if std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true") {
+    if github {
         for v in &violations {
             println!("{}", v.github_annotation(&profile_name));
         }
