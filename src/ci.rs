@@ -253,6 +253,18 @@ fn action_name(a: Action) -> &'static str {
     }
 }
 
+/// A violation's line, and the rules that would allow it (SARIF messages, Code Quality).
+fn described(v: &Violation) -> String {
+    let mut text = v.line();
+    if let Some(rule) = &v.rule {
+        text.push_str(&format!(
+            ". To allow it after review, add: {}",
+            rule.replace('\n', "; ")
+        ));
+    }
+    text
+}
+
 /// The SARIF rule id of a violation: one rule per verb (`sbx/read`, `sbx/connect`...).
 fn rule_id(v: &Violation) -> String {
     format!("sbx/{}", v.verb)
@@ -303,13 +315,7 @@ pub fn sarif(r: &Report) -> Value {
         .violations
         .iter()
         .map(|v| {
-            let mut message = v.line();
-            if let Some(rule) = &v.rule {
-                message.push_str(&format!(
-                    ". To allow it after review, add: {}",
-                    rule.replace('\n', "; ")
-                ));
-            }
+            let message = described(v);
             let mut location = json!({
                 "physicalLocation": {
                     "artifactLocation": { "uri": uri(&r.profile), "index": 0 },
@@ -415,13 +421,7 @@ pub fn code_quality(r: &Report) -> Value {
         .iter()
         .filter(|v| seen.insert((v.verb.clone(), v.object.clone())))
         .map(|v| {
-            let mut description = v.line();
-            if let Some(rule) = &v.rule {
-                description.push_str(&format!(
-                    ". To allow it after review, add: {}",
-                    rule.replace('\n', "; ")
-                ));
-            }
+            let description = described(v);
             json!({
                 "type": "issue",
                 "check_name": rule_id(v),

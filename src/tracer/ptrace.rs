@@ -95,9 +95,10 @@ mod uapi {
     pub const PTRACE_SYSCALL_INFO_SECCOMP: u8 = 3;
 }
 
-/// The kernel's `struct ptrace_syscall_info` as `PTRACE_GET_SYSCALL_INFO` fills it: the common
-/// header, then the union as eight words (its largest member, `seccomp`, is 64 bytes), read
-/// by `op`.
+/// The kernel's `struct ptrace_syscall_info` (Linux 6.16 layout: `reserved` and `flags` took
+/// the old padding and must be 0 for `PTRACE_SET_SYSCALL_INFO`): the common header, then the
+/// union as eight words (its largest member, `seccomp`, is 64 bytes: nr, args[6], ret_data and
+/// reserved2), read and written by `op`.
 #[repr(C)]
 #[derive(Default)]
 struct RawSyscallInfo {
@@ -110,22 +111,6 @@ struct RawSyscallInfo {
     u: [u64; 8],
 }
 
-/// The kernel's `struct ptrace_syscall_info` (Linux 6.16 layout: `reserved` and `flags` took
-/// the old padding and must be 0 for `PTRACE_SET_SYSCALL_INFO`) with its `seccomp` member.
-#[repr(C)]
-struct RawSeccompInfo {
-    op: u8,
-    reserved: u8,
-    flags: u16,
-    arch: u32,
-    instruction_pointer: u64,
-    stack_pointer: u64,
-    nr: u64,
-    args: [u64; 6],
-    ret_data: u32,
-    reserved2: u32,
-}
-
 /// `PTRACE_SET_SYSCALL_INFO` (Linux 6.16+) at a seccomp stop: make the pending call `call`
 /// (number and all six arguments; the kernel re-runs the seccomp filters on it, as after
 /// SETREGS). `Ok(false)` when the kernel cannot (older kernel, or it refuses this stop): the
@@ -134,18 +119,14 @@ pub fn set_seccomp_call(call: SeccompCall) -> Result<bool, Error> {
     if NO_SET_SYSCALL_INFO.load(Ordering::Relaxed) {
         return Ok(false);
     }
-    let info = RawSeccompInfo {
+    let a = call.args;
+    let info = RawSyscallInfo {
         op: uapi::PTRACE_SYSCALL_INFO_SECCOMP,
-        reserved: 0,
-        flags: 0,
         arch: call.arch,
-        // Ignored by the kernel.
-        instruction_pointer: 0,
-        stack_pointer: 0,
-        nr: call.nr,
-        args: call.args,
-        ret_data: 0,
-        reserved2: 0,
+        // The `seccomp` member; instruction and stack pointer are ignored by the kernel,
+        // ret_data and reserved2 (the last word) must be 0.
+        u: [call.nr, a[0], a[1], a[2], a[3], a[4], a[5], 0],
+        ..RawSyscallInfo::default()
     };
     // SAFETY: PTRACE_SET_SYSCALL_INFO reads `addr` bytes (the size of `info`) from `data`, which
     // points to `info`, a live, initialized #[repr(C)] struct of exactly that size on our
@@ -154,7 +135,7 @@ pub fn set_seccomp_call(call: SeccompCall) -> Result<bool, Error> {
         libc::ptrace(
             uapi::PTRACE_SET_SYSCALL_INFO,
             libc::pid_t::from(call.tid),
-            std::mem::size_of::<RawSeccompInfo>(),
+            std::mem::size_of::<RawSyscallInfo>(),
             std::ptr::from_ref(&info).cast::<libc::c_void>(),
         )
     };
