@@ -11,7 +11,8 @@ use crate::report::{Action, Report, Violation};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placement {
     /// The rules (the non-comment lines learning adds), one per line: a new file can need
-    /// both `write` and `create`.
+    /// both `write` and `create`; a `# WARNING: ...` comment learning puts before a rule (a
+    /// secret place, a persistence write) is kept, on its line before it.
     pub rule: String,
     /// The line of the profile file the first rule would follow, or the rule it widens
     /// (1-based; 0: before the first line).
@@ -47,9 +48,9 @@ pub fn placement(file: &str, old: &str, new: &str) -> Option<Placement> {
             .unwrap_or_default()
             .iter()
             .map(|l| l.trim())
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .filter(|l| !l.is_empty() && (!l.starts_with('#') || l.starts_with("# WARNING")))
             .collect();
-        if added.is_empty() {
+        if added.iter().all(|l| l.starts_with('#')) {
             continue;
         }
         rules.extend(added);
@@ -205,7 +206,18 @@ pub fn github_summary(r: &Report) -> String {
     s.push_str("| # | process | verb | object | action | rule that would allow it |\n");
     s.push_str("|---|---|---|---|---|---|\n");
     for (i, v) in r.violations.iter().take(MAX_ROWS).enumerate() {
-        let rules = |r: &str| r.lines().map(code).collect::<Vec<_>>().join(" + ");
+        let rules = |r: &str| {
+            let mut cell = r
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .map(code)
+                .collect::<Vec<_>>()
+                .join(" + ");
+            for w in r.lines().filter_map(|l| l.strip_prefix("# ")) {
+                cell.push_str(&format!(" ⚠️ {}", md(w)));
+            }
+            cell
+        };
         let rule = match (&v.rule, v.profile_line) {
             (Some(rule), Some(l)) if l > 0 => format!("{} (after line {l})", rules(rule)),
             (Some(rule), _) => rules(rule),
@@ -259,7 +271,10 @@ fn described(v: &Violation) -> String {
     if let Some(rule) = &v.rule {
         text.push_str(&format!(
             ". To allow it after review, add: {}",
-            rule.replace('\n', "; ")
+            rule.lines()
+                .map(|l| l.strip_prefix("# ").unwrap_or(l))
+                .collect::<Vec<_>>()
+                .join("; ")
         ));
     }
     text

@@ -104,7 +104,16 @@ impl Violation {
         }
         let mut message = self.line();
         if let Some(rule) = &self.rule {
-            message.push_str(&format!("\nto allow it after review, add: {rule}"));
+            // Learning's warning (a secret place, a persistence write) first, then the rules.
+            for w in rule.lines().filter_map(|l| l.strip_prefix("# ")) {
+                message.push('\n');
+                message.push_str(w);
+            }
+            let rules: Vec<&str> = rule.lines().filter(|l| !l.starts_with('#')).collect();
+            message.push_str(&format!(
+                "\nto allow it after review, add: {}",
+                rules.join("; ")
+            ));
         }
         format!(
             "::{level} {props}title={}::{}",

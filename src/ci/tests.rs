@@ -57,9 +57,9 @@ fn placement_skips_warning_comments_and_maps_repeated_lines() {
     // line 6 of the file (the file has an extra comment the rendering does not).
     let file = "read /a\n\n# mine\nwrite /w\n\nread /a\n";
     let old = "read /a\n\nwrite /w\n\nread /a\n";
-    let new = "read /a\n\nwrite /w\n\nread /a\n# WARNING: secret\nread /s\n";
+    let new = "read /a\n\nwrite /w\n\nread /a\n# WARNING: secret\n# other\nread /s\n";
     let p = placement(file, old, new).unwrap();
-    assert_eq!(p.rule, "read /s");
+    assert_eq!(p.rule, "# WARNING: secret\nread /s");
     assert_eq!(p.line, 6);
 }
 
@@ -101,6 +101,10 @@ fn placement_at_the_top_and_none_without_a_rule() {
     );
     // Only a comment added: no rule.
     assert_eq!(placement("read /b\n", "read /b\n", "read /b\n# x\n"), None);
+    assert_eq!(
+        placement("read /b\n", "read /b\n", "read /b\n# WARNING: x\n"),
+        None
+    );
 }
 
 #[test]
@@ -168,6 +172,19 @@ fn summary_of_a_clean_run_an_audit_and_an_error() {
         "{}",
         github_summary(&r)
     );
+}
+
+#[test]
+fn warnings_reach_the_summary_and_the_messages() {
+    let mut v = violation("read", "/home/u/.ssh/id_rsa", Action::Killed);
+    v.rule = Some("# WARNING: a secret place\nread /home/u/.ssh/id_rsa".into());
+    let r = report("kill", vec![v.clone()]);
+    let s = github_summary(&r);
+    assert!(
+        s.contains("| `read /home/u/.ssh/id_rsa` ⚠️ WARNING: a secret place (after line 3) |"),
+        "{s}"
+    );
+    assert!(described(&v).ends_with("add: WARNING: a secret place; read /home/u/.ssh/id_rsa"));
 }
 
 #[test]
