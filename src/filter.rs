@@ -427,6 +427,18 @@ pub fn process_target_rules(name: &str) -> Option<Vec<SeccompRule>> {
     })
 }
 
+/// With the race guard on: the calls after which a process's memory may change outside its
+/// threads' control (an AIO context or io_uring whose reads land later, userfaultfd, a
+/// signal stack), so that the guard's copy never goes on its stack (`Guard::use_stack`).
+/// Rare calls: every one stops (sigaltstack only when it sets a stack).
+pub fn async_memory_rules(name: &str) -> Option<Vec<SeccompRule>> {
+    Some(match name {
+        "io_setup" | "io_uring_setup" | "userfaultfd" => vec![],
+        "sigaltstack" => vec![rule(vec![cond(0, SeccompCmpOp::Ne, 0)])],
+        _ => return None,
+    })
+}
+
 /// `ioctl` requests that set an fd's signal owner: FIOSETOWN, SIOCSPGRP.
 const OWNER_IOCTLS: [u64; 2] = [0x8901, 0x8902];
 
@@ -672,7 +684,9 @@ impl Builder<'_> {
                         }
                         FilterMode::Record => false,
                     };
-                    if allowed && let Some(r) = process_target_rules(d.name) {
+                    let r = process_target_rules(d.name)
+                        .or_else(|| self.spec.guard.and_then(|_| async_memory_rules(d.name)));
+                    if allowed && let Some(r) = r {
                         rules.insert(nr, r);
                     }
                 }

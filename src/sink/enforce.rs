@@ -201,6 +201,20 @@ pub struct EnforceSink<'p> {
     /// Where the run's own TCP servers listen (allowed `listen` calls): connects to them
     /// are the run talking to itself.
     own_listeners: Vec<(IpAddr, u16)>,
+    /// The guard's copy may go below a thread's stack pointer in a process no other task can
+    /// write ([`Guard::use_stack`]), so the region is injected only where needed. Off when
+    /// a rule allows `process_vm_writev` (another process could write that stack), or with
+    /// `SBX_GUARD_EAGER=1` (benchmarks).
+    lazy_guard: bool,
+    /// Processes sharing an address space with others (`clone(CLONE_VM)` without
+    /// CLONE_THREAD, vfork before its exec), by pid: their sharers.
+    vm_peers: HashMap<i32, std::collections::HashSet<i32>>,
+    /// vfork children (until their exec or exit), and the parent whose memory they use.
+    vfork_parent: HashMap<i32, i32>,
+    /// Processes whose memory may change outside their own threads' control: a Linux AIO
+    /// context (a read landing later), io_uring, userfaultfd, or a signal stack (a handler on
+    /// it may run below nothing sbx can see). Inherited at fork, dropped at exec.
+    async_mem: std::collections::HashSet<i32>,
     answers: HashMap<i32, Vec<(AccessKey, Answer)>>,
     /// `--unused`: every distinct (access, object) that was allowed.
     allowed_seen: Option<std::collections::HashSet<(AccessSet, Object)>>,
@@ -261,6 +275,11 @@ impl<'p> EnforceSink<'p> {
                 .ok()
                 .map(|p| p.into_os_string().into_encoded_bytes()),
             own_listeners: Vec::new(),
+            lazy_guard: !policy.syscall_allowed("process_vm_writev")
+                && std::env::var_os("SBX_GUARD_EAGER").is_none_or(|v| v != "1"),
+            vm_peers: HashMap::new(),
+            vfork_parent: HashMap::new(),
+            async_mem: std::collections::HashSet::new(),
             answers: HashMap::new(),
             allowed_seen: None,
             dns: DnsTracker::default(),
@@ -920,12 +939,41 @@ impl EnforceSink<'_> {
                     stop.args[1] & 0xffff_ffff,
                     super::targets::FIOSETOWN | super::targets::SIOCSPGRP
                 ));
-        if let Some(g) = self.guard.as_mut()
-            && (matches!(class, Some(Class::Checked | Class::Metadata)) || owner_in_memory)
-            && g.prepare(stop.pid, stop.tid, self.mmap_nr)? == Prepared::Restarted
+        // Calls that make a process's memory change behind its threads' backs.
+        if matches!(name, "io_setup" | "io_uring_setup" | "userfaultfd")
+            || (name == "sigaltstack" && stop.args[0] != 0)
         {
-            // The region was injected; the same syscall stops again right away.
-            return Ok(Observation::Done(Verdict::Allow));
+            self.async_mem.insert(stop.pid);
+        }
+        if self.guard.is_some()
+            && (matches!(class, Some(Class::Checked | Class::Metadata)) || owner_in_memory)
+        {
+            // A vfork child shares its parent's memory, but the parent's vforking thread is
+            // suspended until the child execs or exits: only its other threads could write.
+            let private = self.lazy_guard
+                && stop.sp != 0
+                && stop.tree.threads(stop.pid) == 1
+                && self.vm_peers.get(&stop.pid).is_none_or(|s| s.is_empty())
+                && self.vfork_parent.get(&stop.pid).is_none_or(|p| {
+                    stop.tree.threads(*p) <= 1
+                        && self.vm_peers.get(p).is_none_or(|s| s.is_empty())
+                        && !self.async_mem.contains(p)
+                })
+                && !self.async_mem.contains(&stop.pid);
+            if let Some(g) = self.guard.as_mut() {
+                g.restore_stack_copy(stop.pid, stop.tid, stop.sp, &stop.args)?;
+                let on_stack = if !g.has_region(stop.pid) && private {
+                    g.use_stack(stop.pid, stop.tid, stop.sp)
+                } else {
+                    g.no_stack(stop.tid);
+                    false
+                };
+                if !on_stack && g.prepare(stop.pid, stop.tid, self.mmap_nr)? == Prepared::Restarted
+                {
+                    // The region was injected; the same syscall stops again right away.
+                    return Ok(Observation::Done(Verdict::Allow));
+                }
+            }
         }
         if class == Some(Class::Answer) {
             // Only its exit matters (a DNS answer); never refused.
@@ -1315,6 +1363,20 @@ impl EnforceSink<'_> {
             }
         }
         Ok(verdict)
+    }
+
+    /// Process `pid` no longer shares its address space (it exec'd or exited), and its new
+    /// one has no AIO context, ring or signal stack.
+    fn left_memory(&mut self, pid: i32) {
+        self.async_mem.remove(&pid);
+        self.vfork_parent.remove(&pid);
+        if let Some(peers) = self.vm_peers.remove(&pid) {
+            for p in peers {
+                if let Some(s) = self.vm_peers.get_mut(&p) {
+                    s.remove(&pid);
+                }
+            }
+        }
     }
 
     /// Take the fds this call acts on as objects into sbx ([`Guard::pin`]) and decide on what
@@ -1752,6 +1814,15 @@ impl Sink for EnforceSink<'_> {
     ) {
         if !thread && let Some(g) = self.guard.as_mut() {
             g.forked(parent.pid, child);
+            if via == SpawnVia::Vfork {
+                self.vfork_parent.insert(child, parent.pid);
+            } else if !procfs::separate_memory(parent.pid, child) {
+                self.vm_peers.entry(parent.pid).or_default().insert(child);
+                self.vm_peers.entry(child).or_default().insert(parent.pid);
+            }
+            if self.async_mem.contains(&parent.pid) {
+                self.async_mem.insert(child);
+            }
         }
         if !thread {
             self.chains.fork(parent.pid, child);
@@ -1857,6 +1928,7 @@ impl Sink for EnforceSink<'_> {
         }
         if let Some(g) = self.guard.as_mut() {
             g.exec(task.pid, former_tid);
+            self.left_memory(task.pid);
         }
         let mut verdict = Verdict::Allow;
         if let Some((checked, _)) = self.execs.remove(&former_tid.unwrap_or(task.tid))
@@ -1945,6 +2017,7 @@ impl Sink for EnforceSink<'_> {
         self.creating.remove(&task.tid);
         if process {
             self.chains.exit(task.pid);
+            self.left_memory(task.pid);
         }
         self.dns.forget(task.tid);
         self.forget_waiting(task.tid);

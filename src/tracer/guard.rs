@@ -104,6 +104,44 @@ pub struct Guard {
     /// Fds of a thread's current call taken into sbx ([`Self::pin`]), with their paths, until
     /// a [`Via::Pinned`] rewrite hands them to the kernel (then they are [`Self::held`]).
     pinned: HashMap<i32, Vec<Held>>,
+    /// Threads whose current call's copy goes below their stack pointer instead of into the
+    /// region ([`Self::use_stack`]): the base of that place, and the stack pointer.
+    stack: HashMap<i32, (u64, u64)>,
+    /// The last copy written on a thread's stack: (stack pointer, base, bytes), restored if
+    /// the call restarts after a signal handler ran over it ([`Self::restore_stack_copy`]).
+    stack_copy: HashMap<i32, (u64, u64, Vec<u8>)>,
+    /// `/proc/PID/maps` of processes whose stacks were looked at (PROCMAP_QUERY).
+    maps: HashMap<i32, File>,
+}
+
+/// Bytes left untouched below a thread's stack pointer before the copy's place: x86_64's red
+/// zone (128) and more.
+const STACK_MARGIN: u64 = 256;
+
+/// `PROCMAP_QUERY` (Linux 6.11): `_IOWR('f', 17, struct procmap_query)`.
+const PROCMAP_QUERY: u64 = 0xC068_6611;
+/// `PROCMAP_QUERY_VMA_SHARED`.
+const PROCMAP_VMA_SHARED: u64 = 8;
+
+/// `struct procmap_query` (Linux 6.11 layout, 104 bytes).
+#[repr(C)]
+#[derive(Default)]
+struct ProcmapQuery {
+    size: u64,
+    query_flags: u64,
+    query_addr: u64,
+    vma_start: u64,
+    vma_end: u64,
+    vma_flags: u64,
+    vma_page_size: u64,
+    vma_offset: u64,
+    inode: u64,
+    dev_major: u32,
+    dev_minor: u32,
+    vma_name_size: u32,
+    build_id_size: u32,
+    vma_name_addr: u64,
+    build_id_addr: u64,
 }
 
 /// An fd of the workload taken into sbx by [`Guard::pin`]: the object a call on that fd acts
@@ -326,6 +364,108 @@ impl Guard {
         }
     }
 
+    /// Does process `pid` have the region?
+    pub fn has_region(&self, pid: i32) -> bool {
+        self.mapped.contains(&pid)
+    }
+
+    /// For this stop of thread `tid`, in a process no other task can write (one thread, no
+    /// other process sharing its address space, no asynchronous I/O or signal stack: the
+    /// caller knows), put the copy below its stack pointer `sp` instead of into the region,
+    /// which then need not be injected. Only where that memory is the process's private,
+    /// anonymous `[stack]` mapping all the way from `sp` down to the copy's place (asked with
+    /// PROCMAP_QUERY, each time: a mapping can be replaced). `false`: use the region.
+    pub fn use_stack(&mut self, pid: i32, tid: i32, sp: u64) -> bool {
+        self.stack.remove(&tid);
+        let Some(base) = sp.checked_sub(STACK_MARGIN + SLOT_SIZE).map(|b| b & !63) else {
+            return false;
+        };
+        let file = match self.maps.get(&pid) {
+            Some(f) => f,
+            None => match File::open(format!("/proc/{pid}/maps")) {
+                Ok(f) => self.maps.entry(pid).or_insert(f),
+                Err(_) => return false,
+            },
+        };
+        let mut name = [0u8; 16];
+        let mut q = ProcmapQuery {
+            size: std::mem::size_of::<ProcmapQuery>() as u64,
+            query_addr: base,
+            vma_name_size: name.len() as u32,
+            vma_name_addr: name.as_mut_ptr() as u64,
+            ..ProcmapQuery::default()
+        };
+        // SAFETY: PROCMAP_QUERY reads and writes `q`, a live #[repr(C)] struct of the size it
+        // declares, and writes at most `vma_name_size` bytes to `name`, a live local buffer.
+        let r = unsafe { libc::ioctl(file.as_raw_fd(), PROCMAP_QUERY as _, &raw mut q) };
+        let named = name
+            .iter()
+            .position(|&b| b == 0)
+            .is_some_and(|n| &name[..n] == b"[stack]");
+        let ok = r == 0
+            && q.vma_start <= base
+            && q.vma_end >= sp
+            && q.vma_flags & PROCMAP_VMA_SHARED == 0
+            && q.inode == 0
+            && named;
+        if ok {
+            self.stack.insert(tid, (base, sp));
+        }
+        ok
+    }
+
+    /// `tid`'s copy goes into the region for this stop.
+    pub fn no_stack(&mut self, tid: i32) {
+        if !self.stack.is_empty() {
+            self.stack.remove(&tid);
+        }
+    }
+
+    /// A call of `tid` that restarts after a signal handler (same stack pointer `sp`, an
+    /// argument pointing into the copy sbx put on its stack): the handler may have run over
+    /// that copy; write it back, so the restarted call is decided on, and runs with, what sbx
+    /// checked.
+    pub fn restore_stack_copy(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        sp: u64,
+        args: &[u64; 6],
+    ) -> Result<(), Error> {
+        let Some((at_sp, base, bytes)) = self.stack_copy.get(&tid) else {
+            return Ok(());
+        };
+        let end = base + bytes.len() as u64;
+        if *at_sp != sp || !args.iter().any(|a| (*base..end).contains(a)) {
+            return Ok(());
+        }
+        let (base, bytes) = (*base, bytes.clone());
+        self.write(pid, tid, base, &bytes)
+    }
+
+    /// Where `tid`'s copy goes for this stop: below its stack pointer ([`Self::use_stack`]),
+    /// or its slot of the region.
+    fn place(&mut self, pid: i32, tid: i32) -> Result<(u64, Option<u64>), Error> {
+        if !self.mapped.contains(&pid)
+            && let Some(&(base, sp)) = self.stack.get(&tid)
+        {
+            return Ok((base, Some(sp)));
+        }
+        Ok((WINDOW_BASE + self.slot(tid)? * SLOT_SIZE, None))
+    }
+
+    /// Remember a copy written on a stack (`sp` is `Some`), for a restart.
+    fn wrote(&mut self, tid: i32, sp: Option<u64>, base: u64, image: &[u8]) {
+        match sp {
+            Some(sp) => {
+                self.stack_copy.insert(tid, (sp, base, image.to_vec()));
+            }
+            None => {
+                self.stack_copy.remove(&tid);
+            }
+        }
+    }
+
     /// Close the fds held for `tid`'s previous call (it is stopped again: that call is over).
     pub fn release(&mut self, tid: i32) {
         if !self.held.is_empty() {
@@ -541,7 +681,7 @@ impl Guard {
                 .iter()
                 .find_map(|(old, new)| unix_repointed(sa, old, new))
         };
-        let base = WINDOW_BASE + self.slot(tid)? * SLOT_SIZE;
+        let (base, on_stack) = self.place(pid, tid)?;
         let mut image: Vec<u8> = Vec::with_capacity(256);
         let mut set: Vec<(u8, u64)> = Vec::new();
         // A sendmmsg sent as a sendmsg of its first message ([`BlobKind::MsgHdr`]).
@@ -656,6 +796,7 @@ impl Guard {
             ));
         }
         self.write(pid, tid, base, &image)?;
+        self.wrote(tid, on_stack, base, &image);
         match sendmsg_nr.or(adjust.nr) {
             Some(nr) => regs::set_syscall(tid, nr, &set)?,
             None => regs::set_args(tid, &set)?,
@@ -707,7 +848,7 @@ impl Guard {
     ) -> Result<(), Error> {
         const AT_FDCWD: i64 = -100;
         self.release(tid);
-        let base = WINDOW_BASE + self.slot(tid)? * SLOT_SIZE;
+        let (base, on_stack) = self.place(pid, tid)?;
         let mut image = Vec::with_capacity(path.len() + 40);
         image.extend_from_slice(path);
         image.push(0);
@@ -722,6 +863,7 @@ impl Guard {
             return Err(Error::Sink("path larger than a guard slot".into()));
         }
         self.write(pid, tid, base, &image)?;
+        self.wrote(tid, on_stack, base, &image);
         regs::set_syscall(
             tid,
             openat2_nr,
@@ -737,6 +879,8 @@ impl Guard {
     /// A thread is gone: its slot is free again.
     pub fn thread_gone(&mut self, tid: i32) {
         self.release(tid);
+        self.stack.remove(&tid);
+        self.stack_copy.remove(&tid);
         if let Some(s) = self.slots.remove(&tid) {
             self.free.push(s);
         }
@@ -747,6 +891,7 @@ impl Guard {
         self.mapped.remove(&pid);
         self.fresh.remove(&pid);
         self.mem.remove(&pid);
+        self.maps.remove(&pid);
     }
 
     /// A process exec'd: its new address space has no region (and the old mem fd is stale).

@@ -363,6 +363,18 @@ pub fn tracee_fd(pid: i32, tid: i32, fd: i32) -> Option<std::os::fd::OwnedFd> {
     Some(unsafe { OwnedFd::from_raw_fd(sock) })
 }
 
+/// `KCMP_VM`: do two processes share one address space?
+const KCMP_VM: libc::c_long = 0;
+
+/// Do processes `a` and `b` have separate address spaces? `false` when they share one (a
+/// `clone(CLONE_VM)` child, a vfork child before its exec) and whenever kcmp cannot tell
+/// (any doubt counts as shared).
+pub fn separate_memory(a: i32, b: i32) -> bool {
+    // SAFETY: kcmp takes two pids, a type and two indexes (unused for KCMP_VM).
+    let r = unsafe { libc::syscall(libc::SYS_kcmp, a, b, KCMP_VM, 0, 0) };
+    r > 0
+}
+
 /// An integer `SOL_SOCKET` option of the tracee's socket `fd`.
 fn socket_opt(pid: i32, tid: i32, fd: i32, opt: libc::c_int) -> Option<i32> {
     use std::os::fd::AsRawFd;
