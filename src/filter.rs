@@ -165,8 +165,9 @@ pub fn refused_by_args(
     }
 }
 const MAP_FIXED: u64 = 0x10;
+/// mmap's MAP_SHARED bit (MAP_SHARED_VALIDATE, 0x03, has it too).
+const MAP_SHARED: u64 = 0x01;
 const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
-const SHM_REMAP: u64 = 0x4000;
 const MREMAP_FIXED: u64 = 2;
 const FOUR_GIB: u64 = 1 << 32;
 /// The address bits the window test compares: 32..=55. Bits 56..=63 are left out because the
@@ -501,6 +502,9 @@ pub(crate) fn memory_rules(name: &str, base: u64) -> Vec<SeccompRule> {
                 r.extend(in_window(0, base, &f));
                 r.push(huge(1, &f));
             }
+            // Every shared mapping (MAP_SHARED, MAP_SHARED_VALIDATE): another process may
+            // write it, so the guard's copy no longer goes on this process's stack.
+            r.push(rule(vec![has_bit(3, MAP_SHARED)]));
             r
         }
         "mremap" => {
@@ -511,8 +515,8 @@ pub(crate) fn memory_rules(name: &str, base: u64) -> Vec<SeccompRule> {
             r.extend(in_window(4, base, &[has_bit(3, MREMAP_FIXED)]));
             r
         }
-        // The attached segment's size is unknown to the filter: trace every remapping attach.
-        "shmat" => vec![rule(vec![has_bit(2, SHM_REMAP)])],
+        // Every attach: the segment is shared memory (and its size is unknown to the filter).
+        "shmat" => vec![],
         // shmdt(addr): no length.
         "shmdt" => in_window(0, base, &[]),
         // (addr, len, ...): mprotect, munmap, madvise, pkey_mprotect, mseal, map_shadow_stack,
@@ -1447,7 +1451,18 @@ mod tests {
                     [0, 4096, 3, fixed & !0x10, u64::MAX, 0],
                     Want::Ok,
                 ),
-                // mremap(MREMAP_FIXED) onto the window, and shmat(SHM_REMAP): traced.
+                // Every shared mapping and every shmat: traced (the lazy guard's tracking).
+                p(
+                    libc::SYS_mmap,
+                    [0, 4096, 3, 0x21, u64::MAX, 0],
+                    Want::Err(ENOSYS),
+                ),
+                p(
+                    libc::SYS_mmap,
+                    [0, 4096, 3, 0x23, u64::MAX, 0],
+                    Want::Err(ENOSYS),
+                ),
+                // mremap(MREMAP_FIXED) onto the window: traced.
                 p(
                     libc::SYS_mremap,
                     [0x1000_0000, 4096, 4096, 3, WINDOW, 0],
@@ -1460,13 +1475,13 @@ mod tests {
                 ),
                 p(
                     libc::SYS_shmat,
-                    [u64::MAX, 0, SHM_REMAP, 0, 0, 0],
+                    [u64::MAX, 0, 0x4000, 0, 0, 0],
                     Want::Err(ENOSYS),
                 ),
                 p(
                     libc::SYS_shmat,
                     [u64::MAX, 0, 0, 0, 0, 0],
-                    Want::Err(libc::EINVAL),
+                    Want::Err(ENOSYS),
                 ),
             ]);
             let status = run_child(&progs, &probes, false);

@@ -21,6 +21,8 @@ use crate::util::{Dir, Output, Sbx, fixture, run_guarded};
 
 const SECRET: &str = "TOPSECRET\n";
 const ORIGINAL: &str = "ORIGINAL\n";
+/// An allowed file whose path is longer than `secret/secret.txt`'s.
+const LONG_OK: &str = "ok-with-a-long-name.txt";
 
 /// The directories of one phase (bare, record, enforce...): `work` is the workload's cwd and
 /// the allowed area (`${CWD}` in the learned profile), `secret` is outside every profile.
@@ -47,6 +49,8 @@ impl Phase {
         std::fs::create_dir_all(&work).unwrap();
         std::fs::create_dir_all(&secret).unwrap();
         std::fs::write(work.join("ok.txt"), "fine\n").unwrap();
+        // Longer than secret/secret.txt's path (the race_shared fixture needs it).
+        std::fs::write(work.join(LONG_OK), "fine\n").unwrap();
         std::fs::write(secret.join("secret.txt"), SECRET).unwrap();
         let target = secret.join("target.txt");
         std::fs::write(&target, ORIGINAL).unwrap();
@@ -155,6 +159,8 @@ struct Fx {
     /// tests/fixtures/victim.py: a process outside the traced tree.
     victim: String,
     race_open: String,
+    /// tests/fixtures/race_shared.c: path races from memory another process can write.
+    race_shared: String,
     /// A listener the profiles allow connecting to.
     port_ok: String,
     /// A listener no profile allows; `bad_bytes` counts the bytes it received.
@@ -424,6 +430,41 @@ fn dgram_race(name: &'static str, attack: Args, benign: Args) -> Attack {
     }
 }
 
+/// `race_shared HOW ALLOWED SECRET N`: another task than the opening thread (a forked child
+/// through a shared mapping or memfd, a thread of a vfork parent, AIO reads) flips the path
+/// buffer and the place below the opener's stack pointer where the lazy race guard puts its
+/// copy in a process it believes nobody else can write. Without the guard the buffer flip
+/// gets through; a guard that missed the sharing would let the stack flip through.
+fn shared_race(name: &'static str, how: &'static str) -> Attack {
+    Attack {
+        bare_tries: 10,
+        runs: 3,
+        expect: "read /",
+        deny_done: "race_shared done",
+        control: true,
+        ..attack(
+            "1 argument races",
+            name,
+            match how {
+                "mapping" => |p, f| shared_args(p, f, "mapping", &p.s("secret.txt"), "3000"),
+                "memfd" => |p, f| shared_args(p, f, "memfd", &p.s("secret.txt"), "3000"),
+                "vfork" => |p, f| shared_args(p, f, "vfork", &p.s("secret.txt"), "3000"),
+                _ => |p, f| shared_args(p, f, "aio", &p.s("secret.txt"), "3000"),
+            },
+            match how {
+                "mapping" => |p, f| shared_args(p, f, "mapping", &p.w(LONG_OK), "200"),
+                "memfd" => |p, f| shared_args(p, f, "memfd", &p.w(LONG_OK), "200"),
+                "vfork" => |p, f| shared_args(p, f, "vfork", &p.w(LONG_OK), "200"),
+                _ => |p, f| shared_args(p, f, "aio", &p.w(LONG_OK), "200"),
+            },
+        )
+    }
+}
+
+fn shared_args(p: &Phase, f: &Fx, how: &str, target: &str, n: &str) -> Vec<String> {
+    v(&[&f.race_shared, how, &p.w(LONG_OK), target, n])
+}
+
 /// `attack race_cwd NAME SECRET N`: a relative openat2 while a thread flips the cwd (see
 /// tests/fixtures/attack.c), or the same opens without the thread (the benign twin).
 fn cwd(p: &Phase, f: &Fx, file: &str, attack: bool) -> Vec<String> {
@@ -466,6 +507,13 @@ fn attacks() -> Vec<Attack> {
                 |p, f| v(&[&f.race_open, &p.w("ok.txt"), &p.w("ok.txt"), "200"]),
             )
         },
+        shared_race("a MAP_SHARED stack flipped by a forked child", "mapping"),
+        shared_race("a memfd mapped shared by two processes", "memfd"),
+        shared_race(
+            "a vfork child's memory flipped by a thread of its parent",
+            "vfork",
+        ),
+        shared_race("Linux AIO reads landing in a single-threaded opener", "aio"),
         Attack {
             bare_tries: 10,
             runs: 3,
@@ -1764,6 +1812,7 @@ fn attack_suite() {
             .to_string_lossy()
             .into_owned(),
         race_open: fixture("race_open").to_string_lossy().into_owned(),
+        race_shared: fixture("race_shared").to_string_lossy().into_owned(),
         port_ok: ok_port.to_string(),
         port_bad: bad_port.to_string(),
         bad_bytes,

@@ -203,8 +203,10 @@ pub struct EnforceSink<'p> {
     own_listeners: Vec<(IpAddr, u16)>,
     /// The guard's copy may go below a thread's stack pointer in a process no other task can
     /// write ([`Guard::use_stack`]), so the region is injected only where needed. Off when
-    /// a rule allows `process_vm_writev` (another process could write that stack), or with
-    /// `SBX_GUARD_EAGER=1` (benchmarks).
+    /// a rule allows `process_vm_writev` or `ptrace` (another process could write that
+    /// stack), `io_uring_setup` or `userfaultfd` (a ring or fault handler whose fd can be
+    /// passed on), once anything opens `/dev/userfaultfd`, or with `SBX_GUARD_EAGER=1`
+    /// (benchmarks: the region in every process, as before lazy placement).
     lazy_guard: bool,
     /// Processes sharing an address space with others (`clone(CLONE_VM)` without
     /// CLONE_THREAD, vfork before its exec), by pid: their sharers.
@@ -212,9 +214,10 @@ pub struct EnforceSink<'p> {
     /// vfork children (until their exec or exit), and the parent whose memory they use.
     vfork_parent: HashMap<i32, i32>,
     /// Processes whose memory may change outside their own threads' control: a Linux AIO
-    /// context (a read landing later), io_uring, userfaultfd, or a signal stack (a handler on
-    /// it may run below nothing sbx can see). Inherited at fork, dropped at exec.
-    async_mem: std::collections::HashSet<i32>,
+    /// context (a read landing later), io_uring, userfaultfd, a signal stack (a handler on it
+    /// may run below nothing sbx can see), a MAP_SHARED mapping or a SysV segment (another
+    /// process may write it). Inherited at fork, dropped at exec.
+    shared_mem: std::collections::HashSet<i32>,
     answers: HashMap<i32, Vec<(AccessKey, Answer)>>,
     /// `--unused`: every distinct (access, object) that was allowed.
     allowed_seen: Option<std::collections::HashSet<(AccessSet, Object)>>,
@@ -275,11 +278,18 @@ impl<'p> EnforceSink<'p> {
                 .ok()
                 .map(|p| p.into_os_string().into_encoded_bytes()),
             own_listeners: Vec::new(),
-            lazy_guard: !policy.syscall_allowed("process_vm_writev")
+            lazy_guard: ![
+                "process_vm_writev",
+                "ptrace",
+                "io_uring_setup",
+                "userfaultfd",
+            ]
+            .iter()
+            .any(|s| policy.syscall_allowed(s))
                 && std::env::var_os("SBX_GUARD_EAGER").is_none_or(|v| v != "1"),
             vm_peers: HashMap::new(),
             vfork_parent: HashMap::new(),
-            async_mem: std::collections::HashSet::new(),
+            shared_mem: std::collections::HashSet::new(),
             answers: HashMap::new(),
             allowed_seen: None,
             dns: DnsTracker::default(),
@@ -435,6 +445,8 @@ enum OpenPlan {
 }
 
 const OPEN_HOW_SIZE: u64 = 24;
+/// mmap's MAP_SHARED bit (MAP_SHARED_VALIDATE has it too).
+const MAP_SHARED: u64 = 0x01;
 const RESOLVE_NO_SYMLINKS: u64 = crate::decode::RESOLVE_NO_SYMLINKS;
 const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
 const RESOLVE_CACHED: u64 = 0x20;
@@ -751,7 +763,8 @@ impl EnforceSink<'_> {
     }
 
     /// Hand the kernel the open of an [`OpenPlan::Rewrite`] from the thread's guard slot.
-    fn send_open(&mut self, stop: &SyscallStop<'_>, plan: &OpenPlan) -> Result<(), Error> {
+    /// False when the call was restarted instead ([`Protected::Retry`]).
+    fn send_open(&mut self, stop: &SyscallStop<'_>, plan: &OpenPlan) -> Result<bool, Error> {
         if let OpenPlan::Rewrite {
             path,
             flags,
@@ -760,15 +773,27 @@ impl EnforceSink<'_> {
         } = plan
             && let Some(g) = self.guard.as_mut()
         {
-            g.rewrite_open(
+            let done = g.rewrite_open(
                 stop.pid,
                 stop.tid,
                 self.openat2_nr,
                 path,
                 (*flags, *mode, *resolve),
             )?;
+            return Ok(done != Protected::Retry);
         }
-        Ok(())
+        Ok(true)
+    }
+
+    /// The guard restarted `tid`'s call ([`Protected::Retry`]): nothing of this decision
+    /// stays; the call stops again and is decided afresh.
+    fn retried(&mut self, tid: i32) -> Result<Verdict, Error> {
+        self.watch.remove(&tid);
+        self.creating.remove(&tid);
+        if let Some(g) = self.guard.as_mut() {
+            g.unpin(tid);
+        }
+        Ok(Verdict::Allow)
     }
 
     /// Path arguments of an allowed non-open path syscall (unlink, rename, mkdir, chmod,
@@ -939,39 +964,33 @@ impl EnforceSink<'_> {
                     stop.args[1] & 0xffff_ffff,
                     super::targets::FIOSETOWN | super::targets::SIOCSPGRP
                 ));
-        // Calls that make a process's memory change behind its threads' backs.
-        if matches!(name, "io_setup" | "io_uring_setup" | "userfaultfd")
-            || (name == "sigaltstack" && stop.args[0] != 0)
+        // Calls after which a process's memory may change behind its threads' backs: an AIO
+        // context or ring whose reads land later, userfaultfd, a signal stack, a shared
+        // mapping or SysV segment another process may write (the filter stops every
+        // MAP_SHARED mmap and every shmat when the guard is on).
+        if self.lazy_guard
+            && (matches!(
+                name,
+                "io_setup" | "io_uring_setup" | "userfaultfd" | "shmat"
+            ) || (name == "sigaltstack" && stop.args[0] != 0)
+                || (name == "mmap" && stop.args[3] & MAP_SHARED != 0))
         {
-            self.async_mem.insert(stop.pid);
+            self.shared_mem.insert(stop.pid);
         }
         if self.guard.is_some()
             && (matches!(class, Some(Class::Checked | Class::Metadata)) || owner_in_memory)
         {
-            // A vfork child shares its parent's memory, but the parent's vforking thread is
-            // suspended until the child execs or exits: only its other threads could write.
-            let private = self.lazy_guard
-                && stop.sp != 0
-                && stop.tree.threads(stop.pid) == 1
-                && self.vm_peers.get(&stop.pid).is_none_or(|s| s.is_empty())
-                && self.vfork_parent.get(&stop.pid).is_none_or(|p| {
-                    stop.tree.threads(*p) <= 1
-                        && self.vm_peers.get(p).is_none_or(|s| s.is_empty())
-                        && !self.async_mem.contains(p)
-                })
-                && !self.async_mem.contains(&stop.pid);
+            let private = self.lazy_guard && stop.sp != 0 && self.writes_alone(stop);
             if let Some(g) = self.guard.as_mut() {
-                g.restore_stack_copy(stop.pid, stop.tid, stop.sp, &stop.args)?;
-                let on_stack = if !g.has_region(stop.pid) && private {
-                    g.use_stack(stop.pid, stop.tid, stop.sp)
+                g.restore_stack_copy(stop.pid, stop.tid, stop.sp, &stop.args);
+                if private {
+                    g.use_stack(stop.tid, stop.sp);
                 } else {
                     g.no_stack(stop.tid);
-                    false
-                };
-                if !on_stack && g.prepare(stop.pid, stop.tid, self.mmap_nr)? == Prepared::Restarted
-                {
-                    // The region was injected; the same syscall stops again right away.
-                    return Ok(Observation::Done(Verdict::Allow));
+                    if g.prepare(stop.pid, stop.tid, self.mmap_nr)? == Prepared::Restarted {
+                        // The region was injected; the same syscall stops again right away.
+                        return Ok(Observation::Done(Verdict::Allow));
+                    }
                 }
             }
         }
@@ -1232,7 +1251,9 @@ impl EnforceSink<'_> {
             if let Some(plan @ OpenPlan::Rewrite { .. }) =
                 self.open_rewrite(stop, def, &decoded, &sc)
             {
-                self.send_open(stop, &plan)?;
+                if !self.send_open(stop, &plan)? {
+                    return self.retried(stop.tid);
+                }
                 rewritten = true;
             }
             let ev = Self::event(stop, sc.clone());
@@ -1259,7 +1280,9 @@ impl EnforceSink<'_> {
                 // Race-free open without an exit stop: the kernel opens exactly the checked,
                 // symlink-free path (tracer/guard.rs `rewrite_open`).
                 OpenPlan::Rewrite { .. } => {
-                    self.send_open(stop, &plan)?;
+                    if !self.send_open(stop, &plan)? {
+                        return self.retried(stop.tid);
+                    }
                     rewritten = true;
                     Verdict::Allow
                 }
@@ -1310,10 +1333,14 @@ impl EnforceSink<'_> {
         if !rewritten && matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit) {
             let mut rewrites = self.path_rewrites(stop, def, &sc);
             let adjust = self.pin_plan(def, &stop.args, &pins, &mut rewrites);
-            if let Some(g) = self.guard.as_mut()
-                && let Protected::Refuse(errno) =
-                    g.protect_call(stop.pid, stop.tid, &decoded, &rewrites, &adjust)?
-            {
+            let protected = match self.guard.as_mut() {
+                Some(g) => g.protect_call(stop.pid, stop.tid, &decoded, &rewrites, &adjust)?,
+                None => Protected::Done,
+            };
+            if protected == Protected::Retry {
+                return self.retried(stop.tid);
+            }
+            if let Protected::Refuse(errno) = protected {
                 // The checked path changed since the check (ELOOP: a directory became a
                 // symlink) or does not lead anywhere: the kernel's own answer, not a violation.
                 self.watch.remove(&stop.tid);
@@ -1365,10 +1392,28 @@ impl EnforceSink<'_> {
         Ok(verdict)
     }
 
+    /// Is the stopped thread the only task that can write its process's memory until its
+    /// call is over? One thread; no other process sharing its address space (a
+    /// `clone(CLONE_VM)` child or parent) except a vfork parent, whose vforking thread is
+    /// suspended until the child execs or exits, when that parent is itself alone; no shared
+    /// mapping, AIO context, ring, userfaultfd or signal stack (`shared_mem`). ptrace,
+    /// `process_vm_writev` and writes through `/proc/PID/mem` are the other ways in: see
+    /// `lazy_guard`. Any doubt counts as shared.
+    fn writes_alone(&self, stop: &SyscallStop<'_>) -> bool {
+        let alone = |pid: i32| {
+            stop.tree.threads(pid) <= 1
+                && self.vm_peers.get(&pid).is_none_or(|s| s.is_empty())
+                && !self.shared_mem.contains(&pid)
+        };
+        stop.tree.threads(stop.pid) == 1
+            && alone(stop.pid)
+            && self.vfork_parent.get(&stop.pid).is_none_or(|&p| alone(p))
+    }
+
     /// Process `pid` no longer shares its address space (it exec'd or exited), and its new
-    /// one has no AIO context, ring or signal stack.
+    /// one has no AIO context, ring, shared mapping or signal stack.
     fn left_memory(&mut self, pid: i32) {
-        self.async_mem.remove(&pid);
+        self.shared_mem.remove(&pid);
         self.vfork_parent.remove(&pid);
         if let Some(peers) = self.vm_peers.remove(&pid) {
             for p in peers {
@@ -1820,8 +1865,8 @@ impl Sink for EnforceSink<'_> {
                 self.vm_peers.entry(parent.pid).or_default().insert(child);
                 self.vm_peers.entry(child).or_default().insert(parent.pid);
             }
-            if self.async_mem.contains(&parent.pid) {
-                self.async_mem.insert(child);
+            if self.shared_mem.contains(&parent.pid) {
+                self.shared_mem.insert(child);
             }
         }
         if !thread {

@@ -105,44 +105,18 @@ pub struct Guard {
     /// a [`Via::Pinned`] rewrite hands them to the kernel (then they are [`Self::held`]).
     pinned: HashMap<i32, Vec<Held>>,
     /// Threads whose current call's copy goes below their stack pointer instead of into the
-    /// region ([`Self::use_stack`]): the base of that place, and the stack pointer.
-    stack: HashMap<i32, (u64, u64)>,
+    /// region ([`Self::use_stack`]), with that stack pointer.
+    stack: HashMap<i32, u64>,
     /// The last copy written on a thread's stack: (stack pointer, base, bytes), restored if
     /// the call restarts after a signal handler ran over it ([`Self::restore_stack_copy`]).
     stack_copy: HashMap<i32, (u64, u64, Vec<u8>)>,
-    /// `/proc/PID/maps` of processes whose stacks were looked at (PROCMAP_QUERY).
-    maps: HashMap<i32, File>,
+    /// The `mmap` syscall number, for an injection after a failed copy onto a stack.
+    mmap_nr: u64,
 }
 
 /// Bytes left untouched below a thread's stack pointer before the copy's place: x86_64's red
 /// zone (128) and more.
 const STACK_MARGIN: u64 = 256;
-
-/// `PROCMAP_QUERY` (Linux 6.11): `_IOWR('f', 17, struct procmap_query)`.
-const PROCMAP_QUERY: u64 = 0xC068_6611;
-/// `PROCMAP_QUERY_VMA_SHARED`.
-const PROCMAP_VMA_SHARED: u64 = 8;
-
-/// `struct procmap_query` (Linux 6.11 layout, 104 bytes).
-#[repr(C)]
-#[derive(Default)]
-struct ProcmapQuery {
-    size: u64,
-    query_flags: u64,
-    query_addr: u64,
-    vma_start: u64,
-    vma_end: u64,
-    vma_flags: u64,
-    vma_page_size: u64,
-    vma_offset: u64,
-    inode: u64,
-    dev_major: u32,
-    dev_minor: u32,
-    vma_name_size: u32,
-    build_id_size: u32,
-    vma_name_addr: u64,
-    build_id_addr: u64,
-}
 
 /// An fd of the workload taken into sbx by [`Guard::pin`]: the object a call on that fd acts
 /// on, which no sibling's `dup2` can change any more.
@@ -293,7 +267,15 @@ pub enum Protected {
     /// the check; ENOENT, ENOTDIR, EACCES: what the kernel would have answered): refuse the
     /// call with it, never run it unguarded.
     Refuse(i32),
+    /// The copy could not go below the stack pointer and the process had no region: the
+    /// region was injected and the call restarted. Resume the tracee with PTRACE_CONT; it
+    /// stops again on the same call, which is then decided afresh.
+    Retry,
 }
+
+/// What a copy laid out by [`Guard::protect_call`] sets besides: the argument registers
+/// (number, value), and another syscall number (a sendmmsg sent as a sendmsg).
+type Laid = (Vec<(u8, u64)>, Option<u64>);
 
 /// What [`Guard::prepare`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -326,6 +308,9 @@ impl Guard {
         Guard {
             me: std::process::id(),
             own_ids,
+            mmap_nr: Arch::native()
+                .by_name("mmap")
+                .map_or(u64::MAX, |d| u64::from(d.nr)),
             ..Guard::default()
         }
     }
@@ -370,48 +355,14 @@ impl Guard {
     }
 
     /// For this stop of thread `tid`, in a process no other task can write (one thread, no
-    /// other process sharing its address space, no asynchronous I/O or signal stack: the
-    /// caller knows), put the copy below its stack pointer `sp` instead of into the region,
-    /// which then need not be injected. Only where that memory is the process's private,
-    /// anonymous `[stack]` mapping all the way from `sp` down to the copy's place (asked with
-    /// PROCMAP_QUERY, each time: a mapping can be replaced). `false`: use the region.
-    pub fn use_stack(&mut self, pid: i32, tid: i32, sp: u64) -> bool {
-        self.stack.remove(&tid);
-        let Some(base) = sp.checked_sub(STACK_MARGIN + SLOT_SIZE).map(|b| b & !63) else {
-            return false;
-        };
-        let file = match self.maps.get(&pid) {
-            Some(f) => f,
-            None => match File::open(format!("/proc/{pid}/maps")) {
-                Ok(f) => self.maps.entry(pid).or_insert(f),
-                Err(_) => return false,
-            },
-        };
-        let mut name = [0u8; 16];
-        let mut q = ProcmapQuery {
-            size: std::mem::size_of::<ProcmapQuery>() as u64,
-            query_addr: base,
-            vma_name_size: name.len() as u32,
-            vma_name_addr: name.as_mut_ptr() as u64,
-            ..ProcmapQuery::default()
-        };
-        // SAFETY: PROCMAP_QUERY reads and writes `q`, a live #[repr(C)] struct of the size it
-        // declares, and writes at most `vma_name_size` bytes to `name`, a live local buffer.
-        let r = unsafe { libc::ioctl(file.as_raw_fd(), PROCMAP_QUERY as _, &raw mut q) };
-        let named = name
-            .iter()
-            .position(|&b| b == 0)
-            .is_some_and(|n| &name[..n] == b"[stack]");
-        let ok = r == 0
-            && q.vma_start <= base
-            && q.vma_end >= sp
-            && q.vma_flags & PROCMAP_VMA_SHARED == 0
-            && q.inode == 0
-            && named;
-        if ok {
-            self.stack.insert(tid, (base, sp));
-        }
-        ok
+    /// other process sharing its address space, no shared mapping, no asynchronous I/O or
+    /// signal stack: the caller knows), put the copy below its stack pointer `sp` instead of
+    /// into the region, which then need not be injected. The copy is written with
+    /// `process_vm_writev`, which honours page protections: memory that is not writable there
+    /// (an unmapped gap, a guard page, the bottom of a small stack) makes the write fail, and
+    /// the region is used instead ([`Self::put_copy`]).
+    pub fn use_stack(&mut self, tid: i32, sp: u64) {
+        self.stack.insert(tid, sp);
     }
 
     /// `tid`'s copy goes into the region for this stop.
@@ -424,46 +375,54 @@ impl Guard {
     /// A call of `tid` that restarts after a signal handler (same stack pointer `sp`, an
     /// argument pointing into the copy sbx put on its stack): the handler may have run over
     /// that copy; write it back, so the restarted call is decided on, and runs with, what sbx
-    /// checked.
-    pub fn restore_stack_copy(
+    /// checked. (If the write fails, the call is decided on what is there.)
+    pub fn restore_stack_copy(&mut self, pid: i32, tid: i32, sp: u64, args: &[u64; 6]) {
+        let Some((at_sp, base, bytes)) = self.stack_copy.get(&tid) else {
+            return;
+        };
+        let end = base + bytes.len() as u64;
+        if *at_sp == sp && args.iter().any(|a| (*base..end).contains(a)) {
+            let _ = write_remote(pid, *base, bytes);
+        }
+    }
+
+    /// Write the copy `build(base)` makes for `tid`'s call (the bytes, laid out for address
+    /// `base`, and what the caller needs besides): below the thread's stack pointer when
+    /// [`Self::use_stack`] said so, else into its slot of the region. `None`: the stack write
+    /// failed and the process had no region: the region was injected and the call restarted
+    /// (resume the tracee with PTRACE_CONT; it stops again on the same call).
+    fn put_copy<T>(
         &mut self,
         pid: i32,
         tid: i32,
-        sp: u64,
-        args: &[u64; 6],
-    ) -> Result<(), Error> {
-        let Some((at_sp, base, bytes)) = self.stack_copy.get(&tid) else {
-            return Ok(());
-        };
-        let end = base + bytes.len() as u64;
-        if *at_sp != sp || !args.iter().any(|a| (*base..end).contains(a)) {
-            return Ok(());
-        }
-        let (base, bytes) = (*base, bytes.clone());
-        self.write(pid, tid, base, &bytes)
-    }
-
-    /// Where `tid`'s copy goes for this stop: below its stack pointer ([`Self::use_stack`]),
-    /// or its slot of the region.
-    fn place(&mut self, pid: i32, tid: i32) -> Result<(u64, Option<u64>), Error> {
-        if !self.mapped.contains(&pid)
-            && let Some(&(base, sp)) = self.stack.get(&tid)
-        {
-            return Ok((base, Some(sp)));
-        }
-        Ok((WINDOW_BASE + self.slot(tid)? * SLOT_SIZE, None))
-    }
-
-    /// Remember a copy written on a stack (`sp` is `Some`), for a restart.
-    fn wrote(&mut self, tid: i32, sp: Option<u64>, base: u64, image: &[u8]) {
-        match sp {
-            Some(sp) => {
-                self.stack_copy.insert(tid, (sp, base, image.to_vec()));
+        build: impl Fn(u64) -> Result<(Vec<u8>, T), Error>,
+    ) -> Result<Option<(u64, T)>, Error> {
+        if let Some(sp) = self.stack.remove(&tid) {
+            let len = build(0)?.0.len() as u64;
+            if len <= SLOT_SIZE
+                && let Some(base) = sp.checked_sub(STACK_MARGIN + len).map(|b| b & !63)
+            {
+                let (image, extra) = build(base)?;
+                if write_remote(pid, base, &image) {
+                    self.stack_copy.insert(tid, (sp, base, image));
+                    return Ok(Some((base, extra)));
+                }
             }
-            None => {
+            if self.prepare(pid, tid, self.mmap_nr)? == Prepared::Restarted {
                 self.stack_copy.remove(&tid);
+                return Ok(None);
             }
         }
+        self.stack_copy.remove(&tid);
+        let base = WINDOW_BASE + self.slot(tid)? * SLOT_SIZE;
+        let (image, extra) = build(base)?;
+        if image.len() as u64 > SLOT_SIZE {
+            return Err(Error::Sink(
+                "checked arguments larger than a guard slot".into(),
+            ));
+        }
+        self.write(pid, tid, base, &image)?;
+        Ok(Some((base, extra)))
     }
 
     /// Close the fds held for `tid`'s previous call (it is stopped again: that call is over).
@@ -681,122 +640,121 @@ impl Guard {
                 .iter()
                 .find_map(|(old, new)| unix_repointed(sa, old, new))
         };
-        let (base, on_stack) = self.place(pid, tid)?;
-        let mut image: Vec<u8> = Vec::with_capacity(256);
-        let mut set: Vec<(u8, u64)> = Vec::new();
-        // A sendmmsg sent as a sendmsg of its first message ([`BlobKind::MsgHdr`]).
-        let mut sendmsg_nr = None;
-        let push = |image: &mut Vec<u8>, bytes: &[u8], nul: bool| -> u64 {
-            while !image.len().is_multiple_of(8) {
-                image.push(0);
-            }
-            let at = base + image.len() as u64;
-            image.extend_from_slice(bytes);
-            if nul {
-                image.push(0);
-            }
-            at
-        };
-        for (arg, s) in &decoded.strings {
-            let bytes = match paths.iter().find(|(a, ..)| a == arg) {
-                Some((_, dirfd, new)) => {
-                    if let Some(d) = dirfd {
-                        set.push((*d, AT_FDCWD.cast_unsigned()));
-                    }
-                    new.as_slice()
+        let build = |base: u64| -> Result<(Vec<u8>, Laid), Error> {
+            let mut image: Vec<u8> = Vec::with_capacity(256);
+            let mut set: Vec<(u8, u64)> = Vec::new();
+            // A sendmmsg sent as a sendmsg of its first message ([`BlobKind::MsgHdr`]).
+            let mut sendmsg_nr = None;
+            let push = |image: &mut Vec<u8>, bytes: &[u8], nul: bool| -> u64 {
+                while !image.len().is_multiple_of(8) {
+                    image.push(0);
                 }
-                None => s.as_slice(),
+                let at = base + image.len() as u64;
+                image.extend_from_slice(bytes);
+                if nul {
+                    image.push(0);
+                }
+                at
             };
-            let at = push(&mut image, bytes, true);
-            set.push((*arg, at));
-        }
-        // Path arguments that held no string (fchmod's fd, utimensat's NULL path).
-        for (arg, dirfd, new) in &paths {
-            if decoded.strings.iter().any(|(a, _)| a == arg) {
-                continue;
-            }
-            if let Some(d) = dirfd {
-                set.push((*d, AT_FDCWD.cast_unsigned()));
-            }
-            let at = push(&mut image, new, true);
-            set.push((*arg, at));
-        }
-        set.extend(adjust.args.iter().copied());
-        for b in &decoded.blobs {
-            match &b.kind {
-                BlobKind::Plain { size_arg } => {
-                    let bytes = match size_arg {
-                        Some(_) => repoint(&b.bytes).unwrap_or_else(|| b.bytes.clone()),
-                        None => b.bytes.clone(),
-                    };
-                    let at = push(&mut image, &bytes, false);
-                    set.push((b.arg, at));
-                    if let Some(sz) = size_arg {
-                        set.push((*sz, bytes.len() as u64));
+            for (arg, s) in &decoded.strings {
+                let bytes = match paths.iter().find(|(a, ..)| a == arg) {
+                    Some((_, dirfd, new)) => {
+                        if let Some(d) = dirfd {
+                            set.push((*d, AT_FDCWD.cast_unsigned()));
+                        }
+                        new.as_slice()
                     }
+                    None => s.as_slice(),
+                };
+                let at = push(&mut image, bytes, true);
+                set.push((*arg, at));
+            }
+            // Path arguments that held no string (fchmod's fd, utimensat's NULL path).
+            for (arg, dirfd, new) in &paths {
+                if decoded.strings.iter().any(|(a, _)| a == arg) {
+                    continue;
                 }
-                BlobKind::MsgHdr {
-                    name,
-                    payload,
-                    mmsg,
-                    control,
-                } => {
-                    let mut hdr = b.bytes.clone();
-                    if hdr.len() >= 32 {
-                        if name.is_empty() {
-                            // No address was checked: none may reach the kernel.
-                            hdr[0..12].fill(0);
-                        } else {
-                            let name = &repoint(name).unwrap_or_else(|| name.clone());
-                            let name_at = push(&mut image, name, false);
-                            hdr[0..8].copy_from_slice(&name_at.to_le_bytes());
-                            hdr[8..12].copy_from_slice(
-                                &u32::try_from(name.len()).unwrap_or(0).to_le_bytes(),
+                if let Some(d) = dirfd {
+                    set.push((*d, AT_FDCWD.cast_unsigned()));
+                }
+                let at = push(&mut image, new, true);
+                set.push((*arg, at));
+            }
+            set.extend(adjust.args.iter().copied());
+            for b in &decoded.blobs {
+                match &b.kind {
+                    BlobKind::Plain { size_arg } => {
+                        let bytes = match size_arg {
+                            Some(_) => repoint(&b.bytes).unwrap_or_else(|| b.bytes.clone()),
+                            None => b.bytes.clone(),
+                        };
+                        let at = push(&mut image, &bytes, false);
+                        set.push((b.arg, at));
+                        if let Some(sz) = size_arg {
+                            set.push((*sz, bytes.len() as u64));
+                        }
+                    }
+                    BlobKind::MsgHdr {
+                        name,
+                        payload,
+                        mmsg,
+                        control,
+                    } => {
+                        let mut hdr = b.bytes.clone();
+                        if hdr.len() >= 32 {
+                            if name.is_empty() {
+                                // No address was checked: none may reach the kernel.
+                                hdr[0..12].fill(0);
+                            } else {
+                                let name = &repoint(name).unwrap_or_else(|| name.clone());
+                                let name_at = push(&mut image, name, false);
+                                hdr[0..8].copy_from_slice(&name_at.to_le_bytes());
+                                hdr[8..12].copy_from_slice(
+                                    &u32::try_from(name.len()).unwrap_or(0).to_le_bytes(),
+                                );
+                            }
+                            if let Some(data) = payload {
+                                // The checked bytes as one iovec (a DNS query).
+                                let data_at = push(&mut image, data, false);
+                                let mut iov = data_at.to_le_bytes().to_vec();
+                                iov.extend_from_slice(&(data.len() as u64).to_le_bytes());
+                                let iov_at = push(&mut image, &iov, false);
+                                hdr[16..24].copy_from_slice(&iov_at.to_le_bytes());
+                                hdr[24..32].copy_from_slice(&1u64.to_le_bytes());
+                            }
+                        }
+                        if hdr.len() >= 48 {
+                            if control.is_empty() {
+                                // No control message was checked: none may reach the kernel.
+                                hdr[32..48].fill(0);
+                            } else {
+                                // The checked control messages, from the copy.
+                                let control_at = push(&mut image, control, false);
+                                hdr[32..40].copy_from_slice(&control_at.to_le_bytes());
+                                hdr[40..48].copy_from_slice(&(control.len() as u64).to_le_bytes());
+                            }
+                        }
+                        let at = push(&mut image, &hdr, false);
+                        set.push((b.arg, at));
+                        if let Some(flags) = mmsg {
+                            // sendmmsg(fd, vec, vlen, flags) -> sendmsg(fd, copy, flags).
+                            set.push((2, *flags));
+                            sendmsg_nr = Some(
+                                Arch::native()
+                                    .by_name("sendmsg")
+                                    .map(|d| u64::from(d.nr))
+                                    .ok_or_else(|| Error::Internal("no sendmsg syscall".into()))?,
                             );
                         }
-                        if let Some(data) = payload {
-                            // The checked bytes as one iovec (a DNS query).
-                            let data_at = push(&mut image, data, false);
-                            let mut iov = data_at.to_le_bytes().to_vec();
-                            iov.extend_from_slice(&(data.len() as u64).to_le_bytes());
-                            let iov_at = push(&mut image, &iov, false);
-                            hdr[16..24].copy_from_slice(&iov_at.to_le_bytes());
-                            hdr[24..32].copy_from_slice(&1u64.to_le_bytes());
-                        }
-                    }
-                    if hdr.len() >= 48 {
-                        if control.is_empty() {
-                            // No control message was checked: none may reach the kernel.
-                            hdr[32..48].fill(0);
-                        } else {
-                            // The checked control messages, from the copy.
-                            let control_at = push(&mut image, control, false);
-                            hdr[32..40].copy_from_slice(&control_at.to_le_bytes());
-                            hdr[40..48].copy_from_slice(&(control.len() as u64).to_le_bytes());
-                        }
-                    }
-                    let at = push(&mut image, &hdr, false);
-                    set.push((b.arg, at));
-                    if let Some(flags) = mmsg {
-                        // sendmmsg(fd, vec, vlen, flags) -> sendmsg(fd, copy, flags).
-                        set.push((2, *flags));
-                        sendmsg_nr = Some(
-                            Arch::native()
-                                .by_name("sendmsg")
-                                .map(|d| u64::from(d.nr))
-                                .ok_or_else(|| Error::Internal("no sendmsg syscall".into()))?,
-                        );
                     }
                 }
             }
-        }
-        if image.len() as u64 > SLOT_SIZE {
-            return Err(Error::Sink(
-                "checked arguments larger than a guard slot".into(),
-            ));
-        }
-        self.write(pid, tid, base, &image)?;
-        self.wrote(tid, on_stack, base, &image);
+            Ok((image, (set, sendmsg_nr)))
+        };
+        let Some((_, (set, sendmsg_nr))) = self.put_copy(pid, tid, build)? else {
+            self.release(tid);
+            return Ok(Protected::Retry);
+        };
         match sendmsg_nr.or(adjust.nr) {
             Some(nr) => regs::set_syscall(tid, nr, &set)?,
             None => regs::set_args(tid, &set)?,
@@ -845,25 +803,25 @@ impl Guard {
         openat2_nr: u64,
         path: &[u8],
         (flags, mode, resolve): (u64, u64, u64),
-    ) -> Result<(), Error> {
+    ) -> Result<Protected, Error> {
         const AT_FDCWD: i64 = -100;
         self.release(tid);
-        let (base, on_stack) = self.place(pid, tid)?;
-        let mut image = Vec::with_capacity(path.len() + 40);
-        image.extend_from_slice(path);
-        image.push(0);
-        while !image.len().is_multiple_of(8) {
+        let build = |base: u64| -> Result<(Vec<u8>, u64), Error> {
+            let mut image = Vec::with_capacity(path.len() + 40);
+            image.extend_from_slice(path);
             image.push(0);
-        }
-        let how_at = base + image.len() as u64;
-        for w in [flags, mode, resolve | crate::decode::RESOLVE_NO_SYMLINKS] {
-            image.extend_from_slice(&w.to_le_bytes());
-        }
-        if image.len() as u64 > SLOT_SIZE {
-            return Err(Error::Sink("path larger than a guard slot".into()));
-        }
-        self.write(pid, tid, base, &image)?;
-        self.wrote(tid, on_stack, base, &image);
+            while !image.len().is_multiple_of(8) {
+                image.push(0);
+            }
+            let how_at = base + image.len() as u64;
+            for w in [flags, mode, resolve | crate::decode::RESOLVE_NO_SYMLINKS] {
+                image.extend_from_slice(&w.to_le_bytes());
+            }
+            Ok((image, how_at))
+        };
+        let Some((base, how_at)) = self.put_copy(pid, tid, build)? else {
+            return Ok(Protected::Retry);
+        };
         regs::set_syscall(
             tid,
             openat2_nr,
@@ -873,7 +831,8 @@ impl Guard {
                 (2, how_at),
                 (3, 24),
             ],
-        )
+        )?;
+        Ok(Protected::Done)
     }
 
     /// A thread is gone: its slot is free again.
@@ -891,7 +850,6 @@ impl Guard {
         self.mapped.remove(&pid);
         self.fresh.remove(&pid);
         self.mem.remove(&pid);
-        self.maps.remove(&pid);
     }
 
     /// A process exec'd: its new address space has no region (and the old mem fd is stale).
@@ -917,6 +875,23 @@ impl Guard {
             self.mapped.remove(&child);
         }
     }
+}
+
+/// Write `bytes` at `addr` in process `pid` with `process_vm_writev`, which (unlike
+/// `/proc/PID/mem`) honours page protections and needs no open: true when all were written.
+fn write_remote(pid: i32, addr: u64, bytes: &[u8]) -> bool {
+    let local = libc::iovec {
+        iov_base: bytes.as_ptr().cast_mut().cast(),
+        iov_len: bytes.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: bytes.len(),
+    };
+    // SAFETY: one local iovec over `bytes`, live for the call and only read by the kernel;
+    // the remote iovec names memory of another process, which the kernel checks.
+    let n = unsafe { libc::process_vm_writev(pid, &raw const local, 1, &raw const remote, 1, 0) };
+    usize::try_from(n).is_ok_and(|n| n == bytes.len())
 }
 
 /// Raise RLIMIT_NOFILE's soft limit to the hard limit (sbx only: the workload was spawned
