@@ -117,6 +117,8 @@ struct Stopped {
     new_names: Vec<Vec<u8>>,
     /// The fds the call acts on as objects, taken into sbx ([`Guard::pin`]).
     pins: Vec<PinUse>,
+    /// A symlink lookup of its paths was answered from the link cache.
+    link_hit: bool,
 }
 
 /// An fd a call acts on as its object (fchmod's, `fchownat(fd, "", AT_EMPTY_PATH)`'s...),
@@ -218,6 +220,10 @@ pub struct EnforceSink<'p> {
     /// may run below nothing sbx can see), a MAP_SHARED mapping or a SysV segment (another
     /// process may write it). Inherited at fork, dropped at exec.
     shared_mem: std::collections::HashSet<i32>,
+    /// Symlink answers remembered between stops, for the calls [`Self::links_usable`] says.
+    links: super::LinkCache,
+    /// Threads whose last call may change what is a symlink, until they stop again.
+    link_changes: std::collections::HashSet<i32>,
     answers: HashMap<i32, Vec<(AccessKey, Answer)>>,
     /// `--unused`: every distinct (access, object) that was allowed.
     allowed_seen: Option<std::collections::HashSet<(AccessSet, Object)>>,
@@ -290,6 +296,8 @@ impl<'p> EnforceSink<'p> {
             vm_peers: HashMap::new(),
             vfork_parent: HashMap::new(),
             shared_mem: std::collections::HashSet::new(),
+            links: super::LinkCache::default(),
+            link_changes: std::collections::HashSet::new(),
             answers: HashMap::new(),
             allowed_seen: None,
             dns: DnsTracker::default(),
@@ -465,6 +473,31 @@ fn rewritable_open_path(path: &[u8]) -> bool {
         && !path.starts_with(b"/proc/self")
         && !path.starts_with(b"/proc/thread-self")
         && !through_magic_link(path)
+}
+
+/// Does the kernel walk every path of this call again, after the check, as the checked path
+/// with RESOLVE_NO_SYMLINKS? For the calls `EnforceSink::links_usable` admits: when their one
+/// path is an ordinary absolute one (not empty, not under /proc), which `open_rewrite` and
+/// `path_rewrites` then always hand over symlink-free.
+fn kernel_rewalks(def: Option<&SyscallDef>, sc: &Syscall) -> bool {
+    use crate::arch::Sem;
+    if !matches!(
+        def.map(|d| d.sem),
+        Some(Sem::Open { .. } | Sem::Path { .. })
+    ) {
+        return false;
+    }
+    let mut paths = sc.targets.iter().filter_map(|t| match &t.object {
+        Object::Path(p) => Some(p),
+        _ => None,
+    });
+    let (Some(p), None) = (paths.next(), paths.next()) else {
+        return false;
+    };
+    !p.literal.is_empty()
+        && !p.abs.starts_with(b"/proc/")
+        && !p.effective().starts_with(b"/proc/")
+        && rewritable_open_path(p.effective())
 }
 
 /// Does this absolute path go through a /proc magic link:
@@ -947,7 +980,7 @@ impl EnforceSink<'_> {
     /// **Observe** a stop: decode it completely (every read of workload memory and `/proc`
     /// is made here). Calls decided before any decoding (the guard region injected, a DNS
     /// answer's receive) are done at once.
-    fn observe(&mut self, stop: &SyscallStop<'_>) -> Result<Observation, Error> {
+    fn observe(&mut self, stop: &SyscallStop<'_>, use_links: bool) -> Result<Observation, Error> {
         let class = if stop.audit_arch == self.arch.audit_arch() {
             self.arch.by_nr(stop.nr).map(|d| d.class)
         } else {
@@ -1004,16 +1037,37 @@ impl EnforceSink<'_> {
             }
             return Ok(Observation::Done(Verdict::AllowWatchExit));
         }
+        // This thread stopped again: its previous call is over.
+        if !self.link_changes.is_empty() {
+            self.link_changes.remove(&stop.tid);
+        }
+        let def = class.and_then(|_| self.arch.by_nr(stop.nr));
+        let cached = use_links && self.links_usable(stop, def);
+        self.links.freeze(!self.link_changes.is_empty());
+        self.links.take_hit();
         // Exec arguments only when the run is also recorded.
-        let mut d = super::decode_stop_opts(
-            self.arch,
-            stop,
-            super::DecodeOpts {
-                links: None,
-                cached_root: self.stable_root,
-                exec_args: self.recorder.is_some(),
-            },
-        );
+        let decode = |links| {
+            super::decode_stop_opts(
+                self.arch,
+                stop,
+                super::DecodeOpts {
+                    links,
+                    cached_root: self.stable_root,
+                    exec_args: self.recorder.is_some(),
+                },
+            )
+        };
+        let mut d = decode(cached.then_some(&self.links));
+        let mut link_hit = self.links.take_hit();
+        if link_hit && !kernel_rewalks(def, &d.syscall) {
+            // Not a call the kernel will walk again symlink-free: decide on fresh answers.
+            d = decode(None);
+            link_hit = false;
+        }
+        if super::LinkCache::changes_links(def) {
+            self.links.before(def, &d.syscall.targets);
+            self.link_changes.insert(stop.tid);
+        }
         if let Some(g) = self.guard.as_ref() {
             // A call restarted after a signal names the fd sbx opened for it: decide on the
             // checked path that fd stands for (the guard region cannot be written by the
@@ -1113,6 +1167,7 @@ impl EnforceSink<'_> {
             decoded: d.decoded,
             new_names,
             pins,
+            link_hit,
         })))
     }
 
@@ -1130,6 +1185,7 @@ impl EnforceSink<'_> {
             decoded,
             new_names,
             pins,
+            link_hit: _,
         } = *ob;
         let def = event.def;
         let listen_name = event.listen_name;
@@ -1390,6 +1446,53 @@ impl EnforceSink<'_> {
             }
         }
         Ok(verdict)
+    }
+
+    /// Decide on an observed stop.
+    fn decide_stop(&self, stop: &SyscallStop<'_>, ob: &Stopped) -> decide::Decided {
+        let lookup = |path: &[u8]| {
+            std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path))
+                .map(|_| ())
+                .map_err(|e| e.raw_os_error().unwrap_or(0))
+        };
+        let st = decide::RunState {
+            policy: self.policy,
+            scope: self.chains.scope(stop.pid),
+            prov: Some(&self.owned),
+            names: self.dns.book(),
+            own_listeners: &self.own_listeners,
+            guard: self.guard.is_some(),
+            metadata: self.metadata,
+            track_allowed: self.allowed_seen.is_some(),
+            lookup: &lookup,
+        };
+        decide::decide(&ob.event, &st)
+    }
+
+    /// Can this stop's paths be resolved with remembered symlink answers (`links`)? Only
+    /// for calls whose path the kernel walks again after the check, as the checked and
+    /// resolved path, with RESOLVE_NO_SYMLINKS: opens (the openat2 rewrite) and the other
+    /// one-path calls sbx hands over through a held directory ([`Via::Held`]), with the race
+    /// guard on, the process's root and namespaces fixed, and never for a call that may
+    /// change symlinks itself. [`kernel_rewalks`] then checks the decoded paths.
+    fn links_usable(&self, stop: &SyscallStop<'_>, def: Option<&SyscallDef>) -> bool {
+        use crate::arch::Sem;
+        let (Some(g), Some(def)) = (self.guard.as_ref(), def) else {
+            return false;
+        };
+        if self.chroot_allowed
+            || !self.held_ok
+            || !self.stable_root
+            || !matches!(def.class, Class::Checked | Class::Metadata)
+            || super::LinkCache::changes_links(Some(def))
+        {
+            return false;
+        }
+        match def.sem {
+            Sem::Open { how: false, .. } => true,
+            Sem::Path { .. } => g.can_hold_for(stop.proc.creds.euid, stop.proc.creds.egid),
+            _ => false,
+        }
     }
 
     /// Is the stopped thread the only task that can write its process's memory until its
@@ -1715,29 +1818,24 @@ impl Sink for EnforceSink<'_> {
     }
 
     fn on_syscall(&mut self, stop: &SyscallStop<'_>) -> Result<Verdict, Error> {
-        let ob = match self.observe(stop)? {
+        let ob = match self.observe(stop, true)? {
             Observation::Done(verdict) => return Ok(verdict),
             Observation::Stop(ob) => ob,
         };
-        let decided = {
-            let lookup = |path: &[u8]| {
-                std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path))
-                    .map(|_| ())
-                    .map_err(|e| e.raw_os_error().unwrap_or(0))
+        let decided = self.decide_stop(stop, &ob);
+        if ob.link_hit && (!decided.refusals.is_empty() || decided.must_fail.is_some()) {
+            // Refused on a remembered symlink answer: decide again on the filesystem as it
+            // is now (a change made outside the traced tree is not seen by the cache).
+            if let Some(g) = self.guard.as_mut() {
+                g.unpin(stop.tid);
+            }
+            let ob = match self.observe(stop, false)? {
+                Observation::Done(verdict) => return Ok(verdict),
+                Observation::Stop(ob) => ob,
             };
-            let st = decide::RunState {
-                policy: self.policy,
-                scope: self.chains.scope(stop.pid),
-                prov: Some(&self.owned),
-                names: self.dns.book(),
-                own_listeners: &self.own_listeners,
-                guard: self.guard.is_some(),
-                metadata: self.metadata,
-                track_allowed: self.allowed_seen.is_some(),
-                lookup: &lookup,
-            };
-            decide::decide(&ob.event, &st)
-        };
+            let decided = self.decide_stop(stop, &ob);
+            return self.act(stop, ob, decided);
+        }
         self.act(stop, ob, decided)
     }
 
@@ -1975,6 +2073,9 @@ impl Sink for EnforceSink<'_> {
             g.exec(task.pid, former_tid);
             self.left_memory(task.pid);
         }
+        if let Some(t) = former_tid {
+            self.link_changes.remove(&t);
+        }
         let mut verdict = Verdict::Allow;
         if let Some((checked, _)) = self.execs.remove(&former_tid.unwrap_or(task.tid))
             && *checked != *task.proc.exe
@@ -2059,6 +2160,7 @@ impl Sink for EnforceSink<'_> {
         process: bool,
     ) -> Verdict {
         self.watch.remove(&task.tid);
+        self.link_changes.remove(&task.tid);
         self.creating.remove(&task.tid);
         if process {
             self.chains.exit(task.pid);
@@ -2179,6 +2281,50 @@ mod tests {
             Some("block")
         );
         assert_eq!(device_node("openat", &at(0o060_600)), None);
+    }
+
+    #[test]
+    fn cached_symlink_answers_only_where_the_kernel_rewalks() {
+        let arch = Arch::native();
+        let call = |name: &str, paths: &[(&str, &str, Option<&str>)]| {
+            let targets = paths
+                .iter()
+                .map(|(lit, abs, res)| Target {
+                    access: [Access::Read].into_iter().collect(),
+                    object: Object::Path(PathObj {
+                        literal: lit.as_bytes().to_vec(),
+                        abs: abs.as_bytes().to_vec(),
+                        resolved: res.map(|r| r.as_bytes().to_vec()),
+                    }),
+                })
+                .collect();
+            let sc = Syscall {
+                name: name.into(),
+                nr: 0,
+                args: [0; 6],
+                targets,
+                outcome: Outcome::Unknown,
+                sock_type: None,
+            };
+            kernel_rewalks(arch.by_name(name), &sc)
+        };
+        assert!(call("openat", &[("f", "/w/f", None)]));
+        assert!(call("openat", &[("/lib/x", "/lib/x", Some("/usr/lib/x"))]));
+        assert!(call("fchmodat", &[("f", "/w/f", None)]));
+        // Exec, sockets: the kernel follows symlinks again.
+        assert!(!call("execve", &[("/bin/true", "/bin/true", None)]));
+        assert!(!call("connect", &[]));
+        // Magic links and /proc, an empty path (AT_EMPTY_PATH), a deleted file's name.
+        assert!(!call(
+            "openat",
+            &[("/proc/self/fd/3", "/proc/4/fd/3", None)]
+        ));
+        assert!(!call("openat", &[("x", "/w/x", Some("/proc/4/fd/3"))]));
+        assert!(!call("fchmodat", &[("", "/w/f", None)]));
+        assert!(!call("openat", &[("x", "/w/x", Some("/tmp/f (deleted)"))]));
+        // Not one path.
+        assert!(!call("openat", &[]));
+        assert!(!call("openat", &[("a", "/a", None), ("b", "/b", None)]));
     }
 
     #[test]

@@ -28,18 +28,31 @@ pub struct DecodedStop {
     pub decoded: Decoded,
 }
 
-/// Symlink lookups remembered between stops, for `record` only: a permissive run loses
-/// nothing but precision when a path changes behind it. The calls that can change what is a
+/// Symlink lookups remembered between stops. Record: a permissive run loses nothing but
+/// precision when a path changes behind it. The calls that can change what is a
 /// symlink (rename, unlink, rmdir, symlink, link) resolve their own paths afresh, and when
 /// one succeeds the cache forgets its paths and everything below them; a gated call (mount
 /// and the like) empties it. Keys are paths with every symlink before their last component
 /// resolved, as the walk reaches them, so a change at `P` can only make stale the entries at
 /// `P` and below it. Not seen: a change made outside the traced tree, or through another
-/// mount of the same directory (a bind mount), until the next gated call. Enforce never uses
-/// it: its decisions need the filesystem as it is.
+/// mount of the same directory (a bind mount), until the next gated call.
+///
+/// Enforce uses it only for calls whose path the kernel then walks again, as the checked,
+/// resolved path, with `RESOLVE_NO_SYMLINKS` (the openat2 rewrite of opens, the held
+/// directories of other path calls: `EnforceSink::links_usable`), so a stale answer can
+/// never make the kernel reach anything but the path that was checked: a directory that
+/// became a symlink fails with ELOOP, a symlink that became a directory is not entered (the
+/// checked path, through the old target, is opened). A refusal decided on a cached answer is
+/// decided again afresh; a call that may change symlinks forgets its paths before it runs,
+/// and nothing is remembered while one is running (`before`, `freeze`).
 #[derive(Debug, Default)]
 pub struct LinkCache {
     map: std::cell::RefCell<std::collections::HashMap<Vec<u8>, Option<Vec<u8>>>>,
+    /// A lookup was answered from the map since [`Self::take_hit`] was last called.
+    hit: std::cell::Cell<bool>,
+    /// Answers read now are not remembered (enforce: a call that may change symlinks is
+    /// running, and what is read may be from before or after it).
+    frozen: std::cell::Cell<bool>,
     /// Every directory some cached path lies below: only a change at one of them has entries
     /// below it to forget (a temporary file unlinked has none, and costs no scan).
     parents: std::cell::RefCell<std::collections::HashSet<Vec<u8>>>,
@@ -79,6 +92,22 @@ impl LinkCache {
         }
     }
 
+    /// Was a lookup answered from the cache since the last call?
+    pub fn take_hit(&self) -> bool {
+        self.hit.replace(false)
+    }
+
+    /// Stop (or resume) remembering new answers.
+    pub fn freeze(&self, frozen: bool) {
+        self.frozen.set(frozen);
+    }
+
+    /// A call of `def` on `targets` may change what is a symlink at them: forget what is
+    /// cached there, before it runs (enforce, where most calls have no exit stop).
+    pub fn before(&self, def: Option<&SyscallDef>, targets: &[Target]) {
+        self.after(def, targets, Outcome::Value(0));
+    }
+
     /// Forget everything.
     pub fn clear(&self) {
         self.map.borrow_mut().clear();
@@ -92,6 +121,9 @@ impl LinkCache {
 
     /// Remember the answer for `path` (absolute, normalized).
     fn insert(&self, path: &[u8], link: Option<Vec<u8>>) {
+        if self.frozen.get() {
+            return;
+        }
         if self.map.borrow().len() >= Self::MAX {
             self.clear();
         }
@@ -171,6 +203,7 @@ impl decode::ProcView for StopView<'_> {
             return self.inner.readlink(path);
         }
         if let Some(hit) = cache.get(path) {
+            cache.hit.set(true);
             return hit;
         }
         let v = self.inner.readlink(path);
