@@ -167,6 +167,8 @@ pub fn refused_by_args(
 const MAP_FIXED: u64 = 0x10;
 /// mmap's MAP_SHARED bit (MAP_SHARED_VALIDATE, 0x03, has it too).
 const MAP_SHARED: u64 = 0x01;
+/// mmap's MAP_DROPPABLE (Linux 6.11).
+const MAP_DROPPABLE: u64 = 0x08;
 const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
 const MREMAP_FIXED: u64 = 2;
 const FOUR_GIB: u64 = 1 << 32;
@@ -429,13 +431,12 @@ pub fn process_target_rules(name: &str) -> Option<Vec<SeccompRule>> {
 }
 
 /// With the race guard on: the calls after which a process's memory may change outside its
-/// threads' control (an AIO context or io_uring whose reads land later, userfaultfd, a
-/// signal stack), so that the guard's copy never goes on its stack (`Guard::use_stack`).
-/// Rare calls: every one stops (sigaltstack only when it sets a stack).
+/// threads' control (an AIO context or io_uring whose reads land later, userfaultfd), so
+/// that the guard's copy never goes on its stack (`Guard::use_stack`). Rare calls: every
+/// one stops.
 pub fn async_memory_rules(name: &str) -> Option<Vec<SeccompRule>> {
     Some(match name {
         "io_setup" | "io_uring_setup" | "userfaultfd" => vec![],
-        "sigaltstack" => vec![rule(vec![cond(0, SeccompCmpOp::Ne, 0)])],
         _ => return None,
     })
 }
@@ -502,9 +503,11 @@ pub(crate) fn memory_rules(name: &str, base: u64) -> Vec<SeccompRule> {
                 r.extend(in_window(0, base, &f));
                 r.push(huge(1, &f));
             }
-            // Every shared mapping (MAP_SHARED, MAP_SHARED_VALIDATE): another process may
-            // write it, so the guard's copy no longer goes on this process's stack.
+            // Every shared mapping (MAP_SHARED, MAP_SHARED_VALIDATE: another process may
+            // write it) and every droppable one (MAP_DROPPABLE: the kernel may zero its
+            // pages at any time), so the guard's copy no longer goes on this process's stack.
             r.push(rule(vec![has_bit(3, MAP_SHARED)]));
+            r.push(rule(vec![has_bit(3, MAP_DROPPABLE)]));
             r
         }
         "mremap" => {
@@ -1460,6 +1463,11 @@ mod tests {
                 p(
                     libc::SYS_mmap,
                     [0, 4096, 3, 0x23, u64::MAX, 0],
+                    Want::Err(ENOSYS),
+                ),
+                p(
+                    libc::SYS_mmap,
+                    [0, 4096, 3, 0x28, u64::MAX, 0],
                     Want::Err(ENOSYS),
                 ),
                 // mremap(MREMAP_FIXED) onto the window: traced.

@@ -449,12 +449,14 @@ fn shared_race(name: &'static str, how: &'static str) -> Attack {
                 "mapping" => |p, f| shared_args(p, f, "mapping", &p.s("secret.txt"), "3000"),
                 "memfd" => |p, f| shared_args(p, f, "memfd", &p.s("secret.txt"), "3000"),
                 "vfork" => |p, f| shared_args(p, f, "vfork", &p.s("secret.txt"), "3000"),
+                "clonevm" => |p, f| shared_args(p, f, "clonevm", &p.s("secret.txt"), "3000"),
                 _ => |p, f| shared_args(p, f, "aio", &p.s("secret.txt"), "3000"),
             },
             match how {
                 "mapping" => |p, f| shared_args(p, f, "mapping", &p.w(LONG_OK), "200"),
                 "memfd" => |p, f| shared_args(p, f, "memfd", &p.w(LONG_OK), "200"),
                 "vfork" => |p, f| shared_args(p, f, "vfork", &p.w(LONG_OK), "200"),
+                "clonevm" => |p, f| shared_args(p, f, "clonevm", &p.w(LONG_OK), "200"),
                 _ => |p, f| shared_args(p, f, "aio", &p.w(LONG_OK), "200"),
             },
         )
@@ -512,6 +514,10 @@ fn attacks() -> Vec<Attack> {
         shared_race(
             "a vfork child's memory flipped by a thread of its parent",
             "vfork",
+        ),
+        shared_race(
+            "a CLONE_VM child's memory flipped by its parent process",
+            "clonevm",
         ),
         shared_race("Linux AIO reads landing in a single-threaded opener", "aio"),
         Attack {

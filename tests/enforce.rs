@@ -2724,3 +2724,36 @@ fn ask_mode_warns_on_secret_places_and_explains_bad_answers() {
     assert!(out.stdout.contains("after"), "{out:?}");
     assert_eq!(out.code, Some(VIOLATION), "{out:?}");
 }
+
+#[test]
+fn open_restarted_after_handlers_ran_over_its_stack_opens_the_same_file() {
+    // The race guard may put its copy of a checked path below the opener's stack pointer
+    // (a process nobody else can write); a signal handler on that stack runs over it while
+    // a blocking open waits, and SA_RESTART restarts the open with the same registers. sbx
+    // writes the copy back before deciding again: the restarted open opens the same FIFO,
+    // as bare. (Without the write-back, the restarted open failed with ENOENT on what the
+    // handler left there.)
+    let ro = fx("restart_open");
+    let d = Dir::new();
+    for how in ["stack", "altstack"] {
+        let b = bare(&ro, [how, "f"], d.path());
+        assert_eq!(b.stdout, "got: hello after some signals\n", "{b:?}");
+    }
+    let prof = learn(d.path(), &[&ro, "stack", "f"]);
+    for how in ["stack", "altstack"] {
+        let out = enforce_in(
+            d.path(),
+            &prof,
+            "kill",
+            &["--timeout", "30s"],
+            &[&ro, how, "f"],
+        )
+        .run();
+        out.assert_code(0);
+        assert_eq!(
+            out.stdout, "got: hello after some signals\n",
+            "{how}: {}",
+            out.stderr
+        );
+    }
+}

@@ -216,9 +216,9 @@ pub struct EnforceSink<'p> {
     /// vfork children (until their exec or exit), and the parent whose memory they use.
     vfork_parent: HashMap<i32, i32>,
     /// Processes whose memory may change outside their own threads' control: a Linux AIO
-    /// context (a read landing later), io_uring, userfaultfd, a signal stack (a handler on it
-    /// may run below nothing sbx can see), a MAP_SHARED mapping or a SysV segment (another
-    /// process may write it). Inherited at fork, dropped at exec.
+    /// context (a read landing later), io_uring, userfaultfd, a MAP_SHARED mapping or a SysV
+    /// segment (another process may write it), a MAP_DROPPABLE mapping (the kernel may zero
+    /// it). Inherited at fork, dropped at exec.
     shared_mem: std::collections::HashSet<i32>,
     /// Symlink answers remembered between stops, for the calls [`Self::links_usable`] says.
     links: super::LinkCache,
@@ -455,6 +455,8 @@ enum OpenPlan {
 const OPEN_HOW_SIZE: u64 = 24;
 /// mmap's MAP_SHARED bit (MAP_SHARED_VALIDATE has it too).
 const MAP_SHARED: u64 = 0x01;
+/// mmap's MAP_DROPPABLE (Linux 6.11): pages the kernel may free, read back as zeros.
+const MAP_DROPPABLE: u64 = 0x08;
 const RESOLVE_NO_SYMLINKS: u64 = crate::decode::RESOLVE_NO_SYMLINKS;
 const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
 const RESOLVE_CACHED: u64 = 0x20;
@@ -998,15 +1000,16 @@ impl EnforceSink<'_> {
                     super::targets::FIOSETOWN | super::targets::SIOCSPGRP
                 ));
         // Calls after which a process's memory may change behind its threads' backs: an AIO
-        // context or ring whose reads land later, userfaultfd, a signal stack, a shared
-        // mapping or SysV segment another process may write (the filter stops every
-        // MAP_SHARED mmap and every shmat when the guard is on).
+        // context or ring whose reads land later, userfaultfd, a shared mapping or SysV
+        // segment another process may write, a droppable mapping the kernel may zero (the
+        // filter stops every such mmap and every shmat when the guard is on). A signal
+        // handler is not one: it runs in the thread itself, and a call it interrupted is
+        // restarted through seccomp, where `restore_stack_copy` writes the copy back.
         if self.lazy_guard
             && (matches!(
                 name,
                 "io_setup" | "io_uring_setup" | "userfaultfd" | "shmat"
-            ) || (name == "sigaltstack" && stop.args[0] != 0)
-                || (name == "mmap" && stop.args[3] & MAP_SHARED != 0))
+            ) || (name == "mmap" && stop.args[3] & (MAP_SHARED | MAP_DROPPABLE) != 0))
         {
             self.shared_mem.insert(stop.pid);
         }
@@ -1499,7 +1502,7 @@ impl EnforceSink<'_> {
     /// call is over? One thread; no other process sharing its address space (a
     /// `clone(CLONE_VM)` child or parent) except a vfork parent, whose vforking thread is
     /// suspended until the child execs or exits, when that parent is itself alone; no shared
-    /// mapping, AIO context, ring, userfaultfd or signal stack (`shared_mem`). ptrace,
+    /// or droppable mapping, AIO context, ring or userfaultfd (`shared_mem`). ptrace,
     /// `process_vm_writev` and writes through `/proc/PID/mem` are the other ways in: see
     /// `lazy_guard`. Any doubt counts as shared.
     fn writes_alone(&self, stop: &SyscallStop<'_>) -> bool {
@@ -1514,7 +1517,7 @@ impl EnforceSink<'_> {
     }
 
     /// Process `pid` no longer shares its address space (it exec'd or exited), and its new
-    /// one has no AIO context, ring, shared mapping or signal stack.
+    /// one has no AIO context, ring, shared or droppable mapping.
     fn left_memory(&mut self, pid: i32) {
         self.shared_mem.remove(&pid);
         self.vfork_parent.remove(&pid);
@@ -1823,9 +1826,12 @@ impl Sink for EnforceSink<'_> {
             Observation::Stop(ob) => ob,
         };
         let decided = self.decide_stop(stop, &ob);
-        if ob.link_hit && (!decided.refusals.is_empty() || decided.must_fail.is_some()) {
+        if ob.link_hit && !decided.refusals.is_empty() {
             // Refused on a remembered symlink answer: decide again on the filesystem as it
-            // is now (a change made outside the traced tree is not seen by the cache).
+            // is now (a change made outside the traced tree is not seen by the cache). A
+            // probe found absent is not: the open fails either way (answered by sbx, or run
+            // symlink-free from the checked path), which is what the workload would see if
+            // the stale answer were true.
             if let Some(g) = self.guard.as_mut() {
                 g.unpin(stop.tid);
             }

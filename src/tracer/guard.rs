@@ -355,8 +355,8 @@ impl Guard {
     }
 
     /// For this stop of thread `tid`, in a process no other task can write (one thread, no
-    /// other process sharing its address space, no shared mapping, no asynchronous I/O or
-    /// signal stack: the caller knows), put the copy below its stack pointer `sp` instead of
+    /// other process sharing its address space, no shared or droppable mapping, no
+    /// asynchronous I/O: the caller knows), put the copy below its stack pointer `sp` instead of
     /// into the region, which then need not be injected. The copy is written with
     /// `process_vm_writev`, which honours page protections: memory that is not writable there
     /// (an unmapped gap, a guard page, the bottom of a small stack) makes the write fail, and

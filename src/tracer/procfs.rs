@@ -363,8 +363,9 @@ pub fn tracee_fd(pid: i32, tid: i32, fd: i32) -> Option<std::os::fd::OwnedFd> {
     Some(unsafe { OwnedFd::from_raw_fd(sock) })
 }
 
-/// `KCMP_VM`: do two processes share one address space?
-const KCMP_VM: libc::c_long = 0;
+/// `KCMP_VM` (linux/kcmp.h: KCMP_FILE is 0, KCMP_VM 1): do two processes share one address
+/// space?
+const KCMP_VM: libc::c_long = 1;
 
 /// Do processes `a` and `b` have separate address spaces? `false` when they share one (a
 /// `clone(CLONE_VM)` child, a vfork child before its exec) and whenever kcmp cannot tell
@@ -491,6 +492,23 @@ mod tests {
             })
         );
         assert_eq!(parse_creds("Name:\tsh\n"), None);
+    }
+
+    #[test]
+    fn address_space_sharing_is_told_apart() {
+        let me = i32::try_from(std::process::id()).unwrap();
+        // Same stdin, other memory: KCMP_FILE (0) on fd 0 would call them equal.
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let pid = i32::try_from(child.id()).unwrap();
+        assert!(separate_memory(me, pid));
+        assert!(!separate_memory(me, me));
+        // A pid that is gone: cannot tell, so shared.
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(!separate_memory(me, pid));
     }
 
     #[test]
