@@ -16,7 +16,7 @@
 //! Known limit: an inode freed and reused by a file another program outside the workload
 //! creates during the run would be taken for the workload's (docs/security.md).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 
@@ -61,10 +61,13 @@ pub fn settle_creates(targets: &mut [Target]) -> Vec<Vec<u8>> {
     new
 }
 
-/// Objects the run created, by (device, inode).
+/// Objects the run created, by (device, inode), each with the number of its remembering
+/// (see [`Owned::forget`]).
 #[derive(Debug, Default)]
 pub struct Owned {
-    set: HashSet<(u64, u64)>,
+    set: HashMap<(u64, u64), u64>,
+    /// How many objects were remembered so far.
+    seq: u64,
     /// The bound was reached; said once.
     full: bool,
     warned: bool,
@@ -79,7 +82,8 @@ impl Owned {
             self.full = true;
             return;
         }
-        self.set.insert((m.dev(), m.ino()));
+        self.seq += 1;
+        self.set.insert((m.dev(), m.ino()), self.seq);
     }
 
     /// The object now at `path` (not following a final symlink) was made by the run.
@@ -98,18 +102,29 @@ impl Owned {
 
     /// The owned object at `path` (not following a final symlink), if it is one: what a
     /// delete of `path` will free (its inode may then be reused by anything).
-    pub fn owned_at(&self, path: &[u8]) -> Option<(u64, u64)> {
+    /// With the key, how many objects were remembered when this was asked: [`Self::forget`]
+    /// takes both.
+    pub fn owned_at(&self, path: &[u8]) -> Option<Gone> {
         if self.set.is_empty() {
             return None;
         }
         let m = std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path)).ok()?;
         let key = (m.dev(), m.ino());
-        (self.set.contains(&key) && (m.is_dir() || m.nlink() <= 1)).then_some(key)
+        (self.set.contains_key(&key) && (m.is_dir() || m.nlink() <= 1)).then_some(Gone {
+            key,
+            seen: self.seq,
+        })
     }
 
-    /// The object `key` is gone: forget it, so a reuse of its inode is not the run's.
-    pub fn forget(&mut self, key: (u64, u64)) {
-        self.set.remove(&key);
+    /// The object of `gone` is gone (its delete succeeded): forget it, so a reuse of its inode
+    /// is not the run's. Unless the run made a new object with that inode since the delete
+    /// was decided: the inode was freed by the delete and taken at once by another of the
+    /// run's processes, whose creating call's exit sbx handled before the delete's exit
+    /// (two processes' stops are not handled in the order their calls ended).
+    pub fn forget(&mut self, gone: Gone) {
+        if self.set.get(&gone.key).is_some_and(|&n| n <= gone.seen) {
+            self.set.remove(&gone.key);
+        }
     }
 
     /// True once, the first time the bound is found reached.
@@ -132,7 +147,7 @@ impl Provenance for Owned {
     fn owns(&self, path: &[u8]) -> bool {
         !self.set.is_empty()
             && std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path))
-                .is_ok_and(|m| self.set.contains(&(m.dev(), m.ino())))
+                .is_ok_and(|m| self.set.contains_key(&(m.dev(), m.ino())))
     }
 
     /// The path does not exist, and the nearest of its ancestors that does is a directory
@@ -172,13 +187,41 @@ pub struct Creating {
     /// Otherwise: the new names.
     pub paths: Vec<Vec<u8>>,
     /// Owned objects the call deletes (their last name).
-    pub gone: Vec<(u64, u64)>,
+    pub gone: Vec<Gone>,
+}
+
+/// An owned object a delete is about to free ([`Owned::owned_at`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gone {
+    key: (u64, u64),
+    /// [`Owned::seq`] when the delete was decided.
+    seen: u64,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::event::{AccessSet, PathObj};
+
+    #[test]
+    fn a_delete_forgets_only_what_was_owned_when_it_was_decided() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("t.s");
+        std::fs::write(&f, "x").unwrap();
+        let path = f.as_os_str().as_bytes();
+        let mut owned = Owned::default();
+        owned.add_path(path);
+        let gone = owned.owned_at(path).unwrap();
+        // Another of the run's processes got the freed inode, and its create's exit was
+        // handled before the delete's: the new object stays the run's.
+        owned.add_path(path);
+        owned.forget(gone);
+        assert!(owned.owns(path));
+        // A delete decided after that forgets it.
+        let gone = owned.owned_at(path).unwrap();
+        owned.forget(gone);
+        assert!(!owned.owns(path));
+    }
 
     fn target(access: AccessSet, path: &std::path::Path) -> Target {
         Target {
