@@ -448,6 +448,7 @@ fn shared_race(name: &'static str, how: &'static str) -> Attack {
             match how {
                 "mapping" => |p, f| shared_args(p, f, "mapping", &p.s("secret.txt"), "3000"),
                 "memfd" => |p, f| shared_args(p, f, "memfd", &p.s("secret.txt"), "3000"),
+                "mprotect" => |p, f| shared_args(p, f, "mprotect", &p.s("secret.txt"), "3000"),
                 "vfork" => |p, f| shared_args(p, f, "vfork", &p.s("secret.txt"), "3000"),
                 "clonevm" => |p, f| shared_args(p, f, "clonevm", &p.s("secret.txt"), "3000"),
                 _ => |p, f| shared_args(p, f, "aio", &p.s("secret.txt"), "3000"),
@@ -455,6 +456,7 @@ fn shared_race(name: &'static str, how: &'static str) -> Attack {
             match how {
                 "mapping" => |p, f| shared_args(p, f, "mapping", &p.w(LONG_OK), "200"),
                 "memfd" => |p, f| shared_args(p, f, "memfd", &p.w(LONG_OK), "200"),
+                "mprotect" => |p, f| shared_args(p, f, "mprotect", &p.w(LONG_OK), "200"),
                 "vfork" => |p, f| shared_args(p, f, "vfork", &p.w(LONG_OK), "200"),
                 "clonevm" => |p, f| shared_args(p, f, "clonevm", &p.w(LONG_OK), "200"),
                 _ => |p, f| shared_args(p, f, "aio", &p.w(LONG_OK), "200"),
@@ -511,6 +513,10 @@ fn attacks() -> Vec<Attack> {
         },
         shared_race("a MAP_SHARED stack flipped by a forked child", "mapping"),
         shared_race("a memfd mapped shared by two processes", "memfd"),
+        shared_race(
+            "a memfd mapped shared and read-only, then made writable",
+            "mprotect",
+        ),
         shared_race(
             "a vfork child's memory flipped by a thread of its parent",
             "vfork",

@@ -220,6 +220,8 @@ pub struct EnforceSink<'p> {
     /// segment (another process may write it), a MAP_DROPPABLE mapping (the kernel may zero
     /// it). Inherited at fork, dropped at exec.
     shared_mem: std::collections::HashSet<i32>,
+    /// Processes whose fd table another process shares (`clone(CLONE_FILES)`), until exec.
+    files_shared: std::collections::HashSet<i32>,
     /// Symlink answers remembered between stops, for the calls [`Self::links_usable`] says.
     links: super::LinkCache,
     /// Threads whose last call may change what is a symlink, until they stop again.
@@ -296,6 +298,7 @@ impl<'p> EnforceSink<'p> {
             vm_peers: HashMap::new(),
             vfork_parent: HashMap::new(),
             shared_mem: std::collections::HashSet::new(),
+            files_shared: std::collections::HashSet::new(),
             links: super::LinkCache::default(),
             link_changes: std::collections::HashSet::new(),
             answers: HashMap::new(),
@@ -1009,7 +1012,9 @@ impl EnforceSink<'_> {
             && (matches!(
                 name,
                 "io_setup" | "io_uring_setup" | "userfaultfd" | "shmat"
-            ) || (name == "mmap" && stop.args[3] & (MAP_SHARED | MAP_DROPPABLE) != 0))
+            ) || (name == "mmap"
+                && stop.args[3] & (MAP_SHARED | MAP_DROPPABLE) != 0
+                && !self.never_writable_share(stop)))
         {
             self.shared_mem.insert(stop.pid);
         }
@@ -1516,10 +1521,31 @@ impl EnforceSink<'_> {
             && self.vfork_parent.get(&stop.pid).is_none_or(|&p| alone(p))
     }
 
+    /// A MAP_SHARED mmap this process can never write through: no PROT_WRITE, not anonymous,
+    /// of an fd open read-only (glibc maps `gconv-modules.cache` so in every program that
+    /// sets a UTF-8 locale). The kernel then clears VM_MAYWRITE, so neither `mprotect` nor
+    /// `process_vm_writev` can ever make that memory writable, and the guard's copy can
+    /// never be written there: another process changing the file cannot reach it. Only when
+    /// no other task shares the fd table (one thread, no `clone(CLONE_FILES)` peer), so the
+    /// fd cannot be swapped for a writable one between this look and the kernel's.
+    fn never_writable_share(&self, stop: &SyscallStop<'_>) -> bool {
+        const PROT_WRITE: u64 = 0x02;
+        const MAP_ANONYMOUS: u64 = 0x20;
+        let a = &stop.args;
+        let fd = crate::decode::int_arg(a[4]);
+        a[3] & (MAP_DROPPABLE | MAP_ANONYMOUS) == 0
+            && a[2] & PROT_WRITE == 0
+            && fd >= 0
+            && stop.tree.threads(stop.pid) == 1
+            && !self.files_shared.contains(&stop.pid)
+            && procfs::fd_read_only(stop.pid, stop.tid, fd)
+    }
+
     /// Process `pid` no longer shares its address space (it exec'd or exited), and its new
     /// one has no AIO context, ring, shared or droppable mapping.
     fn left_memory(&mut self, pid: i32) {
         self.shared_mem.remove(&pid);
+        self.files_shared.remove(&pid);
         self.vfork_parent.remove(&pid);
         if let Some(peers) = self.vm_peers.remove(&pid) {
             for p in peers {
@@ -1971,6 +1997,10 @@ impl Sink for EnforceSink<'_> {
             }
             if self.shared_mem.contains(&parent.pid) {
                 self.shared_mem.insert(child);
+            }
+            if self.lazy_guard && !procfs::separate_files(parent.pid, child) {
+                self.files_shared.insert(parent.pid);
+                self.files_shared.insert(child);
             }
         }
         if !thread {

@@ -363,17 +363,38 @@ pub fn tracee_fd(pid: i32, tid: i32, fd: i32) -> Option<std::os::fd::OwnedFd> {
     Some(unsafe { OwnedFd::from_raw_fd(sock) })
 }
 
-/// `KCMP_VM` (linux/kcmp.h: KCMP_FILE is 0, KCMP_VM 1): do two processes share one address
-/// space?
+/// `KCMP_VM` (linux/kcmp.h: KCMP_FILE 0, KCMP_VM 1, KCMP_FILES 2).
 const KCMP_VM: libc::c_long = 1;
+
+fn kcmp_differ(a: i32, b: i32, kind: libc::c_long) -> bool {
+    // SAFETY: kcmp takes two pids, a type and two indexes (unused for these types).
+    let r = unsafe { libc::syscall(libc::SYS_kcmp, a, b, kind, 0, 0) };
+    r > 0
+}
 
 /// Do processes `a` and `b` have separate address spaces? `false` when they share one (a
 /// `clone(CLONE_VM)` child, a vfork child before its exec) and whenever kcmp cannot tell
 /// (any doubt counts as shared).
 pub fn separate_memory(a: i32, b: i32) -> bool {
-    // SAFETY: kcmp takes two pids, a type and two indexes (unused for KCMP_VM).
-    let r = unsafe { libc::syscall(libc::SYS_kcmp, a, b, KCMP_VM, 0, 0) };
-    r > 0
+    kcmp_differ(a, b, KCMP_VM)
+}
+
+/// Do processes `a` and `b` have separate fd tables? `false` when they share one
+/// (`clone(CLONE_FILES)`) and whenever kcmp cannot tell.
+pub fn separate_files(a: i32, b: i32) -> bool {
+    kcmp_differ(a, b, KCMP_FILES)
+}
+
+/// Is fd `fd` of thread `tid` open read-only (`O_RDONLY` in the flags of its fdinfo)? `false`
+/// when it cannot be told.
+pub fn fd_read_only(pid: i32, tid: i32, fd: i32) -> bool {
+    let Ok(info) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/fdinfo/{fd}")) else {
+        return false;
+    };
+    info.lines()
+        .find_map(|l| l.strip_prefix("flags:"))
+        .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+        .is_some_and(|f| f & 3 == 0)
 }
 
 /// An integer `SOL_SOCKET` option of the tracee's socket `fd`.
@@ -505,10 +526,32 @@ mod tests {
         let pid = i32::try_from(child.id()).unwrap();
         assert!(separate_memory(me, pid));
         assert!(!separate_memory(me, me));
+        assert!(separate_files(me, pid));
+        assert!(!separate_files(me, me));
         // A pid that is gone: cannot tell, so shared.
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(!separate_memory(me, pid));
+    }
+
+    #[test]
+    fn read_only_fds_are_told_apart() {
+        let me = i32::try_from(std::process::id()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, "x").unwrap();
+        let ro = std::fs::File::open(&p).unwrap();
+        let rw = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&p)
+            .unwrap();
+        let wo = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+        use std::os::fd::AsRawFd;
+        assert!(fd_read_only(me, me, ro.as_raw_fd()));
+        assert!(!fd_read_only(me, me, rw.as_raw_fd()));
+        assert!(!fd_read_only(me, me, wo.as_raw_fd()));
+        assert!(!fd_read_only(me, me, 9999));
     }
 
     #[test]
