@@ -441,6 +441,11 @@ pub fn async_memory_rules(name: &str) -> Option<Vec<SeccompRule>> {
     })
 }
 
+/// `ioctl(/dev/userfaultfd, USERFAULTFD_IOC_NEW)` (`_IO(0xAA, 0)`): a userfaultfd for the
+/// caller's memory; with the race guard on it stops (the guard's copy no longer goes on that
+/// process's stack).
+pub const USERFAULTFD_IOC_NEW: u64 = 0xAA00;
+
 /// `ioctl` requests that set an fd's signal owner: FIOSETOWN, SIOCSPGRP.
 const OWNER_IOCTLS: [u64; 2] = [0x8901, 0x8902];
 
@@ -678,6 +683,9 @@ impl Builder<'_> {
                             .iter()
                             .map(|req| rule(vec![cond32(1, SeccompCmpOp::Eq, *req)])),
                     );
+                    if self.spec.guard.is_some() {
+                        r.push(rule(vec![cond32(1, SeccompCmpOp::Eq, USERFAULTFD_IOC_NEW)]));
+                    }
                     rules.insert(nr, r);
                 }
                 // Enforce: the tracer refuses them and says why.

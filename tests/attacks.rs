@@ -450,6 +450,7 @@ fn shared_race(name: &'static str, how: &'static str) -> Attack {
                 "memfd" => |p, f| shared_args(p, f, "memfd", &p.s("secret.txt"), "3000"),
                 "mprotect" => |p, f| shared_args(p, f, "mprotect", &p.s("secret.txt"), "3000"),
                 "vfork" => |p, f| shared_args(p, f, "vfork", &p.s("secret.txt"), "3000"),
+                "vfork2" => |p, f| shared_args(p, f, "vfork2", &p.s("secret.txt"), "3000"),
                 "clonevm" => |p, f| shared_args(p, f, "clonevm", &p.s("secret.txt"), "3000"),
                 _ => |p, f| shared_args(p, f, "aio", &p.s("secret.txt"), "3000"),
             },
@@ -458,6 +459,7 @@ fn shared_race(name: &'static str, how: &'static str) -> Attack {
                 "memfd" => |p, f| shared_args(p, f, "memfd", &p.w(LONG_OK), "200"),
                 "mprotect" => |p, f| shared_args(p, f, "mprotect", &p.w(LONG_OK), "200"),
                 "vfork" => |p, f| shared_args(p, f, "vfork", &p.w(LONG_OK), "200"),
+                "vfork2" => |p, f| shared_args(p, f, "vfork2", &p.w(LONG_OK), "200"),
                 "clonevm" => |p, f| shared_args(p, f, "clonevm", &p.w(LONG_OK), "200"),
                 _ => |p, f| shared_args(p, f, "aio", &p.w(LONG_OK), "200"),
             },
@@ -520,6 +522,10 @@ fn attacks() -> Vec<Attack> {
         shared_race(
             "a vfork child's memory flipped by a thread of its parent",
             "vfork",
+        ),
+        shared_race(
+            "a vfork child's vfork child flipped by a thread of the first parent",
+            "vfork2",
         ),
         shared_race(
             "a CLONE_VM child's memory flipped by its parent process",

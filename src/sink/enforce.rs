@@ -207,8 +207,9 @@ pub struct EnforceSink<'p> {
     /// write ([`Guard::use_stack`]), so the region is injected only where needed. Off when
     /// a rule allows `process_vm_writev` or `ptrace` (another process could write that
     /// stack), `io_uring_setup` or `userfaultfd` (a ring or fault handler whose fd can be
-    /// passed on), once anything opens `/dev/userfaultfd`, or with `SBX_GUARD_EAGER=1`
-    /// (benchmarks: the region in every process, as before lazy placement).
+    /// passed on), or with `SBX_GUARD_EAGER=1` (benchmarks: the region in every process, as
+    /// before lazy placement). A userfaultfd made through `/dev/userfaultfd` (whose fd may
+    /// even come from outside the run) marks its process (`shared_mem`).
     lazy_guard: bool,
     /// Processes sharing an address space with others (`clone(CLONE_VM)` without
     /// CLONE_THREAD, vfork before its exec), by pid: their sharers.
@@ -460,6 +461,8 @@ const OPEN_HOW_SIZE: u64 = 24;
 const MAP_SHARED: u64 = 0x01;
 /// mmap's MAP_DROPPABLE (Linux 6.11): pages the kernel may free, read back as zeros.
 const MAP_DROPPABLE: u64 = 0x08;
+/// `ioctl(/dev/userfaultfd, USERFAULTFD_IOC_NEW)`: a userfaultfd for the caller's memory.
+const USERFAULTFD_IOC_NEW: u64 = crate::filter::USERFAULTFD_IOC_NEW;
 const RESOLVE_NO_SYMLINKS: u64 = crate::decode::RESOLVE_NO_SYMLINKS;
 const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
 const RESOLVE_CACHED: u64 = 0x20;
@@ -1012,9 +1015,10 @@ impl EnforceSink<'_> {
             && (matches!(
                 name,
                 "io_setup" | "io_uring_setup" | "userfaultfd" | "shmat"
-            ) || (name == "mmap"
-                && stop.args[3] & (MAP_SHARED | MAP_DROPPABLE) != 0
-                && !self.never_writable_share(stop)))
+            ) || (name == "ioctl" && stop.args[1] & 0xffff_ffff == USERFAULTFD_IOC_NEW)
+                || (name == "mmap"
+                    && stop.args[3] & (MAP_SHARED | MAP_DROPPABLE) != 0
+                    && !self.never_writable_share(stop)))
         {
             self.shared_mem.insert(stop.pid);
         }
@@ -1516,9 +1520,20 @@ impl EnforceSink<'_> {
                 && self.vm_peers.get(&pid).is_none_or(|s| s.is_empty())
                 && !self.shared_mem.contains(&pid)
         };
-        stop.tree.threads(stop.pid) == 1
-            && alone(stop.pid)
-            && self.vfork_parent.get(&stop.pid).is_none_or(|&p| alone(p))
+        if stop.tree.threads(stop.pid) != 1 || !alone(stop.pid) {
+            return false;
+        }
+        // Every vfork parent up the chain (a vfork child's vfork child uses the same memory):
+        // each suspended, and alone itself.
+        let mut p = stop.pid;
+        for _ in 0..64 {
+            match self.vfork_parent.get(&p) {
+                None => return true,
+                Some(&q) if alone(q) => p = q,
+                Some(_) => return false,
+            }
+        }
+        false
     }
 
     /// A MAP_SHARED mmap this process can never write through: no PROT_WRITE, not anonymous,
