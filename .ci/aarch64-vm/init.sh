@@ -102,11 +102,12 @@ echo "SBX-VM: kernel $(uname -r) $(uname -m), $(grep -c ^processor /proc/cpuinfo
 # 1. The benign workload: record -> learn -> enforce passes and does its work.
 if learn workload /bin/workload; then
     if grep -q 'workload done' $L/workload-twin.out && [ "$(cat /tmp/t/work/out.txt)" = written ] \
-        && grep -q 'guard region: yes' $L/workload-twin.out; then
-        ok "workload: record -> learn -> enforce, exit 0 ($(grep -c . $L/workload.profile) profile lines, guard region mapped)"
+        && grep -q '^guard region: yes' $L/workload-twin.out \
+        && grep -q '^child guard region: no' $L/workload-twin.out; then
+        ok "workload: record -> learn -> enforce, exit 0 ($(grep -c . $L/workload.profile) profile lines, guard region mapped in the two-thread parent, copies on the stack in the child)"
     else
         show workload-twin
-        ko "workload: enforce exited 0 but the workload did not do its work (or no guard region)"
+        ko "workload: enforce exited 0 but the workload did not do its work (or the guard region is not where it should be)"
     fi
 else
     ko "workload: record -> learn -> enforce failed"
