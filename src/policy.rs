@@ -314,7 +314,7 @@ impl Default for SetBuilder {
 }
 
 /// Which name space a glob rule matches in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 enum Space {
     /// Files (read, write, ... and unix socket paths share globs but not sets).
     Path,
@@ -394,6 +394,46 @@ pub struct CompiledPolicy {
     resolve: Vec<(Effect, String, usize)>,
     syscalls_allow: BTreeSet<String>,
     syscalls_deny: BTreeSet<String>,
+    /// The answers of path checks already made ([`Memo`]).
+    memo: std::cell::RefCell<Memo>,
+}
+
+/// What decides one path check besides the path: the rules are fixed once compiled, so
+/// [`CompiledPolicy::glob_check`] answers the same for the same key and path.
+type MemoKey = (Space, Verb, bool, bool, u64);
+
+/// Path check answers remembered, so a path checked again (every program opens the same
+/// libraries, a build the same headers) costs a hash lookup instead of glob matching.
+/// Bounded: forgotten all at once when full.
+#[derive(Debug, Clone, Default)]
+struct Memo {
+    answers: std::collections::HashMap<MemoKey, std::collections::HashMap<Box<[u8]>, Check>>,
+    len: usize,
+}
+
+/// The most answers [`Memo`] keeps (about 100 bytes each).
+const MEMO_MAX: usize = 16_384;
+
+impl Memo {
+    fn get(&self, key: MemoKey, path: &[u8]) -> Option<Check> {
+        self.answers.get(&key)?.get(path).copied()
+    }
+
+    fn put(&mut self, key: MemoKey, path: &[u8], check: Check) {
+        if self.len >= MEMO_MAX {
+            self.answers.clear();
+            self.len = 0;
+        }
+        if self
+            .answers
+            .entry(key)
+            .or_default()
+            .insert(path.into(), check)
+            .is_none()
+        {
+            self.len += 1;
+        }
+    }
 }
 
 impl CompiledPolicy {
@@ -699,6 +739,7 @@ impl CompiledPolicy {
             resolve: resolve_rules,
             syscalls_allow,
             syscalls_deny,
+            memo: Default::default(),
         })
     }
 
@@ -1164,22 +1205,23 @@ impl CompiledPolicy {
         out: &mut Vec<Finding>,
     ) {
         for path in paths {
-            let text = path_to_text(path);
-            let cand = Candidate::from_bytes(text.as_bytes());
             for &verb in verbs {
-                let mut check = match verb {
-                    Verb::Connect | Verb::Bind | Verb::Send => {
-                        self.glob_check(Space::UnixPath, verb, &cand, enoent, false, scope)
-                    }
-                    _ => self.glob_check(
+                let (space, excluded) = match verb {
+                    Verb::Connect | Verb::Bind | Verb::Send => (Space::UnixPath, false),
+                    _ => (
                         Space::Path,
-                        verb,
-                        &cand,
-                        enoent,
                         matches!(verb, Verb::Write | Verb::Create) && owner_excluded(path),
-                        scope,
                     ),
                 };
+                let key = (space, verb, enoent, excluded, scope.0);
+                let known = self.memo.borrow().get(key, path);
+                let mut check = known.unwrap_or_else(|| {
+                    let text = path_to_text(path);
+                    let cand = Candidate::from_bytes(text.as_bytes());
+                    let check = self.glob_check(space, verb, &cand, enoent, excluded, scope);
+                    self.memo.borrow_mut().put(key, path, check);
+                    check
+                });
                 // What this run created is its own: no rule needs to name it. Deny rules
                 // still win, exec always needs a rule, and git hooks and configs need one.
                 if matches!(check, Check::NoRule | Check::IfAbsent)
@@ -1192,7 +1234,7 @@ impl CompiledPolicy {
                 if check != Check::Allow {
                     out.push(Finding {
                         verb,
-                        object: quote_if_needed(&text).into_owned(),
+                        object: quote_if_needed(&path_to_text(path)).into_owned(),
                         check,
                     });
                 }
@@ -1628,6 +1670,64 @@ mod tests {
             err("program x /usr/bin/x\nsyscall ptrace by x\n").contains("cannot apply to syscall")
         );
         assert!(!policy("read /x\n").has_scopes());
+    }
+
+    /// The remembered path checks answer as a policy that has never checked anything, for
+    /// every verb, scope and path, however the checks are interleaved; a full memo is
+    /// emptied and keeps answering.
+    #[test]
+    fn remembered_path_checks_answer_as_fresh_ones() {
+        let text = "program npm /usr/bin/npm\n\
+                    read /a/**\n\
+                    deny read /a/secret\n\
+                    probe /b/**\n\
+                    own /w/**\n\
+                    read /c/** by npm\n\
+                    exec /usr/bin/*\n\
+                    connect unix /run/s.sock\n";
+        let p = policy(text);
+        let npm = Scope::ROOT.exec(p.program_mask(b"/usr/bin/npm"));
+        let paths = [
+            "/a/x",
+            "/a/secret",
+            "/b/tool",
+            "/c/y",
+            "/w/.git/hooks/pre-commit",
+            "/w/f",
+            "/usr/bin/true",
+            "/run/s.sock",
+            "/elsewhere",
+        ];
+        let accesses = [
+            acc(R),
+            acc(W),
+            acc(&[Access::Exec]),
+            acc(&[Access::Create]),
+            acc(&[Access::Stat]),
+            acc(&[Access::Read, Access::Write]),
+        ];
+        for round in 0..3 {
+            for &scope in &[Scope::NONE, npm, Scope::ROOT] {
+                for path_ in paths {
+                    for &a in &accesses {
+                        let got = p.decide_in(scope, a, &path(path_), None);
+                        let fresh = policy(text).decide_in(scope, a, &path(path_), None);
+                        assert_eq!(got, fresh, "round {round}: {path_} {a:?} {scope:?}");
+                    }
+                }
+            }
+        }
+        assert!(p.memo.borrow().len > 0);
+        let key = (Space::Path, Verb::Read, false, false, 0);
+        let mut m = Memo::default();
+        for i in 0..MEMO_MAX {
+            m.put(key, format!("/p/{i}").as_bytes(), Check::Allow);
+        }
+        assert_eq!(m.len, MEMO_MAX);
+        m.put(key, b"/q", Check::NoRule);
+        assert_eq!(m.len, 1);
+        assert_eq!(m.get(key, b"/q"), Some(Check::NoRule));
+        assert_eq!(m.get(key, b"/p/0"), None);
     }
 
     fn path(abs: &str) -> Object {

@@ -495,6 +495,17 @@ fn cwd_race(name: &'static str, attack: Args, benign: Args) -> Attack {
     }
 }
 
+/// `attack race_exec`: an exec racing a swap of a directory on its path, refused as an exec
+/// of badbin/prog (at the check, or at the exec event when the swap came in between).
+fn exec_race(name: &'static str, attack: Args, benign: Args) -> Attack {
+    Attack {
+        bare_tries: 10,
+        runs: 2,
+        expect: "badbin",
+        ..self::attack("2 symlink races", name, attack, benign)
+    }
+}
+
 fn attacks() -> Vec<Attack> {
     let a = attack;
     // Expect a refusal naming this text.
@@ -976,6 +987,20 @@ fn attacks() -> Vec<Attack> {
             "a thread with its own fd table opens beneath another dir at the same fd number",
             |p, f| v(&[&f.attack, "fdtable", "attack", &p.sdir()]),
             |p, f| v(&[&f.attack, "fdtable", "benign", &p.sdir()]),
+        ),
+        // The exec check reads the path before the kernel walks it again (an exec cannot be
+        // handed a symlink-free path): the program that starts is compared with the one
+        // checked at the exec event, from `/proc/PID/exe` whenever another task of the tree
+        // could run meanwhile.
+        exec_race(
+            "exec of bin/prog by vfork children while a thread swaps bin between two directories (300 execs)",
+            |_, f| v(&[&f.attack, "race_exec", "thread", "attack", "300"]),
+            |_, f| v(&[&f.attack, "race_exec", "thread", "benign", "20"]),
+        ),
+        exec_race(
+            "exec of bin/prog by vfork children while another process swaps bin between two directories (300 execs)",
+            |_, f| v(&[&f.attack, "race_exec", "process", "attack", "300"]),
+            |_, f| v(&[&f.attack, "race_exec", "process", "benign", "20"]),
         ),
         // Learn writes `probe /**/tool` for an absent optional program by itself.
         Attack {

@@ -2757,3 +2757,47 @@ fn open_restarted_after_handlers_ran_over_its_stack_opens_the_same_file() {
         );
     }
 }
+
+/// The programs whose `/proc/PID/exe` sbx read during `sbx enforce PROFILE -- sh -c SCRIPT`
+/// (strace on sbx alone; sbx's own exe, read once at the start, left out).
+fn exe_lookups(dir: &Path, profile: &Path, script: &str) -> Vec<String> {
+    let log = dir.join("strace.log");
+    let out = Command::new("strace")
+        .arg("-o")
+        .arg(&log)
+        .args(["-e", "trace=readlink", crate::util::sbx_bin(), "enforce"])
+        .arg(profile)
+        .args(["--", "sh", "-c", script])
+        .current_dir(dir)
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let me = std::fs::canonicalize(crate::util::sbx_bin()).unwrap();
+    let me = format!("\"{}\"", me.display());
+    std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("readlink(\"/proc/") && l.contains("/exe\", "))
+        .filter_map(|l| l.split(", ").nth(1).map(str::to_string))
+        .filter(|target| *target != me)
+        .collect()
+}
+
+#[test]
+fn an_exec_no_other_task_could_race_is_identified_from_its_check() {
+    // A shell's vfork child execs while its parent is held in its vfork stop: no task of the
+    // tree can change the filesystem between the check of `/bin/true` and the kernel's walk,
+    // so the program checked is the one that runs and sbx does not ask `/proc/PID/exe`.
+    // While another process of the tree runs (`sleep` in the background), it must ask.
+    let d = Dir::new();
+    let script = "/bin/true; sleep 0.3 & /bin/true; wait";
+    let prof = learn(d.path(), &["sh", "-c", script]);
+    let quiet = exe_lookups(d.path(), &prof, "/bin/true; /bin/true");
+    assert!(quiet.is_empty(), "{quiet:?}");
+    let busy = exe_lookups(d.path(), &prof, script);
+    assert!(
+        busy.iter().any(|t| t.contains("true")),
+        "the exec beside a running `sleep` must read the kernel's answer: {busy:?}"
+    );
+}

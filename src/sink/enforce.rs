@@ -19,7 +19,7 @@ use crate::report::{Action, Violation};
 use crate::show::escape;
 use crate::tracer::guard::{self, Guard, Prepared, Protected, Rewrite, Via};
 use crate::tracer::procfs;
-use crate::tracer::{Error, Released, Sink, SyscallStop, TaskRef, Verdict};
+use crate::tracer::{Error, ExecFile, Released, Sink, SyscallStop, TaskRef, Verdict};
 
 use super::decide::{self, object_text, reason_text};
 use super::dns::DnsTracker;
@@ -102,6 +102,19 @@ enum Watch {
 }
 
 /// A stop after [`EnforceSink::observe`]: decided already (`Done`), or to decide.
+/// An allowed execve, until its exec event.
+#[derive(Debug)]
+struct CheckedExec {
+    /// The program checked: absolute, symlink-free.
+    path: Vec<u8>,
+    /// The name the kernel will give it (`decode::exec_comm`).
+    comm: Option<Vec<u8>>,
+    /// The path as the execve gave it, when the file the kernel runs is the one checked
+    /// (no other task could run meanwhile): the tracer may then take `path` for the new
+    /// exe instead of reading `/proc/PID/exe` ([`Sink::exec_file`]).
+    named: Option<Vec<u8>>,
+}
+
 enum Observation {
     Done(Verdict),
     Stop(Box<Stopped>),
@@ -183,9 +196,9 @@ pub struct EnforceSink<'p> {
     /// No call that can change a root ever runs (kill/deny mode, none allowed): path
     /// resolution may use the tracer's cached root (`procfs::RootCache`).
     stable_root: bool,
-    /// Allowed execs waiting for their exec event, by tid: the program checked, and the
-    /// name the kernel will give it (`decode::exec_comm`).
-    execs: HashMap<i32, (Vec<u8>, Option<Vec<u8>>)>,
+    /// Allowed execs waiting for their exec event, by tid (only the thread's latest stop's:
+    /// every stop forgets its thread's entry first).
+    execs: HashMap<i32, CheckedExec>,
     /// Ask mode: who to ask, and the (verb, object) pairs allowed for the rest of the run.
     asker: Option<Box<dyn Asker>>,
     allowed_now: std::collections::HashSet<(String, String)>,
@@ -977,7 +990,21 @@ impl EnforceSink<'_> {
                         .arch
                         .by_name(&sc.name)
                         .and_then(|def| crate::decode::exec_comm(def, &sc.args, &p.literal));
-                    self.execs.insert(stop.tid, (p.effective().to_vec(), comm));
+                    // No other task can change the filesystem before the kernel walks the
+                    // path (`others_stopped`), and it was resolved afresh (an exec never uses
+                    // remembered symlink answers: `links_usable`) in sbx's own root and
+                    // namespaces (`stable_root`, `held_ok`): the kernel execs the file the
+                    // check named.
+                    let named = (stop.others_stopped && self.stable_root && self.held_ok)
+                        .then(|| p.literal.clone());
+                    self.execs.insert(
+                        stop.tid,
+                        CheckedExec {
+                            path: p.effective().to_vec(),
+                            comm,
+                            named,
+                        },
+                    );
                 }
                 None
             }
@@ -1049,9 +1076,13 @@ impl EnforceSink<'_> {
             }
             return Ok(Observation::Done(Verdict::AllowWatchExit));
         }
-        // This thread stopped again: its previous call is over.
+        // This thread stopped again: its previous call is over (an exec that was allowed
+        // failed, or it would not stop here).
         if !self.link_changes.is_empty() {
             self.link_changes.remove(&stop.tid);
+        }
+        if !self.execs.is_empty() {
+            self.execs.remove(&stop.tid);
         }
         let def = class.and_then(|_| self.arch.by_nr(stop.nr));
         let cached = use_links && self.links_usable(stop, def);
@@ -2027,7 +2058,15 @@ impl Sink for EnforceSink<'_> {
     }
 
     fn exec_comm(&self, tid: i32) -> Option<Vec<u8>> {
-        self.execs.get(&tid).and_then(|(_, comm)| comm.clone())
+        self.execs.get(&tid).and_then(|e| e.comm.clone())
+    }
+
+    fn exec_file(&self, tid: i32) -> Option<ExecFile> {
+        let e = self.execs.get(&tid)?;
+        Some(ExecFile {
+            path: e.path.clone(),
+            named: e.named.clone()?,
+        })
     }
 
     fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>) -> Verdict {
@@ -2037,7 +2076,7 @@ impl Sink for EnforceSink<'_> {
         let checked = self
             .execs
             .get(&former_tid.unwrap_or(task.tid))
-            .map(|(c, _)| c.clone());
+            .map(|e| e.path.clone());
         let identity = crate::tracer::procfs::program_identity(
             task.pid,
             &task.proc.exe,
@@ -2128,7 +2167,8 @@ impl Sink for EnforceSink<'_> {
             self.link_changes.remove(&t);
         }
         let mut verdict = Verdict::Allow;
-        if let Some((checked, _)) = self.execs.remove(&former_tid.unwrap_or(task.tid))
+        if let Some(CheckedExec { path: checked, .. }) =
+            self.execs.remove(&former_tid.unwrap_or(task.tid))
             && *checked != *task.proc.exe
         {
             let exe = Object::Path(PathObj {

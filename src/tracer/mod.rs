@@ -111,6 +111,10 @@ pub struct SyscallStop<'a> {
     pub tree: TreeView<'a>,
     /// The thread's stack pointer (0 at an exit stop).
     pub sp: u64,
+    /// At an execve's stop: no other task of the tree can run until the exec is over (see
+    /// `Tracer::others_stopped`), so the file the kernel execs is the one a path resolved
+    /// now leads to. Always false at other stops.
+    pub others_stopped: bool,
 }
 
 /// Which processes and threads are in the traced tree, as the tracer knows them: from their
@@ -177,8 +181,10 @@ pub trait Sink {
     /// a program named by its path (see [`programs`]): called at the exec event, before
     /// [`Sink::on_exec`]. The tracer takes it for the new exe when the thread's root is `/`
     /// and the kernel runs that file itself (a native ELF program); otherwise, and on `None`,
-    /// it reads `/proc/PID/exe`. A sink that decides on the exe (enforce) must answer `None`:
-    /// the path was read before the exec ran.
+    /// it reads `/proc/PID/exe`. A sink that decides on the exe (enforce) must answer `None`
+    /// unless the file the kernel ran cannot differ from the one it checked: the path was read
+    /// before the exec ran, so only when no other task could run between the check and the
+    /// kernel's walk ([`SyscallStop::others_stopped`]) and the path was resolved afresh.
     fn exec_file(&self, _tid: i32) -> Option<ExecFile> {
         None
     }
@@ -903,18 +909,42 @@ impl Tracer {
     /// so its exec or its death, which sbx sees, will release the parent. A child whose exit
     /// sbx already took is no longer sbx's to wait for (ECHILD): the parent runs at once.
     fn hold_vfork_parent(&mut self, parent: i32, child: i32) -> bool {
-        let alive = waitid(
-            Id::Pid(Pid::from_raw(child)),
-            WaitPidFlag::WEXITED
-                | WaitPidFlag::WNOHANG
-                | WaitPidFlag::WNOWAIT
-                | WaitPidFlag::__WALL,
-        ) == Ok(WaitStatus::StillAlive);
+        // A traced child's stops are reported even without WSTOPPED: its first stop, usually
+        // pending by now, means alive too.
+        let alive = matches!(
+            waitid(
+                Id::Pid(Pid::from_raw(child)),
+                WaitPidFlag::WEXITED
+                    | WaitPidFlag::WNOHANG
+                    | WaitPidFlag::WNOWAIT
+                    | WaitPidFlag::__WALL,
+            ),
+            Ok(WaitStatus::StillAlive
+                | WaitStatus::Stopped(..)
+                | WaitStatus::PtraceEvent(..)
+                | WaitStatus::PtraceSyscall(..))
+        );
         if self.killing || !alive {
             return false;
         }
         self.vfork_parents.insert(child, parent);
         true
+    }
+
+    /// Can no task of the tree but `tid` run before `tid`'s current call is over? True when
+    /// every other known task is a vfork parent held in its event stop (sbx releases it only
+    /// at its child's exec event or death), no thread is held for a question (ask mode may
+    /// resume those while the call runs) and no child is parked (adopting one resumes it).
+    /// A child sbx has not seen yet starts in a stop of its own. Every other task counts as
+    /// running, even one blocked in a call or whose stop sbx has not collected yet.
+    fn others_stopped(&self, tid: i32) -> bool {
+        self.held.is_empty()
+            && self.parked.is_empty()
+            && self.tasks.len() <= 1 + self.vfork_parents.len()
+            && self
+                .tasks
+                .keys()
+                .all(|&t| t == tid || self.vfork_parents.values().any(|&p| p == t))
     }
 
     /// Resume the vfork parent waiting for `child`, if one is held.
@@ -1102,6 +1132,7 @@ impl Tracer {
                 procs: &self.procs,
             },
             sp,
+            others_stopped: is_exec && self.others_stopped(tid),
         };
         let verdict = sink.on_syscall(&stop)?;
         self.apply(tid, verdict, (audit_arch, nr, args))
@@ -1182,6 +1213,7 @@ impl Tracer {
                 procs: &self.procs,
             },
             sp: 0,
+            others_stopped: false,
         };
         match sink.on_syscall_exit(&stop, rval)? {
             Verdict::Kill => {

@@ -9,7 +9,9 @@
 //! set-id check cost more; see docs/performance.md.
 //!
 //! Only a sink that merely reports the exe may name the file (record): the path was read at
-//! the execve's seccomp stop, before the exec ran. Enforce reads the kernel's answer.
+//! the execve's seccomp stop, before the exec ran. Enforce reads the kernel's answer, except
+//! where no other task of the tree could run between its check and the kernel's walk of the
+//! path (a shell's vfork child with its parent held: `Tracer::others_stopped`).
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
