@@ -101,7 +101,6 @@ enum Watch {
     Nothing,
 }
 
-/// A stop after [`EnforceSink::observe`]: decided already (`Done`), or to decide.
 /// An allowed execve, until its exec event.
 #[derive(Debug)]
 struct CheckedExec {
@@ -115,6 +114,7 @@ struct CheckedExec {
     named: Option<Vec<u8>>,
 }
 
+/// A stop after [`EnforceSink::observe`]: decided already (`Done`), or to decide.
 enum Observation {
     Done(Verdict),
     Stop(Box<Stopped>),
