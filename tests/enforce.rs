@@ -2787,6 +2787,26 @@ fn exe_lookups(dir: &Path, profile: &Path, script: &str) -> Vec<String> {
 }
 
 #[test]
+fn a_region_injected_through_a_vfork_child_serves_its_parent() {
+    // The vfork child of a two-threaded process shares its parent's memory, so its exec's
+    // check gets the guard region, mapped into that shared address space. The parent's
+    // first guarded call comes after (its second thread opens a file once the child has
+    // exec'd): sbx must see the region is already there, not map it a second time (which
+    // the kernel refuses, and sbx then aborted the run).
+    let d = Dir::new();
+    let prog = fx("vfork_exec");
+    let prof = learn(d.path(), &[&prog, "threaded"]);
+    for _ in 0..3 {
+        let out = enforce_in(d.path(), &prof, "kill", &[], &[&prog, "threaded"]).run();
+        out.assert_code(0);
+        assert!(
+            out.stdout.contains("thread opened /etc/hostname"),
+            "{out:?}"
+        );
+    }
+}
+
+#[test]
 fn an_exec_no_other_task_could_race_is_identified_from_its_check() {
     // A shell's vfork child execs while its parent is held in its vfork stop: no task of the
     // tree can change the filesystem between the check of `/bin/true` and the kernel's walk,

@@ -82,7 +82,8 @@ pub struct Guard {
     /// Processes (tgids) whose address space has the region.
     mapped: HashSet<i32>,
     /// Processes that exec'd and have not been given the region yet: their new address space
-    /// certainly lacks it (no need to read their maps).
+    /// lacks it (no need to read their maps) unless a vfork or CLONE_VM child sharing it was
+    /// given it meanwhile, which [`Self::prepare`] learns from the kernel's EEXIST.
     fresh: HashSet<i32>,
     /// `/proc/PID/mem` of each mapped process, opened on first use.
     mem: HashMap<i32, File>,
@@ -496,7 +497,11 @@ impl Guard {
                 )));
             }
         };
-        if u64::try_from(rval).ok() != Some(WINDOW_BASE) {
+        // EEXIST: the region was mapped into this address space through another process
+        // sharing it (a vfork or CLONE_VM child of this one got it first), after this one
+        // exec'd and was marked fresh. Ours exactly: take it as mapped.
+        let shared = rval == -i64::from(libc::EEXIST) && has_region(pid);
+        if u64::try_from(rval).ok() != Some(WINDOW_BASE) && !shared {
             return Err(Error::Sink(format!(
                 "cannot map the guard region in process {pid} (mmap returned {rval}): something already occupies {WINDOW_BASE:#x}"
             )));
