@@ -1493,11 +1493,8 @@ impl EnforceSink<'_> {
 
     /// Decide on an observed stop.
     fn decide_stop(&self, stop: &SyscallStop<'_>, ob: &Stopped) -> decide::Decided {
-        let lookup = |path: &[u8]| {
-            std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path))
-                .map(|_| ())
-                .map_err(|e| e.raw_os_error().unwrap_or(0))
-        };
+        self.owned.new_decision();
+        let lookup = |path: &[u8]| self.owned.lstat(path).map(drop);
         let st = decide::RunState {
             policy: self.policy,
             scope: self.chains.scope(stop.pid),
@@ -2003,6 +2000,7 @@ impl Sink for EnforceSink<'_> {
                     },
                     stop.pid,
                 ));
+                self.owned.new_decision();
                 match self.policy.decide_in(
                     self.chains.scope(stop.pid),
                     access,

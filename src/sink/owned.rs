@@ -71,7 +71,16 @@ pub struct Owned {
     /// The bound was reached; said once.
     full: bool,
     warned: bool,
+    /// `lstat` answers of the decision under way ([`Self::lstat`]): a probe of an absent
+    /// path asks for the same path (and its ancestors) up to four times in one decision.
+    looks: std::cell::RefCell<Vec<(Vec<u8>, Looked)>>,
 }
+
+/// What `lstat` of a path answered: its (device, inode), or the errno.
+type Looked = Result<(u64, u64), i32>;
+
+/// Answers remembered in one decision at most (a path and its ancestors).
+const LOOKS_MAX: usize = 32;
 
 impl Owned {
     /// At most this many objects are remembered (about 40 bytes each).
@@ -84,6 +93,29 @@ impl Owned {
         }
         self.seq += 1;
         self.set.insert((m.dev(), m.ino()), self.seq);
+    }
+
+    /// A new decision starts: the filesystem may have changed since the last one, so forget
+    /// the `lstat` answers remembered for that one.
+    pub fn new_decision(&self) {
+        self.looks.borrow_mut().clear();
+    }
+
+    /// `lstat(path)`: (device, inode), or the errno. Asked once per path and decision (see
+    /// [`Self::new_decision`]): every question of one decision about the same path gets the
+    /// same answer, as if the filesystem were looked at once.
+    pub fn lstat(&self, path: &[u8]) -> Result<(u64, u64), i32> {
+        if let Some((_, r)) = self.looks.borrow().iter().find(|(p, _)| p == path) {
+            return *r;
+        }
+        let r = std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path))
+            .map(|m| (m.dev(), m.ino()))
+            .map_err(|e| e.raw_os_error().unwrap_or(0));
+        let mut looks = self.looks.borrow_mut();
+        if looks.len() < LOOKS_MAX {
+            looks.push((path.to_vec(), r));
+        }
+        r
     }
 
     /// The object now at `path` (not following a final symlink) was made by the run.
@@ -146,8 +178,9 @@ impl Owned {
 impl Provenance for Owned {
     fn owns(&self, path: &[u8]) -> bool {
         !self.set.is_empty()
-            && std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path))
-                .is_ok_and(|m| self.set.contains_key(&(m.dev(), m.ino())))
+            && self
+                .lstat(path)
+                .is_ok_and(|key| self.set.contains_key(&key))
     }
 
     /// The path does not exist, and the nearest of its ancestors that does is a directory
@@ -156,12 +189,8 @@ impl Provenance for Owned {
     /// after the check cannot lead the call elsewhere.
     /// See: docs/real-world.md pip markupsafe (`pip-build-env-*/site/__pycache__/...`)
     fn absent_in_owned(&self, path: &[u8]) -> bool {
-        let missing = |p: &[u8]| {
-            matches!(
-                std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(p)),
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR))
-            )
-        };
+        let missing =
+            |p: &[u8]| matches!(self.lstat(p), Err(e) if e == libc::ENOENT || e == libc::ENOTDIR);
         if self.set.is_empty() || !missing(path) {
             return false;
         }
@@ -202,6 +231,31 @@ pub struct Gone {
 mod tests {
     use super::*;
     use crate::event::{AccessSet, PathObj};
+    use std::ffi::OsStr;
+
+    #[test]
+    fn a_decision_looks_a_path_up_once_and_the_next_one_afresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let made = dir.path().join("made");
+        std::fs::create_dir(&made).unwrap();
+        let mut owned = Owned::default();
+        owned.add_path(made.as_os_str().as_bytes());
+        let late = made.join("late");
+        let late = late.as_os_str().as_bytes();
+        owned.new_decision();
+        assert_eq!(owned.lstat(late), Err(libc::ENOENT));
+        assert!(owned.absent_in_owned(late));
+        // Made during the decision: the decision keeps the answer it had.
+        std::fs::write(OsStr::from_bytes(late), "x").unwrap();
+        assert_eq!(owned.lstat(late), Err(libc::ENOENT));
+        assert!(owned.absent_in_owned(late));
+        // The next decision sees it.
+        owned.new_decision();
+        assert!(owned.lstat(late).is_ok());
+        assert!(!owned.absent_in_owned(late));
+        assert!(!owned.owns(late), "made outside the run's calls");
+        assert!(owned.owns(made.as_os_str().as_bytes()));
+    }
 
     #[test]
     fn a_delete_forgets_only_what_was_owned_when_it_was_decided() {
