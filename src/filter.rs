@@ -188,6 +188,9 @@ pub struct FilterSpec {
     pub mode: FilterMode,
     /// Stop on metadata syscalls too (`--metadata`).
     pub metadata: bool,
+    /// Stop chdir and fchdir even without `metadata`: enforce remembers each thread's cwd
+    /// and must forget it before one changes (`sink::LinkCache::keep_cwds`).
+    pub cwd_changes: bool,
     /// The guard window of the race defence (design.md section 5), if one is used.
     pub guard: Option<GuardWindow>,
     /// Stop the receives that can carry DNS answers ([`Class::Answer`]): record, and enforce
@@ -254,6 +257,11 @@ pub enum FilterError {
 
 /// The class of `nr` on `arch`, `None` for unknown numbers (what the tracer does with a
 /// TRACE(0) stop).
+/// chdir or fchdir: the calls that change a thread's cwd ([`FilterSpec::cwd_changes`]).
+pub fn is_cwd_change(name: &str) -> bool {
+    name == "chdir" || name == "fchdir"
+}
+
 pub fn class_of(arch: Arch, nr: u64) -> Option<Class> {
     arch.by_nr(nr).map(|d| d.class)
 }
@@ -648,6 +656,9 @@ impl Builder<'_> {
                 Class::Metadata if self.spec.metadata => {
                     rules.insert(nr, vec![]);
                 }
+                Class::Metadata if self.spec.cwd_changes && is_cwd_change(d.name) => {
+                    rules.insert(nr, vec![]);
+                }
                 Class::Gated if record => {
                     rules.insert(nr, vec![]);
                 }
@@ -776,6 +787,7 @@ mod tests {
             queries: mode != FilterMode::Record,
             mode,
             metadata,
+            cwd_changes: false,
             guard: guard.then_some(GuardWindow { base: WINDOW }),
             dns: true,
         }
@@ -1498,6 +1510,53 @@ mod tests {
                     libc::SYS_shmat,
                     [u64::MAX, 0, 0, 0, 0, 0],
                     Want::Err(ENOSYS),
+                ),
+            ]);
+            let status = run_child(&progs, &probes, false);
+            assert_eq!(exit_code(status), Some(0), "status {status:#x}");
+        }
+
+        #[test]
+        fn cwd_changes_stop_chdir_and_fchdir_alone() {
+            let mut s = spec(enforce(&[], Refuse::Errno(MARK)), false, true);
+            s.cwd_changes = true;
+            let progs = build(&s).expect("build");
+            let mut probes = common_probes();
+            probes.extend([
+                // Traced (ENOSYS without a tracer), before the kernel reads the bad pointer.
+                p(
+                    libc::SYS_chdir,
+                    [u64::MAX - 99, 0, 0, 0, 0, 0],
+                    Want::Err(ENOSYS),
+                ),
+                p(
+                    libc::SYS_fchdir,
+                    [u64::MAX, 0, 0, 0, 0, 0],
+                    Want::Err(ENOSYS),
+                ),
+                // The other metadata calls stay free.
+                p(
+                    libc::SYS_newfstatat,
+                    [u64::MAX - 99, ptr(ROOT), 0, 0, 0, 0],
+                    Want::Err(libc::EFAULT),
+                ),
+            ]);
+            let status = run_child(&progs, &probes, false);
+            assert_eq!(exit_code(status), Some(0), "status {status:#x}");
+            // Without it, chdir runs in-kernel (EFAULT on the bad pointer, EBADF on the fd).
+            let progs =
+                build(&spec(enforce(&[], Refuse::Errno(MARK)), false, true)).expect("build");
+            let mut probes = common_probes();
+            probes.extend([
+                p(
+                    libc::SYS_chdir,
+                    [u64::MAX - 99, 0, 0, 0, 0, 0],
+                    Want::Err(libc::EFAULT),
+                ),
+                p(
+                    libc::SYS_fchdir,
+                    [u64::MAX, 0, 0, 0, 0, 0],
+                    Want::Err(libc::EBADF),
                 ),
             ]);
             let status = run_child(&progs, &probes, false);

@@ -2787,6 +2787,54 @@ fn exe_lookups(dir: &Path, profile: &Path, script: &str) -> Vec<String> {
 }
 
 #[test]
+fn relative_paths_follow_every_change_of_the_cwd() {
+    const PY: &str = "/usr/bin/python3";
+    // sbx remembers each thread's cwd between stops. A chdir of another thread (threads
+    // share one), an fchdir, a rename of the directory by the process itself or by another
+    // process of the tree: after each, a relative open must reach what it reaches bare.
+    let script = r#"
+import os, subprocess, threading
+def rd(tag):
+    with open("f.txt") as f:
+        print(tag, f.read().strip(), flush=True)
+os.chdir("a"); rd("chdir")
+rd("again")
+t = threading.Thread(target=lambda: os.chdir("../b")); t.start(); t.join(); rd("thread chdir")
+fd = os.open("../a", os.O_RDONLY); os.fchdir(fd); os.close(fd); rd("fchdir")
+os.rename("../a", "../c"); rd("renamed")
+subprocess.run(["mv", "../c", "../d"], check=True); rd("renamed by a child")
+os.mkdir("../a"); open("../a/f.txt", "w").write("new\n"); rd("old name made again")
+"#;
+    let d = Dir::new();
+    let setup = |d: &Dir| {
+        let _ = std::fs::remove_dir_all(d.join("work"));
+        d.write("work/a/f.txt", "A\n");
+        d.write("work/b/f.txt", "B\n");
+        d.write("work/run.py", script);
+        d.join("work")
+    };
+    let w = setup(&d);
+    let b = bare(PY, ["run.py"], &w);
+    assert_eq!(b.code, Some(0), "{b:?}");
+    assert_eq!(
+        b.stdout,
+        "chdir A\nagain A\nthread chdir B\nfchdir A\nrenamed A\nrenamed by a child A\nold name made again A\n"
+    );
+    let learned = learn(&w, &[PY, "run.py"]);
+    // What it may do in its directory is not the question here (renaming the directory it
+    // is in, then making the old name again, is more than learn generalizes).
+    let mut text = std::fs::read_to_string(&learned).unwrap();
+    text.push_str("own ${CWD}/**\n");
+    let prof = d.write("cwd.profile", &text);
+    for mode in ["kill", "deny"] {
+        let w = setup(&d);
+        let out = enforce_in(&w, &prof, mode, &[], &[PY, "run.py"]).run();
+        out.assert_code(0);
+        assert_eq!(out.stdout, b.stdout, "{mode}: {}", out.stderr);
+    }
+}
+
+#[test]
 fn a_region_injected_through_a_vfork_child_serves_its_parent() {
     // The vfork child of a two-threaded process shares its parent's memory, so its exec's
     // check gets the guard region, mapped into that shared address space. The parent's

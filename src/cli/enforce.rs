@@ -176,6 +176,8 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
         arch,
         mode,
         metadata: a.metadata,
+        // The sink remembers threads' cwds (`keep_cwds` below): chdir and fchdir must stop.
+        cwd_changes: true,
         // The race defence's region must stay mapped and read-only: every memory call that
         // could unmap, remap or re-protect it stops (and is refused); the JIT's ordinary
         // mprotect calls elsewhere run in-kernel. Audit mode and --unsafe-no-race-guard use
@@ -208,6 +210,9 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
     };
     let header = super::header(arch, &a.command, a.metadata);
     let mut s = EnforceSink::new(arch, &policy, sink_mode, a.metadata);
+    if spec.cwd_changes {
+        s = s.keep_cwds();
+    }
     if a.unsafe_no_race_guard {
         s = s.without_guard();
     }

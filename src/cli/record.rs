@@ -16,6 +16,7 @@ use crate::tracer::Tracer;
 pub fn run(a: RecordArgs) -> anyhow::Result<u8> {
     let arch = Arch::native();
     let spec = FilterSpec {
+        cwd_changes: false,
         arch,
         mode: FilterMode::Record,
         metadata: a.metadata,

@@ -326,6 +326,15 @@ impl<'p> EnforceSink<'p> {
         }
     }
 
+    /// Remember each thread's cwd between stops, for the calls that may use remembered
+    /// symlink answers (`links_usable`): one `readlink` of `/proc/PID/task/TID/cwd` less per
+    /// relative path. Only with a filter that stops chdir and fchdir
+    /// ([`crate::filter::FilterSpec::cwd_changes`]): each one forgets every cwd before it runs.
+    pub fn keep_cwds(self) -> Self {
+        self.links.keep_cwds();
+        self
+    }
+
     /// Remember every allowed access, for `--unused`.
     pub fn track_allowed(mut self) -> Self {
         self.allowed_seen = Some(std::collections::HashSet::new());
@@ -1491,6 +1500,32 @@ impl EnforceSink<'_> {
         Ok(verdict)
     }
 
+    /// A stop of a call to decide (every one but a chdir or fchdir without --metadata).
+    fn on_checked_syscall(&mut self, stop: &SyscallStop<'_>) -> Result<Verdict, Error> {
+        let ob = match self.observe(stop, true)? {
+            Observation::Done(verdict) => return Ok(verdict),
+            Observation::Stop(ob) => ob,
+        };
+        let decided = self.decide_stop(stop, &ob);
+        if ob.link_hit && !decided.refusals.is_empty() {
+            // Refused on a remembered symlink answer: decide again on the filesystem as it
+            // is now (a change made outside the traced tree is not seen by the cache). A
+            // probe found absent is not: the open fails either way (answered by sbx, or run
+            // symlink-free from the checked path), which is what the workload would see if
+            // the stale answer were true.
+            if let Some(g) = self.guard.as_mut() {
+                g.unpin(stop.tid);
+            }
+            let ob = match self.observe(stop, false)? {
+                Observation::Done(verdict) => return Ok(verdict),
+                Observation::Stop(ob) => ob,
+            };
+            let decided = self.decide_stop(stop, &ob);
+            return self.act(stop, ob, decided);
+        }
+        self.act(stop, ob, decided)
+    }
+
     /// Decide on an observed stop.
     fn decide_stop(&self, stop: &SyscallStop<'_>, ob: &Stopped) -> decide::Decided {
         self.owned.new_decision();
@@ -1890,28 +1925,26 @@ impl Sink for EnforceSink<'_> {
     }
 
     fn on_syscall(&mut self, stop: &SyscallStop<'_>) -> Result<Verdict, Error> {
-        let ob = match self.observe(stop, true)? {
-            Observation::Done(verdict) => return Ok(verdict),
-            Observation::Stop(ob) => ob,
-        };
-        let decided = self.decide_stop(stop, &ob);
-        if ob.link_hit && !decided.refusals.is_empty() {
-            // Refused on a remembered symlink answer: decide again on the filesystem as it
-            // is now (a change made outside the traced tree is not seen by the cache). A
-            // probe found absent is not: the open fails either way (answered by sbx, or run
-            // symlink-free from the checked path), which is what the workload would see if
-            // the stale answer were true.
-            if let Some(g) = self.guard.as_mut() {
-                g.unpin(stop.tid);
-            }
-            let ob = match self.observe(stop, false)? {
-                Observation::Done(verdict) => return Ok(verdict),
-                Observation::Stop(ob) => ob,
-            };
-            let decided = self.decide_stop(stop, &ob);
-            return self.act(stop, ob, decided);
+        let cwd_change = self.links.keeps_cwds()
+            && stop.audit_arch == self.arch.audit_arch()
+            && self
+                .arch
+                .by_nr(stop.nr)
+                .is_some_and(|d| crate::filter::is_cwd_change(d.name));
+        if !cwd_change {
+            return self.on_checked_syscall(stop);
         }
-        self.act(stop, ob, decided)
+        // chdir or fchdir (stopped for this alone unless --metadata): every remembered cwd
+        // may be stale once it runs (threads can share one), and none is remembered until
+        // this thread stops again (`link_changes`).
+        let verdict = if self.metadata {
+            self.on_checked_syscall(stop)?
+        } else {
+            Verdict::Allow
+        };
+        self.links.forget_cwds();
+        self.link_changes.insert(stop.tid);
+        Ok(verdict)
     }
 
     fn on_syscall_exit(&mut self, stop: &SyscallStop<'_>, rval: i64) -> Result<Verdict, Error> {
@@ -2031,6 +2064,8 @@ impl Sink for EnforceSink<'_> {
         thread: bool,
         via: SpawnVia,
     ) {
+        // A new task's number may be one an ended task had.
+        self.links.forget_cwd(child);
         if !thread && let Some(g) = self.guard.as_mut() {
             g.forked(parent.pid, child);
             if via == SpawnVia::Vfork {
@@ -2068,6 +2103,10 @@ impl Sink for EnforceSink<'_> {
     }
 
     fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>) -> Verdict {
+        self.links.forget_cwd(task.tid);
+        if let Some(t) = former_tid {
+            self.links.forget_cwd(t);
+        }
         // The program's identity (its script for an interpreter) extends the chain and
         // narrows the `by` lists the process holds. Read now, at the exec event: the new
         // program has not run, and no other task shares its fresh memory or argv.
@@ -2250,6 +2289,7 @@ impl Sink for EnforceSink<'_> {
     ) -> Verdict {
         self.watch.remove(&task.tid);
         self.link_changes.remove(&task.tid);
+        self.links.forget_cwd(task.tid);
         self.creating.remove(&task.tid);
         if process {
             self.chains.exit(task.pid);

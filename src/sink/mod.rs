@@ -45,6 +45,15 @@ pub struct DecodedStop {
 /// checked path, through the old target, is opened). A refusal decided on a cached answer is
 /// decided again afresh; a call that may change symlinks forgets its paths before it runs,
 /// and nothing is remembered while one is running (`before`, `freeze`).
+///
+/// Enforce also keeps each thread's working directory here ([`Self::keep_cwds`]), under the
+/// same rule: used only where the kernel walks the checked absolute path again, so a stale
+/// cwd can only make the call reach a path that was checked, never one that was not. A cwd
+/// changes through chdir and fchdir (enforce then stops them, and forgets every cwd at each:
+/// threads may share one), a namespace or root change (gated: everything is forgotten), or a
+/// rename or removal of the directory or one above it (forgotten with the paths below it).
+/// A rename made outside the traced tree is not seen: the workload's relative paths then
+/// lead to the directory's old name (checked), as they would have just before the rename.
 #[derive(Debug, Default)]
 pub struct LinkCache {
     map: std::cell::RefCell<std::collections::HashMap<Vec<u8>, Option<Vec<u8>>>>,
@@ -56,10 +65,15 @@ pub struct LinkCache {
     /// Every directory some cached path lies below: only a change at one of them has entries
     /// below it to forget (a temporary file unlinked has none, and costs no scan).
     parents: std::cell::RefCell<std::collections::HashSet<Vec<u8>>>,
+    /// Each thread's cwd as last read ([`Self::keep_cwds`]); absolute paths only.
+    cwds: std::cell::RefCell<std::collections::HashMap<i32, Vec<u8>>>,
+    /// Remember cwds (enforce, which stops chdir and fchdir to forget them).
+    cwds_on: std::cell::Cell<bool>,
 }
 
 impl LinkCache {
     const MAX: usize = 200_000;
+    const MAX_CWDS: usize = 65_536;
 
     /// Whether a call of `def` can change what is a symlink.
     pub fn changes_links(def: Option<&SyscallDef>) -> bool {
@@ -112,6 +126,51 @@ impl LinkCache {
     pub fn clear(&self) {
         self.map.borrow_mut().clear();
         self.parents.borrow_mut().clear();
+        self.forget_cwds();
+    }
+
+    /// Remember threads' cwds from now on. Only for a sink that calls [`Self::forget_cwds`]
+    /// at every chdir and fchdir before it runs, and [`Self::forget_cwd`] for every task that
+    /// starts, execs or ends.
+    pub fn keep_cwds(&self) {
+        self.cwds_on.set(true);
+    }
+
+    /// Are cwds remembered?
+    pub fn keeps_cwds(&self) -> bool {
+        self.cwds_on.get()
+    }
+
+    /// Forget every thread's cwd (a chdir or fchdir is about to run).
+    pub fn forget_cwds(&self) {
+        self.cwds.borrow_mut().clear();
+    }
+
+    /// Forget `tid`'s cwd (a task that starts, execs or ends: its number may be reused).
+    pub fn forget_cwd(&self, tid: i32) {
+        if self.cwds_on.get() {
+            self.cwds.borrow_mut().remove(&tid);
+        }
+    }
+
+    /// `tid`'s remembered cwd.
+    fn cwd(&self, tid: i32) -> Option<Vec<u8>> {
+        if !self.cwds_on.get() {
+            return None;
+        }
+        self.cwds.borrow().get(&tid).cloned()
+    }
+
+    /// Remember `tid`'s cwd, read now (not while a call that may change it runs).
+    fn insert_cwd(&self, tid: i32, cwd: &[u8]) {
+        if !self.cwds_on.get() || self.frozen.get() || !cwd.starts_with(b"/") {
+            return;
+        }
+        let mut cwds = self.cwds.borrow_mut();
+        if cwds.len() >= Self::MAX_CWDS {
+            cwds.clear();
+        }
+        cwds.insert(tid, cwd.to_vec());
     }
 
     /// The cached answer for `path`, if any.
@@ -154,6 +213,12 @@ impl LinkCache {
             self.clear();
             return;
         }
+        // A cwd at or below `path` is renamed or removed with it.
+        let at_or_below =
+            |k: &[u8]| k.starts_with(path) && matches!(k.get(path.len()), None | Some(b'/'));
+        if self.cwds_on.get() {
+            self.cwds.borrow_mut().retain(|_, c| !at_or_below(c));
+        }
         let mut m = self.map.borrow_mut();
         m.remove(path);
         let mut parents = self.parents.borrow_mut();
@@ -183,7 +248,16 @@ impl decode::ProcView for StopView<'_> {
         self.inner.tid
     }
     fn cwd(&self) -> Option<Vec<u8>> {
-        self.inner.cwd()
+        let Some(cache) = self.links else {
+            return self.inner.cwd();
+        };
+        if let Some(hit) = cache.cwd(self.inner.tid) {
+            cache.hit.set(true);
+            return Some(hit);
+        }
+        let cwd = self.inner.cwd()?;
+        cache.insert_cwd(self.inner.tid, &cwd);
+        Some(cwd)
     }
     fn root(&self) -> Option<Vec<u8>> {
         match self.root {
@@ -363,6 +437,37 @@ mod tests {
                 resolved: resolved.map(|r| r.as_bytes().to_vec()),
             }),
         }
+    }
+
+    #[test]
+    fn cwds_are_kept_only_when_asked_and_forgotten_with_their_directory() {
+        let c = LinkCache::default();
+        c.insert_cwd(1, b"/w/a");
+        assert_eq!(c.cwd(1), None, "not kept unless keep_cwds");
+        c.keep_cwds();
+        for (tid, cwd) in [(1, "/w/a"), (2, "/w/a/sub"), (3, "/w/ab"), (4, "/x")] {
+            c.insert_cwd(tid, cwd.as_bytes());
+        }
+        c.insert_cwd(5, b"pipe:[3]");
+        assert_eq!(c.cwd(5), None, "only absolute paths");
+        // /w/a renamed or removed: its cwds and those below it go, /w/ab stays.
+        c.after(def("rename"), &[path("/w/a", None)], Outcome::Value(0));
+        assert_eq!(c.cwd(1), None);
+        assert_eq!(c.cwd(2), None);
+        assert_eq!(c.cwd(3), Some(b"/w/ab".to_vec()));
+        // Not remembered while a call that changes links runs.
+        c.freeze(true);
+        c.insert_cwd(1, b"/w/c");
+        assert_eq!(c.cwd(1), None);
+        c.freeze(false);
+        c.forget_cwd(3);
+        assert_eq!(c.cwd(3), None);
+        assert_eq!(c.cwd(4), Some(b"/x".to_vec()));
+        c.forget_cwds();
+        assert_eq!(c.cwd(4), None);
+        c.insert_cwd(4, b"/x");
+        c.clear();
+        assert_eq!(c.cwd(4), None, "a gated call forgets everything");
     }
 
     fn cache(keys: &[&str]) -> LinkCache {
