@@ -23,7 +23,7 @@ use crate::tracer::{Error, ExecFile, Released, Sink, SyscallStop, TaskRef, Verdi
 
 use super::decide::{self, object_text, reason_text};
 use super::dns::DnsTracker;
-use super::owned::{Creating, Owned, settle_creates};
+use super::owned::{Creating, Owned, settle_creates_with};
 use super::record::RecordSink;
 
 /// What to do about a violation.
@@ -1025,6 +1025,8 @@ impl EnforceSink<'_> {
     /// is made here). Calls decided before any decoding (the guard region injected, a DNS
     /// answer's receive) are done at once.
     fn observe(&mut self, stop: &SyscallStop<'_>, use_links: bool) -> Result<Observation, Error> {
+        // This stop's decision starts here: its lstat answers are its own (`Owned::lstat`).
+        self.owned.new_decision();
         let class = if stop.audit_arch == self.arch.audit_arch() {
             self.arch.by_nr(stop.nr).map(|d| d.class)
         } else {
@@ -1136,7 +1138,7 @@ impl EnforceSink<'_> {
         let pins = self.pin_fd_objects(stop, def, &mut d.syscall);
         // `Create` only for names that do not exist yet; the others are writes.
         let new_names = if matches!(def.map(|d| d.class), Some(Class::Checked)) {
-            settle_creates(&mut d.syscall.targets)
+            settle_creates_with(&mut d.syscall.targets, &|p| self.owned.lstat(p))
         } else {
             Vec::new()
         };
@@ -1528,7 +1530,7 @@ impl EnforceSink<'_> {
 
     /// Decide on an observed stop.
     fn decide_stop(&self, stop: &SyscallStop<'_>, ob: &Stopped) -> decide::Decided {
-        self.owned.new_decision();
+        // The decision's lstat answers started with this stop's observation (`observe`).
         let lookup = |path: &[u8]| self.owned.lstat(path).map(drop);
         let st = decide::RunState {
             policy: self.policy,

@@ -32,6 +32,19 @@ use crate::policy::Provenance;
 /// process between this look and the call could be deleted; only the workload's own
 /// processes, with a right to create it, could make it (docs/security.md).
 pub fn settle_creates(targets: &mut [Target]) -> Vec<Vec<u8>> {
+    settle_creates_with(targets, &|path| {
+        std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path))
+            .map(|m| (m.dev(), m.ino()))
+            .map_err(|e| e.raw_os_error().unwrap_or(0))
+    })
+}
+
+/// [`settle_creates`], looking paths up with `lstat` (enforce: [`Owned::lstat`], so the
+/// decision that follows gets the same answers).
+pub fn settle_creates_with(
+    targets: &mut [Target],
+    lstat: &dyn Fn(&[u8]) -> Looked,
+) -> Vec<Vec<u8>> {
     let mut new = Vec::new();
     for t in targets {
         let create = t.access.contains(Access::Create);
@@ -42,10 +55,7 @@ pub fn settle_creates(targets: &mut [Target]) -> Vec<Vec<u8>> {
             continue;
         };
         let path = p.effective();
-        let absent = matches!(
-            std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path)),
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT)
-        );
+        let absent = lstat(path) == Err(libc::ENOENT);
         if !create {
             if absent {
                 t.access = t.access.iter().filter(|a| *a != Access::Delete).collect();
@@ -95,7 +105,8 @@ impl Owned {
         self.set.insert((m.dev(), m.ino()), self.seq);
     }
 
-    /// A new decision starts: the filesystem may have changed since the last one, so forget
+    /// A new decision starts (a stop, from its first look at the filesystem: enforce's
+    /// `settle_creates_with`): the filesystem may have changed since the last one, so forget
     /// the `lstat` answers remembered for that one.
     pub fn new_decision(&self) {
         self.looks.borrow_mut().clear();
