@@ -451,7 +451,7 @@ mod tests {
         c.insert_cwd(5, b"pipe:[3]");
         assert_eq!(c.cwd(5), None, "only absolute paths");
         // /w/a renamed or removed: its cwds and those below it go, /w/ab stays.
-        c.after(def("rename"), &[path("/w/a", None)], Outcome::Value(0));
+        c.after(def("renameat"), &[path("/w/a", None)], Outcome::Value(0));
         assert_eq!(c.cwd(1), None);
         assert_eq!(c.cwd(2), None);
         assert_eq!(c.cwd(3), Some(b"/w/ab".to_vec()));
