@@ -401,7 +401,7 @@ struct Attack {
 }
 
 /// Runs of a race attack without the race guard, until one gets through.
-const CONTROL_RUNS: usize = 10;
+const CONTROL_RUNS: usize = 20;
 
 fn v(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()

@@ -172,18 +172,20 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
             on_gated: Refuse::Trace,
         },
     };
+    // The race defence's region must stay mapped and read-only: every memory call that could
+    // unmap, remap or re-protect it stops (and is refused); the JIT's ordinary mprotect calls
+    // elsewhere run in-kernel. Audit mode and --unsafe-no-race-guard use no region.
+    let guard = (a.mode != Mode::Audit && !a.unsafe_no_race_guard)
+        .then_some(GuardWindow { base: WINDOW_BASE });
     let spec = FilterSpec {
         arch,
         mode,
         metadata: a.metadata,
-        // The sink remembers threads' cwds (`keep_cwds` below): chdir and fchdir must stop.
-        cwd_changes: true,
-        // The race defence's region must stay mapped and read-only: every memory call that
-        // could unmap, remap or re-protect it stops (and is refused); the JIT's ordinary
-        // mprotect calls elsewhere run in-kernel. Audit mode and --unsafe-no-race-guard use
-        // no region.
-        guard: (a.mode != Mode::Audit && !a.unsafe_no_race_guard)
-            .then_some(GuardWindow { base: WINDOW_BASE }),
+        // The sink remembers threads' cwds (`keep_cwds` below), for the calls the guard
+        // re-points at the checked path alone: chdir and fchdir must then stop. Without the
+        // guard no remembered cwd is ever used, and they run in-kernel.
+        cwd_changes: guard.is_some(),
+        guard,
         // DNS answers matter when the profile names hosts, or to record them (-o).
         dns: policy.names_hosts() || a.output.is_some(),
         queries: true,
