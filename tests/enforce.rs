@@ -2256,6 +2256,42 @@ fn what_the_run_created_is_its_own_through_renames() {
     out.assert_code(VIOLATION);
 }
 
+/// A create is not stopped at its exit: what it made is settled when its task stops again,
+/// or before any question about provenance. Here the process that made `t1` sleeps without
+/// stopping again while another process reads, rewrites and deletes it: the questions of that
+/// one must find `t1` the run's own.
+#[test]
+fn what_a_process_made_is_its_own_before_that_process_stops_again() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    setup(&d);
+    let script = |first: &str| {
+        format!(
+            "{fs} {first} sleep 3000 & sleep 0.5; {fs} read t1 write t1 y delete t1; r=$?; wait; exit $r"
+        )
+    };
+    let base = learn(d.path(), &["sh", "-c", &script("tag x")]);
+    let mut text = std::fs::read_to_string(&base).unwrap();
+    text.push_str("create ${CWD}/t*\n");
+    let p = d.join("prov.profile");
+    std::fs::write(&p, text).unwrap();
+    let _ = std::fs::remove_file(d.join("t1"));
+    let out = enforce_in(
+        d.path(),
+        &p,
+        "kill",
+        &[],
+        &["sh", "-c", &script("write t1 x")],
+    )
+    .run();
+    out.assert_code(0);
+    assert!(out.stdout.contains("delete t1 ok"), "{}", out.stdout);
+    // The same steps on a t1 the run did not make are refused: the test can fail.
+    std::fs::write(d.join("t1"), "old\n").unwrap();
+    let out = enforce_in(d.path(), &p, "kill", &[], &["sh", "-c", &script("tag x")]).run();
+    out.assert_code(VIOLATION);
+}
+
 #[test]
 fn a_symlink_the_run_made_does_not_make_its_target_its_own() {
     let fs = fx("fsops");

@@ -23,7 +23,7 @@ use crate::tracer::{Error, ExecFile, Released, Sink, SyscallStop, TaskRef, Verdi
 
 use super::decide::{self, object_text, reason_text};
 use super::dns::DnsTracker;
-use super::owned::{Creating, Owned, settle_creates_with};
+use super::owned::{Owned, settle_creates_with};
 use super::record::RecordSink;
 
 /// What to do about a violation.
@@ -249,8 +249,6 @@ pub struct EnforceSink<'p> {
     resolved_events: Vec<Event>,
     /// What the run created (provenance): its own to read, write and delete.
     owned: Owned,
-    /// Calls that will create objects, by tid, until their exit.
-    creating: HashMap<i32, Creating>,
     /// Exec chains and the `by` lists they hold, by pid.
     chains: super::chains::Chains,
     /// Environment variables already said to be removed (one note per name and run).
@@ -320,7 +318,6 @@ impl<'p> EnforceSink<'p> {
             dns: DnsTracker::default(),
             resolved_events: Vec::new(),
             owned: Owned::default(),
-            creating: HashMap::new(),
             chains: super::chains::Chains::default(),
             thinned_noted: std::collections::HashSet::new(),
         }
@@ -848,11 +845,23 @@ impl EnforceSink<'_> {
         Ok(true)
     }
 
+    /// `tid` stopped again (or exec'd, or ended): its last call is over. What it made is the
+    /// run's own now (provenance: `Owned::finish`).
+    fn call_over(&mut self, tid: i32) {
+        self.owned.finish(tid);
+        if self.owned.newly_full() && !self.quiet {
+            eprintln!(
+                "sbx: warning: the run created more than {} objects; later ones are not remembered as its own (they need rules)",
+                Owned::MAX
+            );
+        }
+    }
+
     /// The guard restarted `tid`'s call ([`Protected::Retry`]): nothing of this decision
     /// stays; the call stops again and is decided afresh.
     fn retried(&mut self, tid: i32) -> Result<Verdict, Error> {
         self.watch.remove(&tid);
-        self.creating.remove(&tid);
+        self.owned.cancel(tid);
         if let Some(g) = self.guard.as_mut() {
             g.unpin(tid);
         }
@@ -1408,36 +1417,43 @@ impl EnforceSink<'_> {
             Verdict::Allow
         };
         let mut verdict = verdict;
-        // A call that makes new objects: remember them at its exit (provenance). A rename or
-        // link gives an existing object a new name: ownership stays with the object.
-        // A delete of an owned object's last name frees its inode: forgotten at the exit.
+        // Provenance, applied below once the call is sure to run. A call that makes new
+        // objects: they are the run's own once it is over (`Owned::begin`, no exit stop). A
+        // rename or link gives an existing object a new name: ownership stays with the
+        // object, and what is pending below its paths is settled before it runs
+        // (`Owned::place`, which needs its exit). A delete of an owned object's last name
+        // frees its inode: forgotten once the call is over.
+        let mut made: Vec<Vec<u8>> = Vec::new();
+        let mut gone = Vec::new();
+        let mut placing: Option<Vec<Vec<u8>>> = None;
         if matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit)
             && let Some(def) = def
         {
-            let mut pending = Creating::default();
-            if !new_names.is_empty()
-                && !def.name.starts_with("rename")
-                && !def.name.starts_with("link")
-            {
-                pending.open = matches!(def.sem, crate::arch::Sem::Open { .. });
-                if !pending.open {
-                    pending.paths = new_names;
+            let renames = def.name.starts_with("rename");
+            if renames || def.name.starts_with("link") {
+                let mut paths = Vec::new();
+                for t in &sc.targets {
+                    if let Object::Path(p) = &t.object {
+                        paths.push(p.abs.clone());
+                        if let Some(r) = &p.resolved {
+                            paths.push(r.clone());
+                        }
+                    }
                 }
+                placing = Some(paths);
+            } else {
+                made = new_names;
             }
             // (A rename's source lives on under the new name: not a delete of the object.)
-            if !self.owned.is_empty() && !def.name.starts_with("rename") {
+            if !renames && !self.owned.is_empty() {
                 for t in &sc.targets {
                     if let Object::Path(p) = &t.object
                         && t.access.contains(Access::Delete)
                         && let Some(key) = self.owned.owned_at(p.effective())
                     {
-                        pending.gone.push(key);
+                        gone.push((p.effective().to_vec(), key));
                     }
                 }
-            }
-            if pending.open || !pending.paths.is_empty() || !pending.gone.is_empty() {
-                self.creating.insert(stop.tid, pending);
-                verdict = Verdict::AllowWatchExit;
             }
         }
         if !rewritten && matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit) {
@@ -1463,6 +1479,15 @@ impl EnforceSink<'_> {
                     },
                 );
                 verdict = Verdict::AllowWatchExit;
+            }
+        }
+        if matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit) {
+            if let Some(paths) = placing {
+                self.owned.place(stop.tid, paths);
+                verdict = Verdict::AllowWatchExit;
+            }
+            if !made.is_empty() || !gone.is_empty() {
+                self.owned.begin(stop.tid, made, gone);
             }
         }
         if !pins.is_empty()
@@ -1927,6 +1952,8 @@ impl Sink for EnforceSink<'_> {
     }
 
     fn on_syscall(&mut self, stop: &SyscallStop<'_>) -> Result<Verdict, Error> {
+        // This thread stopped again: its previous call is over.
+        self.call_over(stop.tid);
         let cwd_change = self.links.keeps_cwds()
             && stop.audit_arch == self.arch.audit_arch()
             && self
@@ -1950,6 +1977,7 @@ impl Sink for EnforceSink<'_> {
     }
 
     fn on_syscall_exit(&mut self, stop: &SyscallStop<'_>, rval: i64) -> Result<Verdict, Error> {
+        self.call_over(stop.tid);
         let rval = match self.watch.get(&stop.tid) {
             Some(&Watch::SentFirst { msg_len_at }) => {
                 self.watch.remove(&stop.tid);
@@ -1959,26 +1987,6 @@ impl Sink for EnforceSink<'_> {
         };
         if let Some(rec) = self.recorder.as_mut() {
             rec.on_syscall_exit(stop, rval)?;
-        }
-        if let Some(c) = self.creating.remove(&stop.tid)
-            && matches!(Outcome::from_raw(rval), Outcome::Value(_))
-        {
-            for key in c.gone {
-                self.owned.forget(key);
-            }
-            if c.open {
-                self.owned.add_fd(stop.tid, rval);
-            } else {
-                for p in &c.paths {
-                    self.owned.add_path(p);
-                }
-            }
-            if self.owned.newly_full() && !self.quiet {
-                eprintln!(
-                    "sbx: warning: the run created more than {} objects; later ones are not remembered as its own (they need rules)",
-                    Owned::MAX
-                );
-            }
         }
         if self.dns.waits_for(stop.tid) {
             for r in self.dns.recv_exit(stop, rval) {
@@ -2068,6 +2076,7 @@ impl Sink for EnforceSink<'_> {
     ) {
         // A new task's number may be one an ended task had.
         self.links.forget_cwd(child);
+        self.call_over(child);
         if !thread && let Some(g) = self.guard.as_mut() {
             g.forked(parent.pid, child);
             if via == SpawnVia::Vfork {
@@ -2106,8 +2115,10 @@ impl Sink for EnforceSink<'_> {
 
     fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>) -> Verdict {
         self.links.forget_cwd(task.tid);
+        self.call_over(task.tid);
         if let Some(t) = former_tid {
             self.links.forget_cwd(t);
+            self.call_over(t);
         }
         // The program's identity (its script for an interpreter) extends the chain and
         // narrows the `by` lists the process holds. Read now, at the exec event: the new
@@ -2292,7 +2303,7 @@ impl Sink for EnforceSink<'_> {
         self.watch.remove(&task.tid);
         self.link_changes.remove(&task.tid);
         self.links.forget_cwd(task.tid);
-        self.creating.remove(&task.tid);
+        self.call_over(task.tid);
         if process {
             self.chains.exit(task.pid);
             self.left_memory(task.pid);

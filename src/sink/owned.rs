@@ -7,8 +7,8 @@
 //! tell a new name (`create`) from a change to an existing file (`write`).
 //!
 //! Enforce then remembers, by device and inode, every object the run made (an `O_CREAT` open
-//! that created its file, `mkdir`, `mknod`, `symlink`), at the exit of the call that made it,
-//! and answers the policy's [`Provenance`] question by looking the path up (`lstat`) and
+//! that created its file, `mkdir`, `mknod`, `symlink`), once the call that made it is over
+//! (without stopping it at its exit: see [`Owned`]), and answers the policy's [`Provenance`] question by looking the path up (`lstat`) and
 //! asking whether the object found there is one of them. By inode, not by name: a rename
 //! keeps ownership, and a name that now leads elsewhere (a symlink swapped in, a file renamed
 //! over it by someone allowed to) gains nothing. The set is bounded ([`Owned::MAX`]); past it,
@@ -16,6 +16,7 @@
 //! Known limit: an inode freed and reused by a file another program outside the workload
 //! creates during the run would be taken for the workload's (docs/security.md).
 
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
@@ -72,18 +73,47 @@ pub fn settle_creates_with(
 }
 
 /// Objects the run created, by (device, inode), each with the number of its remembering
-/// (see [`Owned::forget`]).
+/// (see [`Owned::forget`]); and the calls that may still be making or freeing some.
+///
+/// **No exit stop.** A call that makes a new name (or deletes an owned object's last name) is
+/// not stopped again at its exit: it is *pending* ([`Owned::begin`]) until it is known to be
+/// over, when its task stops again ([`Owned::finish`]), and is settled before any question
+/// about provenance ([`Owned::settle`]). The object then found at the name, walked without
+/// following any symlink, is taken as the call's. The name was absent when the call stopped;
+/// what can have put an object there since:
+/// - the call itself, or another create of the run: the run's own either way;
+/// - a rename or link of the run, which gives an existing object a new name, at the name or at
+///   a directory above it. Each one stops: it settles what is pending first and drops the
+///   pending names at or below its paths that are still absent ([`Owned::place`]); and while
+///   it runs (until its exit stop), a new name at or below its paths is not pending at all
+///   (what it makes then needs a rule: fail closed);
+/// - a symlink put in place of a directory above it: the walk refuses symlinks;
+/// - a process outside the run: as with the look before the call (docs/security.md).
 #[derive(Debug, Default)]
 pub struct Owned {
-    set: HashMap<(u64, u64), u64>,
+    set: RefCell<HashMap<(u64, u64), u64>>,
     /// How many objects were remembered so far.
-    seq: u64,
+    seq: Cell<u64>,
     /// The bound was reached; said once.
-    full: bool,
+    full: Cell<bool>,
     warned: bool,
     /// `lstat` answers of the decision under way ([`Self::lstat`]): a probe of an absent
     /// path asks for the same path (and its ancestors) up to four times in one decision.
-    looks: std::cell::RefCell<Vec<(Vec<u8>, Looked)>>,
+    looks: RefCell<Vec<(Vec<u8>, Looked)>>,
+    /// Calls that may still be making or freeing owned objects, by task.
+    pending: RefCell<HashMap<i32, Pending>>,
+    /// Renames and links running (allowed, their exit not seen yet), by task: the paths
+    /// under which they may give an existing object a new name.
+    placing: HashMap<i32, Vec<Vec<u8>>>,
+}
+
+/// What a call of one task may be making or freeing ([`Owned::begin`]).
+#[derive(Debug, Default)]
+struct Pending {
+    /// Names absent when the call stopped, that it makes if it succeeds.
+    made: Vec<Vec<u8>>,
+    /// Owned objects it deletes the last name of, with that name.
+    gone: Vec<(Vec<u8>, Gone)>,
 }
 
 /// What `lstat` of a path answered: its (device, inode), or the errno.
@@ -92,17 +122,38 @@ type Looked = Result<(u64, u64), i32>;
 /// Answers remembered in one decision at most (a path and its ancestors).
 const LOOKS_MAX: usize = 32;
 
+/// `path` is `top` or lies below it.
+fn under(path: &[u8], top: &[u8]) -> bool {
+    path.strip_prefix(top)
+        .is_some_and(|rest| rest.is_empty() || rest[0] == b'/' || top.ends_with(b"/"))
+}
+
+/// The object at `path`, walked without following any symlink (a final one is the object):
+/// `openat2(O_PATH|O_NOFOLLOW, RESOLVE_NO_SYMLINKS)` and `fstat`. A symlink on the way is
+/// `ELOOP`.
+fn look_nofollow(path: &[u8]) -> Looked {
+    use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
+    let how = OpenHow::new()
+        .flags(OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC)
+        .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS);
+    let fd = nix::fcntl::openat2(nix::fcntl::AT_FDCWD, std::ffi::OsStr::from_bytes(path), how)
+        .map_err(|e| e as i32)?;
+    let st = nix::sys::stat::fstat(&fd).map_err(|e| e as i32)?;
+    Ok((st.st_dev, st.st_ino))
+}
+
 impl Owned {
     /// At most this many objects are remembered (about 40 bytes each).
     pub const MAX: usize = 1 << 20;
 
-    fn insert(&mut self, m: &std::fs::Metadata) {
-        if self.set.len() >= Self::MAX {
-            self.full = true;
+    fn insert(&self, key: (u64, u64)) {
+        let mut set = self.set.borrow_mut();
+        if set.len() >= Self::MAX {
+            self.full.set(true);
             return;
         }
-        self.seq += 1;
-        self.set.insert((m.dev(), m.ino()), self.seq);
+        self.seq.set(self.seq.get() + 1);
+        set.insert(key, self.seq.get());
     }
 
     /// A new decision starts (a stop, from its first look at the filesystem: enforce's
@@ -129,18 +180,100 @@ impl Owned {
         r
     }
 
-    /// The object now at `path` (not following a final symlink) was made by the run.
+    /// The object now at `path` (walked without symlinks) was made by the run.
     pub fn add_path(&mut self, path: &[u8]) {
-        if let Ok(m) = std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path)) {
-            self.insert(&m);
+        if let Ok(key) = look_nofollow(path) {
+            self.insert(key);
         }
     }
 
-    /// The file open as `fd` in process `pid` was made by the run.
-    pub fn add_fd(&mut self, pid: i32, fd: i64) {
-        if let Ok(m) = std::fs::metadata(format!("/proc/{pid}/fd/{fd}")) {
-            self.insert(&m);
+    /// Task `tid`'s call, allowed, makes the names `made` (absent when it stopped) and frees
+    /// the owned objects `gone`, if it succeeds. Pending until [`Self::finish`] or
+    /// [`Self::settle`]. A name at or below a path of another task's rename or link still
+    /// running is left out: that call may put an existing object there.
+    pub fn begin(&mut self, tid: i32, mut made: Vec<Vec<u8>>, gone: Vec<(Vec<u8>, Gone)>) {
+        if !self.placing.is_empty() {
+            made.retain(|name| {
+                !self
+                    .placing
+                    .iter()
+                    .any(|(&t, tops)| t != tid && tops.iter().any(|top| under(name, top)))
+            });
         }
+        if made.is_empty() && gone.is_empty() {
+            return;
+        }
+        self.pending
+            .borrow_mut()
+            .insert(tid, Pending { made, gone });
+    }
+
+    /// Task `tid`'s rename or link, allowed, may give an existing object a name at or below
+    /// `paths` (its sources and destinations) until its exit ([`Self::finish`]). What is
+    /// pending is settled first; a pending name there that is still absent is dropped (the
+    /// object that may come there is not necessarily the one its call makes).
+    pub fn place(&mut self, tid: i32, paths: Vec<Vec<u8>>) {
+        self.settle();
+        for p in self.pending.get_mut().values_mut() {
+            p.made
+                .retain(|name| !paths.iter().any(|top| under(name, top)));
+        }
+        self.placing.insert(tid, paths);
+    }
+
+    /// Task `tid` stopped again, exec'd or ended: its call is over. What it made is the run's
+    /// own; what it freed is forgotten; a name still absent was not made (the call failed).
+    pub fn finish(&mut self, tid: i32) {
+        if !self.placing.is_empty() {
+            self.placing.remove(&tid);
+        }
+        let p = self.pending.get_mut().remove(&tid);
+        if let Some(mut p) = p {
+            self.resolve(&mut p, true);
+        }
+    }
+
+    /// Task `tid`'s call will not run (refused, or restarted by sbx and decided again).
+    pub fn cancel(&mut self, tid: i32) {
+        self.placing.remove(&tid);
+        self.pending.get_mut().remove(&tid);
+    }
+
+    /// Settle every pending call as far as the filesystem tells now: a name that exists is
+    /// the run's own, an owned object no longer at the name it was being deleted by is
+    /// forgotten. The rest stays pending (the call may not have run yet).
+    pub fn settle(&self) {
+        if self.pending.borrow().is_empty() {
+            return;
+        }
+        let mut pending = std::mem::take(&mut *self.pending.borrow_mut());
+        pending.retain(|_, p| {
+            self.resolve(p, false);
+            !p.made.is_empty() || !p.gone.is_empty()
+        });
+        // Nothing is added to `pending` while it is taken (resolve does not begin calls).
+        *self.pending.borrow_mut() = pending;
+    }
+
+    /// Settle `p`: what the filesystem tells is done and removed from it; with `over`, the
+    /// rest is dropped too (the call ended without making or freeing it).
+    fn resolve(&self, p: &mut Pending, over: bool) {
+        p.made.retain(|name| match look_nofollow(name) {
+            Ok(key) => {
+                self.insert(key);
+                false
+            }
+            Err(_) => !over,
+        });
+        p.gone.retain(|(name, g)| {
+            if look_nofollow(name) == Ok(g.key) {
+                // Not deleted yet, or the delete failed.
+                !over
+            } else {
+                self.forget(*g);
+                false
+            }
+        });
     }
 
     /// The owned object at `path` (not following a final symlink), if it is one: what a
@@ -148,50 +281,56 @@ impl Owned {
     /// With the key, how many objects were remembered when this was asked: [`Self::forget`]
     /// takes both.
     pub fn owned_at(&self, path: &[u8]) -> Option<Gone> {
-        if self.set.is_empty() {
+        if self.is_empty() {
             return None;
         }
+        self.settle();
         let m = std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path)).ok()?;
         let key = (m.dev(), m.ino());
-        (self.set.contains_key(&key) && (m.is_dir() || m.nlink() <= 1)).then_some(Gone {
+        (self.set.borrow().contains_key(&key) && (m.is_dir() || m.nlink() <= 1)).then_some(Gone {
             key,
-            seen: self.seq,
+            seen: self.seq.get(),
         })
     }
 
     /// The object of `gone` is gone (its delete succeeded): forget it, so a reuse of its inode
     /// is not the run's. Unless the run made a new object with that inode since the delete
     /// was decided: the inode was freed by the delete and taken at once by another of the
-    /// run's processes, whose creating call's exit sbx handled before the delete's exit
-    /// (two processes' stops are not handled in the order their calls ended).
-    pub fn forget(&mut self, gone: Gone) {
-        if self.set.get(&gone.key).is_some_and(|&n| n <= gone.seen) {
-            self.set.remove(&gone.key);
+    /// run's creates, settled before the delete (two tasks' calls are not settled in the
+    /// order they ended).
+    pub fn forget(&self, gone: Gone) {
+        let mut set = self.set.borrow_mut();
+        if set.get(&gone.key).is_some_and(|&n| n <= gone.seen) {
+            set.remove(&gone.key);
         }
     }
 
     /// True once, the first time the bound is found reached.
     pub fn newly_full(&mut self) -> bool {
-        let first = self.full && !self.warned;
-        self.warned |= self.full;
+        let first = self.full.get() && !self.warned;
+        self.warned |= self.full.get();
         first
     }
 
+    /// How many objects are remembered (pending calls not counted).
     pub fn len(&self) -> usize {
-        self.set.len()
+        self.set.borrow().len()
     }
 
+    /// Nothing owned and nothing pending.
     pub fn is_empty(&self) -> bool {
-        self.set.is_empty()
+        self.set.borrow().is_empty() && self.pending.borrow().is_empty()
     }
 }
 
 impl Provenance for Owned {
     fn owns(&self, path: &[u8]) -> bool {
-        !self.set.is_empty()
-            && self
-                .lstat(path)
-                .is_ok_and(|key| self.set.contains_key(&key))
+        if self.is_empty() {
+            return false;
+        }
+        self.settle();
+        self.lstat(path)
+            .is_ok_and(|key| self.set.borrow().contains_key(&key))
     }
 
     /// The path does not exist, and the nearest of its ancestors that does is a directory
@@ -202,7 +341,7 @@ impl Provenance for Owned {
     fn absent_in_owned(&self, path: &[u8]) -> bool {
         let missing =
             |p: &[u8]| matches!(self.lstat(p), Err(e) if e == libc::ENOENT || e == libc::ENOTDIR);
-        if self.set.is_empty() || !missing(path) {
+        if self.is_empty() || !missing(path) {
             return false;
         }
         let mut cur = path;
@@ -217,17 +356,6 @@ impl Provenance for Owned {
         }
         false
     }
-}
-
-/// A call that will create or delete owned objects, waiting for its exit.
-#[derive(Debug, Default)]
-pub struct Creating {
-    /// The created file is the fd the call returns (open family).
-    pub open: bool,
-    /// Otherwise: the new names.
-    pub paths: Vec<Vec<u8>>,
-    /// Owned objects the call deletes (their last name).
-    pub gone: Vec<Gone>,
 }
 
 /// An owned object a delete is about to free ([`Owned::owned_at`]).
@@ -350,6 +478,147 @@ mod tests {
         assert!(!owned.absent_in_owned(&b(made.join("f"))), "exists");
         assert!(!owned.absent_in_owned(&b(other.join("a/b"))));
         assert!(!owned.absent_in_owned(&b(dir.path().join("gone/a"))));
+    }
+
+    fn b(p: &std::path::Path) -> Vec<u8> {
+        p.as_os_str().as_bytes().to_vec()
+    }
+
+    #[test]
+    fn a_pending_create_is_settled_by_a_question_or_when_its_call_is_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let (f, g) = (dir.path().join("f"), dir.path().join("g"));
+        let mut owned = Owned::default();
+        owned.begin(1, vec![b(&f)], vec![]);
+        owned.begin(2, vec![b(&g)], vec![]);
+        assert!(!owned.is_empty(), "pending calls count");
+        std::fs::write(&f, "x").unwrap();
+        // Asked before task 1 stops again: settled by the question.
+        owned.new_decision();
+        assert!(owned.owns(&b(&f)));
+        assert_eq!(owned.len(), 1, "g is still pending");
+        // Task 2's call ended without making g (it failed): a g made later is not the run's.
+        owned.finish(2);
+        std::fs::write(&g, "x").unwrap();
+        owned.new_decision();
+        assert!(!owned.owns(&b(&g)));
+        assert!(owned.owns(&b(&f)));
+        // A refused or restarted call makes nothing.
+        let h = dir.path().join("h");
+        owned.begin(3, vec![b(&h)], vec![]);
+        owned.cancel(3);
+        std::fs::write(&h, "x").unwrap();
+        owned.new_decision();
+        assert!(!owned.owns(&b(&h)));
+    }
+
+    /// The attack: a directory of old files renamed over the directory a pending create makes
+    /// its name in, so that the name leads to an old file when the create is settled.
+    #[test]
+    fn a_rename_over_the_directory_of_a_pending_name_drops_it() {
+        let attack = |place: bool| {
+            let dir = tempfile::tempdir().unwrap();
+            let (d, old) = (dir.path().join("d"), dir.path().join("old"));
+            std::fs::create_dir(&d).unwrap();
+            std::fs::create_dir(&old).unwrap();
+            std::fs::write(old.join("f"), "not the run's").unwrap();
+            let mut owned = Owned::default();
+            owned.add_path(&b(&d));
+            owned.begin(1, vec![b(&d.join("f"))], vec![]);
+            // Task 2's rename stops before it runs.
+            if place {
+                owned.place(2, vec![b(&old), b(&d)]);
+            }
+            std::fs::rename(&old, &d).unwrap();
+            owned.finish(2);
+            // Task 1's create then finds f there (its O_CREAT open opened the old file).
+            owned.finish(1);
+            owned.new_decision();
+            owned.owns(&b(&d.join("f")))
+        };
+        assert!(
+            attack(false),
+            "without the rename's stop the old file would be owned"
+        );
+        assert!(!attack(true));
+    }
+
+    #[test]
+    fn a_name_below_a_running_rename_is_not_pending() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("d");
+        std::fs::create_dir(&d).unwrap();
+        let mut owned = Owned::default();
+        owned.place(2, vec![b(&d)]);
+        owned.begin(1, vec![b(&d.join("f"))], vec![]);
+        // The same task's own rename is over when it stops again (it cannot be running).
+        owned.begin(2, vec![b(&d.join("g"))], vec![]);
+        std::fs::write(d.join("f"), "x").unwrap();
+        std::fs::write(d.join("g"), "x").unwrap();
+        owned.finish(1);
+        owned.finish(2);
+        owned.new_decision();
+        assert!(!owned.owns(&b(&d.join("f"))));
+        assert!(owned.owns(&b(&d.join("g"))));
+        // Once the rename's exit is seen, names there are pending again.
+        owned.begin(3, vec![b(&d.join("h"))], vec![]);
+        std::fs::write(d.join("h"), "x").unwrap();
+        owned.finish(3);
+        owned.new_decision();
+        assert!(owned.owns(&b(&d.join("h"))));
+        assert!(under(b"/a/b", b"/a") && under(b"/a", b"/a") && under(b"/a/b", b"/"));
+        assert!(!under(b"/ab", b"/a"));
+    }
+
+    /// A symlink put in place of the directory of a pending name, pointing at a directory of
+    /// old files: the settling walk does not follow it.
+    #[test]
+    fn a_symlink_above_a_pending_name_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (d, old) = (dir.path().join("d"), dir.path().join("old"));
+        std::fs::create_dir(&d).unwrap();
+        std::fs::create_dir(&old).unwrap();
+        std::fs::write(old.join("f"), "not the run's").unwrap();
+        let mut owned = Owned::default();
+        owned.begin(1, vec![b(&d.join("f"))], vec![]);
+        std::fs::remove_dir(&d).unwrap();
+        std::os::unix::fs::symlink(&old, &d).unwrap();
+        // lstat would find the old file there.
+        assert_eq!(
+            std::fs::symlink_metadata(d.join("f")).unwrap().ino(),
+            std::fs::metadata(old.join("f")).unwrap().ino()
+        );
+        owned.finish(1);
+        owned.new_decision();
+        assert!(!owned.owns(&b(&old.join("f"))));
+        assert!(owned.is_empty());
+    }
+
+    #[test]
+    fn a_pending_delete_forgets_once_the_name_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let (f, g) = (dir.path().join("f"), dir.path().join("g"));
+        std::fs::write(&f, "x").unwrap();
+        std::fs::write(&g, "x").unwrap();
+        let mut owned = Owned::default();
+        owned.add_path(&b(&f));
+        owned.add_path(&b(&g));
+        let gf = owned.owned_at(&b(&f)).unwrap();
+        let gg = owned.owned_at(&b(&g)).unwrap();
+        owned.begin(1, vec![], vec![(b(&f), gf)]);
+        owned.begin(2, vec![], vec![(b(&g), gg)]);
+        // Not run yet: a question leaves both owned.
+        owned.new_decision();
+        assert!(owned.owns(&b(&f)) && owned.owns(&b(&g)));
+        assert_eq!(owned.len(), 2);
+        // f's delete ran: the next question forgets it. g's failed: it stays owned.
+        std::fs::remove_file(&f).unwrap();
+        owned.settle();
+        assert_eq!(owned.len(), 1);
+        owned.finish(2);
+        owned.new_decision();
+        assert!(owned.owns(&b(&g)));
+        assert!(owned.owned_at(&b(&g)).is_some());
     }
 
     #[test]
