@@ -1327,6 +1327,53 @@ fn probe_rule_admits_a_read_only_while_the_path_is_absent() {
     assert_eq!(violations(&out).len(), 1, "{}", out.stderr);
 }
 
+/// An exec only a probe rule admits, of an absent program (gcc looking for cc1, as and
+/// collect2 in each directory of its list), is answered ENOENT by sbx without running it, as
+/// the kernel would; once the program exists, it is refused.
+#[test]
+fn probe_rule_admits_an_exec_only_while_the_program_is_absent() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let w = work_and_outside(&d);
+    let prof = d.write(
+        "probe.profile",
+        &format!("include base\nexec {fs}\nread ${{CWD}}/in.txt\nprobe ${{CWD}}/tool\n"),
+    );
+    let args = [fs.as_str(), "exec", "./tool", "x", "read", "in.txt"];
+    let bare_out = bare(&fs, &args[1..], &w);
+    assert_eq!(
+        bare_out.stdout,
+        "exec ./tool ENOENT\nread in.txt ok public\ndone\n"
+    );
+    let out = enforce_in(&w, &prof, "kill", &[], &args).run();
+    out.assert_code(3);
+    assert_eq!(out.stdout, bare_out.stdout);
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+    // Through `..` (then run, and watched at its exit).
+    let args = [fs.as_str(), "exec", "sub/../tool", "x"];
+    std::fs::create_dir(w.join("sub")).unwrap();
+    let out = enforce_in(&w, &prof, "kill", &[], &args).run();
+    out.assert_code(3);
+    assert!(
+        out.stdout.starts_with("exec sub/../tool ENOENT\n"),
+        "{}",
+        out.stdout
+    );
+
+    std::fs::write(w.join("tool"), "#!/bin/sh\necho planted-ran\n").unwrap();
+    std::fs::set_permissions(
+        w.join("tool"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let args = [fs.as_str(), "exec", "./tool", "x", "read", "in.txt"];
+    assert!(bare(&fs, &args[1..], &w).stdout.contains("planted-ran"));
+    let out = enforce_in(&w, &prof, "kill", &[], &args).run();
+    out.assert_code(VIOLATION);
+    assert!(!out.stdout.contains("planted-ran"), "{}", out.stdout);
+    assert_eq!(violations(&out).len(), 1, "{}", out.stderr);
+}
+
 #[test]
 fn metadata_is_checked_only_with_the_flag() {
     let fs = fx("fsops");

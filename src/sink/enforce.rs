@@ -691,9 +691,10 @@ impl EnforceSink<'_> {
         }
     }
 
-    /// Whether a probe (an open that only a probe rule admits, of a path found absent with
-    /// `errno`) can be answered by sbx with `-errno` instead of running it and watching it
-    /// fail at its exit stop: a plain open/openat without O_CREAT/O_TMPFILE, absent as
+    /// Whether a probe (an open or exec that only a probe rule admits, of a path found absent
+    /// with `errno`) can be answered by sbx with `-errno` instead of running it and watching it
+    /// fail at its exit stop: a plain open/openat without O_CREAT/O_TMPFILE, or an
+    /// execve/execveat (gcc looks for cc1, as and collect2 by exec'ing each candidate), absent as
     /// ENOENT or ENOTDIR, looked up with the workload's own ids (so its permissions could not
     /// have given another errno), in a view of the filesystem that is the workload's (no
     /// chroot or namespace call allowed), and not in audit mode (which changes nothing).
@@ -720,16 +721,19 @@ impl EnforceSink<'_> {
         if p.literal.split(|&b| b == b'/').any(|c| c == b"..") {
             return false;
         }
-        let Some(crate::arch::Sem::Open {
-            flags: Some(i),
-            how: false,
-            ..
-        }) = def.map(|d| d.sem)
-        else {
-            return false;
-        };
-        let flags = stop.args[usize::from(i)];
-        flags & (crate::decode::oflags::O_CREAT | crate::decode::oflags::O_TMPFILE_BIT) == 0
+        match def.map(|d| d.sem) {
+            Some(crate::arch::Sem::Open {
+                flags: Some(i),
+                how: false,
+                ..
+            }) => {
+                let flags = stop.args[usize::from(i)];
+                flags & (crate::decode::oflags::O_CREAT | crate::decode::oflags::O_TMPFILE_BIT) == 0
+            }
+            // An exec of an absent program fails before anything of the caller changes.
+            Some(crate::arch::Sem::Exec { .. }) => true,
+            _ => false,
+        }
     }
 
     /// An allowed (or probe-admitted) open that can be handed to the kernel as a symlink-free
