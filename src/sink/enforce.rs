@@ -1430,9 +1430,11 @@ impl EnforceSink<'_> {
         let mut made: Vec<Vec<u8>> = Vec::new();
         let mut gone = Vec::new();
         let mut placing: Option<Vec<Vec<u8>>> = None;
+        let mut symlink = false;
         if matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit)
             && let Some(def) = def
         {
+            symlink = matches!(def.sem, crate::arch::Sem::Symlink { .. });
             let renames = def.name.starts_with("rename");
             if renames || def.name.starts_with("link") {
                 let mut paths = Vec::new();
@@ -1489,6 +1491,9 @@ impl EnforceSink<'_> {
             if let Some(paths) = placing {
                 self.owned.place(stop.tid, paths);
                 verdict = Verdict::AllowWatchExit;
+            }
+            if symlink {
+                self.owned.changed();
             }
             if !made.is_empty() || !gone.is_empty() {
                 self.owned.begin(stop.tid, made, gone);

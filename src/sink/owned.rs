@@ -78,17 +78,19 @@ pub fn settle_creates_with(
 /// **No exit stop.** A call that makes a new name (or deletes an owned object's last name) is
 /// not stopped again at its exit: it is *pending* ([`Owned::begin`]) until it is known to be
 /// over, when its task stops again ([`Owned::finish`]), and is settled before any question
-/// about provenance ([`Owned::settle`]). The object then found at the name, walked without
-/// following any symlink, is taken as the call's. The name was absent when the call stopped;
-/// what can have put an object there since:
-/// - the call itself, or another create of the run: the run's own either way;
-/// - a rename or link of the run, which gives an existing object a new name, at the name or at
-///   a directory above it. Each one stops: it settles what is pending first and drops the
-///   pending names at or below its paths that are still absent ([`Owned::place`]); and while
-///   it runs (until its exit stop), a new name at or below its paths is not pending at all
-///   (what it makes then needs a rule: fail closed);
-/// - a symlink put in place of a directory above it: the walk refuses symlinks;
-/// - a process outside the run: as with the look before the call (docs/security.md).
+/// about provenance ([`Owned::settle`]). The object then found at the name is taken as the
+/// call's only if it was **born after the call stopped** (its birth time, `statx`
+/// `STATX_BTIME`, against the time of the stop less [`BIRTH_SLACK`]): an object that existed
+/// before (moved there by a rename or link, reached through a directory swapped for a
+/// symlink, under any spelling of the path: bind mounts, case-insensitive directories) is
+/// older, and stays not the run's. On a filesystem that keeps no birth time, the object is
+/// taken only if no rename, link or symlink of the run started since the call stopped, nor
+/// was running then (what can put an existing object at a name). In both cases, a rename or
+/// link settles what is pending first and drops the pending names at or below its paths that
+/// are still absent ([`Owned::place`]), and while it runs a new name there is not pending.
+/// What can still be taken for the run's: an object born after the call stopped by a process
+/// outside the run (as with the look before the call: docs/security.md), or one of the run's
+/// own objects that was not remembered.
 #[derive(Debug, Default)]
 pub struct Owned {
     set: RefCell<HashMap<(u64, u64), u64>>,
@@ -105,13 +107,21 @@ pub struct Owned {
     /// Renames and links running (allowed, their exit not seen yet), by task: the paths
     /// under which they may give an existing object a new name.
     placing: HashMap<i32, Vec<Vec<u8>>>,
+    /// Renames, links and symlinks of the run started so far ([`Self::changed`]).
+    changes: u64,
 }
 
 /// What a call of one task may be making or freeing ([`Owned::begin`]).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Pending {
     /// Names absent when the call stopped, that it makes if it succeeds.
     made: Vec<Vec<u8>>,
+    /// When the call stopped, less [`BIRTH_SLACK`]: what it makes is born since.
+    since: std::time::SystemTime,
+    /// [`Owned::changes`] then, and whether a rename or link was running: for filesystems
+    /// without birth times.
+    changes: u64,
+    busy: bool,
     /// Owned objects it deletes the last name of, with that name.
     gone: Vec<(Vec<u8>, Gone)>,
 }
@@ -128,18 +138,28 @@ fn under(path: &[u8], top: &[u8]) -> bool {
         .is_some_and(|rest| rest.is_empty() || rest[0] == b'/' || top.ends_with(b"/"))
 }
 
-/// The object at `path`, walked without following any symlink (a final one is the object):
-/// `openat2(O_PATH|O_NOFOLLOW, RESOLVE_NO_SYMLINKS)` and `fstat`. A symlink on the way is
-/// `ELOOP`.
-fn look_nofollow(path: &[u8]) -> Looked {
-    use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
-    let how = OpenHow::new()
-        .flags(OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC)
-        .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS);
-    let fd = nix::fcntl::openat2(nix::fcntl::AT_FDCWD, std::ffi::OsStr::from_bytes(path), how)
-        .map_err(|e| e as i32)?;
-    let st = nix::sys::stat::fstat(&fd).map_err(|e| e as i32)?;
-    Ok((st.st_dev, st.st_ino))
+/// How much earlier than the stop (read from the fine-grained clock) the birth time of what
+/// the call makes may be: filesystems stamp new inodes from the coarse clock (one tick, up to
+/// 10 ms, behind), some with a coarser granularity (FAT: 10 ms).
+pub const BIRTH_SLACK: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Is an object born at `born` (None: the filesystem keeps no birth time), found at a name a
+/// call stopped at `since` was to make, that call's? With no birth time, only if no rename,
+/// link or symlink of the run could have put another object there (`unchanged`).
+fn takes(
+    born: Option<std::time::SystemTime>,
+    since: std::time::SystemTime,
+    unchanged: bool,
+) -> bool {
+    born.map_or(unchanged, |b| b >= since)
+}
+
+/// The object at `path` (not following a final symlink): its key, and its birth time when the
+/// filesystem keeps one.
+fn look_born(path: &[u8]) -> Result<((u64, u64), Option<std::time::SystemTime>), i32> {
+    let m = std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path))
+        .map_err(|e| e.raw_os_error().unwrap_or(0))?;
+    Ok(((m.dev(), m.ino()), m.created().ok()))
 }
 
 impl Owned {
@@ -180,11 +200,18 @@ impl Owned {
         r
     }
 
-    /// The object now at `path` (walked without symlinks) was made by the run.
+    /// The object now at `path` (not following a final symlink) was made by the run.
     pub fn add_path(&mut self, path: &[u8]) {
-        if let Ok(key) = look_nofollow(path) {
+        if let Ok((key, _)) = look_born(path) {
             self.insert(key);
         }
+    }
+
+    /// A rename, link or symlink of the run is about to run: it may put an existing object
+    /// at a pending name (or a symlink above one), which a filesystem without birth times
+    /// cannot tell.
+    pub fn changed(&mut self) {
+        self.changes += 1;
     }
 
     /// Task `tid`'s call, allowed, makes the names `made` (absent when it stopped) and frees
@@ -203,9 +230,17 @@ impl Owned {
         if made.is_empty() && gone.is_empty() {
             return;
         }
-        self.pending
-            .borrow_mut()
-            .insert(tid, Pending { made, gone });
+        let since = std::time::SystemTime::now()
+            .checked_sub(BIRTH_SLACK)
+            .unwrap_or(std::time::UNIX_EPOCH);
+        let p = Pending {
+            made,
+            since,
+            changes: self.changes,
+            busy: !self.placing.is_empty(),
+            gone,
+        };
+        self.pending.borrow_mut().insert(tid, p);
     }
 
     /// Task `tid`'s rename or link, allowed, may give an existing object a name at or below
@@ -214,6 +249,7 @@ impl Owned {
     /// object that may come there is not necessarily the one its call makes).
     pub fn place(&mut self, tid: i32, paths: Vec<Vec<u8>>) {
         self.settle();
+        self.changed();
         for p in self.pending.get_mut().values_mut() {
             p.made
                 .retain(|name| !paths.iter().any(|top| under(name, top)));
@@ -258,15 +294,20 @@ impl Owned {
     /// Settle `p`: what the filesystem tells is done and removed from it; with `over`, the
     /// rest is dropped too (the call ended without making or freeing it).
     fn resolve(&self, p: &mut Pending, over: bool) {
-        p.made.retain(|name| match look_nofollow(name) {
-            Ok(key) => {
-                self.insert(key);
+        let unchanged = !p.busy && p.changes == self.changes;
+        p.made.retain(|name| match look_born(name) {
+            Ok((key, born)) => {
+                // Born since the call stopped: its own (or, with no birth time kept, nothing
+                // could have put an older object there).
+                if takes(born, p.since, unchanged) {
+                    self.insert(key);
+                }
                 false
             }
             Err(_) => !over,
         });
         p.gone.retain(|(name, g)| {
-            if look_nofollow(name) == Ok(g.key) {
+            if look_born(name).is_ok_and(|(key, _)| key == g.key) {
                 // Not deleted yet, or the delete failed.
                 !over
             } else {
@@ -512,20 +553,34 @@ mod tests {
         assert!(!owned.owns(&b(&h)));
     }
 
+    /// Long enough for a file made before a stop to count as older than the call.
+    fn older() {
+        std::thread::sleep(BIRTH_SLACK + std::time::Duration::from_millis(20));
+    }
+
     /// The attack: a directory of old files renamed over the directory a pending create makes
-    /// its name in, so that the name leads to an old file when the create is settled.
+    /// its name in, so that the name leads to an old file when the create is settled. Under
+    /// the same spelling the rename's stop drops the name; under another one (a bind mount)
+    /// the old file's birth time gives it away.
     #[test]
-    fn a_rename_over_the_directory_of_a_pending_name_drops_it() {
-        let attack = |place: bool| {
+    fn a_rename_over_the_directory_of_a_pending_name_gains_nothing() {
+        let attack = |place: bool, fresh: bool| {
             let dir = tempfile::tempdir().unwrap();
             let (d, old) = (dir.path().join("d"), dir.path().join("old"));
             std::fs::create_dir(&d).unwrap();
             std::fs::create_dir(&old).unwrap();
-            std::fs::write(old.join("f"), "not the run's").unwrap();
+            if !fresh {
+                std::fs::write(old.join("f"), "not the run's").unwrap();
+                older();
+            }
             let mut owned = Owned::default();
             owned.add_path(&b(&d));
             owned.begin(1, vec![b(&d.join("f"))], vec![]);
-            // Task 2's rename stops before it runs.
+            if fresh {
+                // The control: a file made after the stop, as the call would.
+                std::fs::write(old.join("f"), "made now").unwrap();
+            }
+            // Task 2's rename stops before it runs (under the same spelling of the path).
             if place {
                 owned.place(2, vec![b(&old), b(&d)]);
             }
@@ -537,10 +592,34 @@ mod tests {
             owned.owns(&b(&d.join("f")))
         };
         assert!(
-            attack(false),
-            "without the rename's stop the old file would be owned"
+            attack(false, true),
+            "a file born after the stop is taken: the test can fail"
         );
-        assert!(!attack(true));
+        assert!(!attack(false, false), "older than the call");
+        assert!(!attack(true, false));
+        assert!(!attack(true, true), "dropped at the rename's stop");
+    }
+
+    /// Without birth times (NFS, some FUSE filesystems), only what no rename, link or symlink
+    /// could have put there is taken.
+    #[test]
+    fn without_a_birth_time_any_rename_link_or_symlink_meanwhile_forbids_taking() {
+        let now = std::time::SystemTime::now();
+        let before = now - std::time::Duration::from_secs(1);
+        assert!(takes(Some(now), before, false));
+        assert!(takes(Some(before), before, false));
+        assert!(!takes(Some(before), now, true));
+        assert!(takes(None, now, true));
+        assert!(!takes(None, now, false));
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        let mut owned = Owned::default();
+        owned.begin(1, vec![b(&f)], vec![]);
+        owned.changed();
+        assert!(owned.pending.borrow()[&1].changes != owned.changes);
+        owned.place(2, vec![b(&dir.path().join("x"))]);
+        owned.begin(3, vec![b(&dir.path().join("g"))], vec![]);
+        assert!(owned.pending.borrow()[&3].busy, "a rename was running");
     }
 
     #[test]
@@ -571,7 +650,7 @@ mod tests {
     }
 
     /// A symlink put in place of the directory of a pending name, pointing at a directory of
-    /// old files: the settling walk does not follow it.
+    /// old files: what it leads to is older than the call.
     #[test]
     fn a_symlink_above_a_pending_name_is_not_followed() {
         let dir = tempfile::tempdir().unwrap();
@@ -579,6 +658,7 @@ mod tests {
         std::fs::create_dir(&d).unwrap();
         std::fs::create_dir(&old).unwrap();
         std::fs::write(old.join("f"), "not the run's").unwrap();
+        older();
         let mut owned = Owned::default();
         owned.begin(1, vec![b(&d.join("f"))], vec![]);
         std::fs::remove_dir(&d).unwrap();
