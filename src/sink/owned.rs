@@ -79,11 +79,11 @@ pub fn settle_creates_with(
 /// not stopped again at its exit: it is *pending* ([`Owned::begin`]) until it is known to be
 /// over, when its task stops again ([`Owned::finish`]), and is settled before any question
 /// about provenance ([`Owned::settle`]). The object then found at the name is taken as the
-/// call's only if it was **born after the call stopped** (its birth time, `statx`
-/// `STATX_BTIME`, against the time of the stop less [`BIRTH_SLACK`]): an object that existed
-/// before (moved there by a rename or link, reached through a directory swapped for a
-/// symlink, under any spelling of the path: bind mounts, case-insensitive directories) is
-/// older, and stays not the run's. On a filesystem that keeps no birth time, the object is
+/// call's only if it is reached without crossing a symlink (a directory swapped for one leads
+/// nowhere) and was **born after the call stopped** (its birth time, `statx` `STATX_BTIME`,
+/// against the coarse clock new inodes are stamped from, read at the stop): an object that
+/// existed before (moved there by a rename or link under any spelling of the path: bind
+/// mounts, case-insensitive directories) is older, and stays not the run's. On a filesystem that keeps no birth time, the object is
 /// taken only if no rename, link or symlink of the run started since the call stopped, nor
 /// was running then (what can put an existing object at a name). In both cases, a rename or
 /// link settles what is pending first and drops the pending names at or below its paths that
@@ -116,8 +116,8 @@ pub struct Owned {
 struct Pending {
     /// Names absent when the call stopped, that it makes if it succeeds.
     made: Vec<Vec<u8>>,
-    /// When the call stopped, less [`BIRTH_SLACK`]: what it makes is born since.
-    since: std::time::SystemTime,
+    /// When the call stopped (coarse clock): what it makes is born since.
+    since: Option<std::time::SystemTime>,
     /// [`Owned::changes`] then, and whether a rename or link was running: for filesystems
     /// without birth times.
     changes: u64,
@@ -138,27 +138,55 @@ fn under(path: &[u8], top: &[u8]) -> bool {
         .is_some_and(|rest| rest.is_empty() || rest[0] == b'/' || top.ends_with(b"/"))
 }
 
-/// How much earlier than the stop (read from the fine-grained clock) the birth time of what
-/// the call makes may be: filesystems stamp new inodes from the coarse clock (one tick, up to
-/// 10 ms, behind), some with a coarser granularity (FAT: 10 ms).
-pub const BIRTH_SLACK: std::time::Duration = std::time::Duration::from_millis(50);
-
 /// Is an object born at `born` (None: the filesystem keeps no birth time), found at a name a
 /// call stopped at `since` was to make, that call's? With no birth time, only if no rename,
 /// link or symlink of the run could have put another object there (`unchanged`).
 fn takes(
     born: Option<std::time::SystemTime>,
-    since: std::time::SystemTime,
+    since: Option<std::time::SystemTime>,
     unchanged: bool,
 ) -> bool {
-    born.map_or(unchanged, |b| b >= since)
+    match (born, since) {
+        (Some(b), Some(s)) => b >= s,
+        _ => unchanged,
+    }
 }
 
-/// The object at `path` (not following a final symlink): its key, and its birth time when the
-/// filesystem keeps one.
+/// The clock filesystems stamp new inodes from (coarse real time): what a call makes is born
+/// at or after this clock's reading at its stop. `None` if it cannot be read (then birth
+/// times are not used: see [`takes`]).
+fn coarse_now() -> Option<std::time::SystemTime> {
+    let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_REALTIME_COARSE).ok()?;
+    let secs = u64::try_from(t.tv_sec()).ok()?;
+    let nanos = u32::try_from(t.tv_nsec()).ok()?;
+    std::time::UNIX_EPOCH.checked_add(std::time::Duration::new(secs, nanos))
+}
+
+/// The object at `path`, walked without following any symlink (a final one is the object):
+/// its key, and its birth time when the filesystem keeps one. A symlink on the way is
+/// `ELOOP`: a directory swapped for a symlink leads nowhere.
 fn look_born(path: &[u8]) -> Result<((u64, u64), Option<std::time::SystemTime>), i32> {
-    let m = std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path))
-        .map_err(|e| e.raw_os_error().unwrap_or(0))?;
+    use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
+    let how = OpenHow::new()
+        .flags(OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC)
+        .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS);
+    let os = std::ffi::OsStr::from_bytes(path);
+    let m = match nix::fcntl::openat2(nix::fcntl::AT_FDCWD, os, how) {
+        Ok(fd) => std::fs::File::from(fd).metadata(),
+        // No openat2 (qemu-user): look at each directory on the way with lstat.
+        Err(nix::errno::Errno::ENOSYS) => {
+            let p = std::path::Path::new(os);
+            if p.ancestors()
+                .skip(1)
+                .any(|a| std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink()))
+            {
+                return Err(libc::ELOOP);
+            }
+            std::fs::symlink_metadata(p)
+        }
+        Err(e) => return Err(e as i32),
+    }
+    .map_err(|e| e.raw_os_error().unwrap_or(0))?;
     Ok(((m.dev(), m.ino()), m.created().ok()))
 }
 
@@ -230,9 +258,7 @@ impl Owned {
         if made.is_empty() && gone.is_empty() {
             return;
         }
-        let since = std::time::SystemTime::now()
-            .checked_sub(BIRTH_SLACK)
-            .unwrap_or(std::time::UNIX_EPOCH);
+        let since = coarse_now();
         let p = Pending {
             made,
             since,
@@ -555,7 +581,7 @@ mod tests {
 
     /// Long enough for a file made before a stop to count as older than the call.
     fn older() {
-        std::thread::sleep(BIRTH_SLACK + std::time::Duration::from_millis(20));
+        std::thread::sleep(std::time::Duration::from_millis(30));
     }
 
     /// The attack: a directory of old files renamed over the directory a pending create makes
@@ -606,11 +632,15 @@ mod tests {
     fn without_a_birth_time_any_rename_link_or_symlink_meanwhile_forbids_taking() {
         let now = std::time::SystemTime::now();
         let before = now - std::time::Duration::from_secs(1);
-        assert!(takes(Some(now), before, false));
-        assert!(takes(Some(before), before, false));
-        assert!(!takes(Some(before), now, true));
-        assert!(takes(None, now, true));
-        assert!(!takes(None, now, false));
+        assert!(takes(Some(now), Some(before), false));
+        assert!(takes(Some(before), Some(before), false));
+        assert!(!takes(Some(before), Some(now), true));
+        assert!(takes(None, Some(now), true));
+        assert!(!takes(None, Some(now), false));
+        assert!(
+            !takes(Some(now), None, false),
+            "no clock: as without a birth time"
+        );
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("f");
         let mut owned = Owned::default();
