@@ -12,8 +12,10 @@ npm (offline `npm install` of ~170 packages from a pre-filled cache), pipe (dd |
 git (git status over a large tree), find (find over the same tree), forkexec (2000 x /bin/true).
 Variants: bare, strace -f, strace -f --seccomp-bpf with sbx's stopped syscalls, a null tracer
 (benches/nulltrace.c: the same seccomp stops as sbx enforce, each resumed at once without any
-work: the floor of any ptrace + seccomp design), sbx record, sbx enforce (profile learned from
-one record run of the same workload).
+work: the floor of any ptrace + seccomp design), the design floor (the same tracer with `-w`:
+at each stop also the kernel-side work a race-free check of a path argument needs, and no
+decision: get the call, read the path, write its copy, set the call), sbx record, sbx enforce
+(profile learned from one record run of the same workload).
 """
 
 import argparse
@@ -205,7 +207,7 @@ WORKLOADS = {
 
 # Short names for --variants.
 KEYS = {"bare": "bare", "strace": "strace -f", "seccomp": "strace seccomp", "null": "null tracer",
-        "record": "sbx record", "enforce": "sbx enforce"}
+        "record": "sbx record", "enforce": "sbx enforce", "floor": "design floor"}
 
 
 def paired(rounds, a, b):
@@ -273,6 +275,7 @@ def main():
             "strace seccomp": ["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=" + seccomp_list,
                                "-o", "/dev/null"] + cmd,
             "null tracer": null + cmd,
+            "design floor": [null[0], "-w"] + null[1:] + cmd,
             "sbx record": [SBX, "record", "-o", os.path.join(tmp, "r.trace"), "--"] + cmd,
             "sbx enforce": [SBX, "enforce", profile, "--"] + cmd,
         }
@@ -311,7 +314,8 @@ def main():
         lines.append("")
         shown = len(variants) + 5
         for x, y in (("strace seccomp", "sbx record"), ("strace seccomp", "sbx enforce"),
-                     ("null tracer", "sbx enforce")):
+                     ("null tracer", "sbx enforce"), ("null tracer", "design floor"),
+                     ("design floor", "sbx enforce")):
             if x in times and y in times:
                 p = paired(rounds, x, y)
                 if p:

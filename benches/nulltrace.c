@@ -2,8 +2,18 @@
 // that stops (SECCOMP_RET_TRACE) on the syscall numbers given, follows every fork, vfork
 // and clone, and resumes each stop at once without looking at it. What it costs over bare is
 // the price of the stops themselves; what sbx costs above it is sbx's own work.
-// usage: nulltrace NR[,NR...] COMMAND [ARG...]     (x86_64 and aarch64)
-// Built and run by benches/bench.py (variant "null tracer"); not part of sbx.
+// usage: nulltrace [-w] NR[,NR...] COMMAND [ARG...]     (x86_64 and aarch64)
+//
+// -w: the floor of sbx's design rather than of any design. At each seccomp stop it also does
+// the kernel-side work that a race-free check of a path argument needs, and nothing else (no
+// decision, no lookups): PTRACE_GET_SYSCALL_INFO, a process_vm_readv of the path argument (up
+// to 256 bytes, never across a page), a process_vm_writev of those bytes below the thread's
+// stack pointer (where sbx's guard puts its copy in a process no other task can write), and
+// PTRACE_SET_SYSCALL_INFO with the call unchanged (sbx re-points the argument at the copy).
+// Needs Linux 6.16 for PTRACE_SET_SYSCALL_INFO.
+// Built and run by benches/bench.py (variants "null tracer" and "design floor"); not part of
+// sbx.
+#define _GNU_SOURCE
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -14,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/uio.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,9 +35,60 @@
 #define ARCH AUDIT_ARCH_AARCH64
 #endif
 
+#define GET_SYSCALL_INFO 0x420e
+#define SET_SYSCALL_INFO 0x4212
+#define INFO_SECCOMP 3
+
+// struct ptrace_syscall_info (Linux 6.16 layout), seccomp member.
+struct info {
+    unsigned char op, reserved;
+    unsigned short flags;
+    unsigned int arch;
+    unsigned long long ip, sp;
+    unsigned long long nr, args[6];
+    unsigned int ret_data, reserved2;
+};
+
+static int user_pointer(unsigned long long a) { return a >= 4096 && a < (1ULL << 47); }
+
+// The work of -w at one seccomp stop of thread p (see the top of the file).
+static void work(pid_t p) {
+    struct info in;
+    memset(&in, 0, sizeof in);
+    if (ptrace(GET_SYSCALL_INFO, p, (void *)sizeof in, &in) <= 0 || in.op != INFO_SECCOMP) return;
+    // The path argument: the second for the *at calls, else the first.
+    unsigned long long at = user_pointer(in.args[1]) ? in.args[1] : in.args[0];
+    char buf[256];
+    size_t len = 0;
+    if (user_pointer(at)) {
+        size_t want = 4096 - (at % 4096);
+        if (want > sizeof buf) want = sizeof buf;
+        struct iovec l = {buf, want}, r = {(void *)at, want};
+        ssize_t got = process_vm_readv(p, &l, 1, &r, 1, 0);
+        if (got > 0) {
+            char *nul = memchr(buf, 0, (size_t)got);
+            len = nul ? (size_t)(nul - buf) + 1 : (size_t)got;
+        }
+    }
+    if (len > 0 && in.sp > 4096 + 512) {
+        struct iovec l = {buf, len}, r = {(void *)(in.sp - 256 - len), len};
+        process_vm_writev(p, &l, 1, &r, 1, 0);
+    }
+    in.reserved = 0;
+    in.flags = 0;
+    in.ret_data = 0;
+    in.reserved2 = 0;
+    ptrace(SET_SYSCALL_INFO, p, (void *)sizeof in, &in);
+}
+
 int main(int argc, char **argv) {
+    int with_work = argc > 1 && strcmp(argv[1], "-w") == 0;
+    if (with_work) {
+        argv++;
+        argc--;
+    }
     if (argc < 3) {
-        fprintf(stderr, "usage: nulltrace NR[,NR...] COMMAND [ARG...]\n");
+        fprintf(stderr, "usage: nulltrace [-w] NR[,NR...] COMMAND [ARG...]\n");
         return 64;
     }
     int nrs[1024], n = 0;
@@ -74,6 +136,7 @@ int main(int argc, char **argv) {
             continue;
         }
         int sig = WSTOPSIG(st);
+        if (with_work && sig == SIGTRAP && (st >> 16) == PTRACE_EVENT_SECCOMP) work(p);
         // Events (seccomp, fork, exec...) and the initial SIGSTOP of new children: resume as is.
         if ((st >> 16) != 0 || sig == SIGTRAP || sig == SIGSTOP) sig = 0;
         ptrace(PTRACE_CONT, p, 0, sig);
