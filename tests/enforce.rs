@@ -2954,3 +2954,35 @@ fn an_exec_no_other_task_could_race_is_identified_from_its_check() {
         "the exec beside a running `sleep` must read the kernel's answer: {busy:?}"
     );
 }
+
+/// mkdir of a name that exists (a directory, a file, a dangling symlink) is answered EEXIST by
+/// sbx without running it (`answers_exists`): the workload sees what it sees bare, and `mkdir
+/// -p` through existing directories works. The answer comes only after the decision: a mkdir
+/// of an existing name no rule allows is still a violation.
+#[test]
+fn mkdir_of_an_existing_name_answers_as_bare() {
+    let d = Dir::new();
+    let script = "rm -rf d f l; mkdir d; mkdir d 2>/dev/null; echo d=$?; : > f; \
+                  mkdir f 2>/dev/null; echo f=$?; ln -s nowhere l; mkdir l 2>/dev/null; \
+                  echo l=$?; mkdir -p d/e/g; echo p=$?; mkdir d/e/g/ 2>/dev/null; echo s=$?";
+    let want = "d=1\nf=1\nl=1\np=0\ns=1\n";
+    assert_eq!(bare("sh", ["-c", script], d.path()).stdout, want);
+    learn(d.path(), &["sh", "-c", script]);
+    // The learning run's outputs are still there: the second run starts from them.
+    let out = enforce(d.path(), "kill", &["sh", "-c", script]);
+    out.assert_code(0);
+    assert_eq!(out.stdout, want);
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+    assert!(std::fs::symlink_metadata(d.join("l")).unwrap().is_symlink());
+    assert!(d.join("d/e/g").is_dir());
+    // /etc exists; no rule lets the workload make or write it.
+    let out = enforce(
+        d.path(),
+        "kill",
+        &["sh", "-c", &format!("{script}; mkdir /etc; echo no")],
+    );
+    out.assert_code(VIOLATION);
+    assert_eq!(out.stdout, want);
+    let v = violations(&out);
+    assert!(v.len() == 1 && v[0].contains("/etc"), "{}", out.stderr);
+}

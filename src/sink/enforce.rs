@@ -238,8 +238,6 @@ pub struct EnforceSink<'p> {
     files_shared: std::collections::HashSet<i32>,
     /// Symlink answers remembered between stops, for the calls [`Self::links_usable`] says.
     links: super::LinkCache,
-    /// Threads whose last call may change what is a symlink, until they stop again.
-    link_changes: std::collections::HashSet<i32>,
     answers: HashMap<i32, Vec<(AccessKey, Answer)>>,
     /// `--unused`: every distinct (access, object) that was allowed.
     allowed_seen: Option<std::collections::HashSet<(AccessSet, Object)>>,
@@ -312,7 +310,6 @@ impl<'p> EnforceSink<'p> {
             shared_mem: std::collections::HashSet::new(),
             files_shared: std::collections::HashSet::new(),
             links: super::LinkCache::default(),
-            link_changes: std::collections::HashSet::new(),
             answers: HashMap::new(),
             allowed_seen: None,
             dns: DnsTracker::default(),
@@ -736,6 +733,39 @@ impl EnforceSink<'_> {
         }
     }
 
+    /// Is this allowed call a mkdir of a name that exists now (the decision's own `lstat`
+    /// found it), to be answered EEXIST by sbx without running it? The kernel looks the name
+    /// up before anything else can fail (search permission on the way aside, which a
+    /// workload with sbx's own ids shares), and answers EEXIST for any object there, a
+    /// symlink included; the answer takes effect at the look, as if the mkdir had run then
+    /// (a name removed in between is a later event). Saves the held directory, the guard's
+    /// copy and the call. Under the conditions of [`Self::answers_probe`]: sbx's own ids, the
+    /// workload's view of the filesystem, no `..` in the path (normalized away, where the
+    /// kernel might answer ENOTDIR), not in audit mode.
+    fn answers_exists(
+        &self,
+        stop: &SyscallStop<'_>,
+        def: Option<&SyscallDef>,
+        sc: &Syscall,
+    ) -> bool {
+        if self.mode == Mode::Audit
+            || self.guard.is_none()
+            || self.chroot_allowed
+            || !self.held_ok
+            || stop.proc.creds != self.own_creds
+            || !def.is_some_and(|d| matches!(d.name, "mkdir" | "mkdirat"))
+        {
+            return false;
+        }
+        let Some(p) = only_path(sc) else {
+            return false;
+        };
+        !p.literal.is_empty()
+            && !p.literal.split(|&b| b == b'/').any(|c| c == b"..")
+            && rewritable_open_path(p.effective())
+            && self.owned.lstat(p.effective()).is_ok()
+    }
+
     /// An allowed (or probe-admitted) open that can be handed to the kernel as a symlink-free
     /// `openat2(AT_FDCWD, P, how)` of the checked path P, so that nothing another thread does
     /// after the check (a `chdir`, a `dup2` over the dirfd, a symlink swapped in) changes what
@@ -853,6 +883,7 @@ impl EnforceSink<'_> {
     /// run's own now (provenance: `Owned::finish`).
     fn call_over(&mut self, tid: i32) {
         self.owned.finish(tid);
+        self.links.end_change(tid);
         if self.owned.newly_full() && !self.quiet {
             eprintln!(
                 "sbx: warning: the run created more than {} objects; later ones are not remembered as its own (they need rules)",
@@ -1102,15 +1133,11 @@ impl EnforceSink<'_> {
         }
         // This thread stopped again: its previous call is over (an exec that was allowed
         // failed, or it would not stop here).
-        if !self.link_changes.is_empty() {
-            self.link_changes.remove(&stop.tid);
-        }
         if !self.execs.is_empty() {
             self.execs.remove(&stop.tid);
         }
         let def = class.and_then(|_| self.arch.by_nr(stop.nr));
         let cached = use_links && self.links_usable(stop, def);
-        self.links.freeze(!self.link_changes.is_empty());
         self.links.take_hit();
         // Exec arguments only when the run is also recorded.
         let decode = |links| {
@@ -1131,10 +1158,8 @@ impl EnforceSink<'_> {
             d = decode(None);
             link_hit = false;
         }
-        if super::LinkCache::changes_links(def) {
-            self.links.before(def, &d.syscall.targets);
-            self.link_changes.insert(stop.tid);
-        }
+        // Forget what the call may change, and remember nothing there until it is over.
+        self.links.begin_change(stop.tid, def, &d.syscall.targets);
         if let Some(g) = self.guard.as_ref() {
             // A call restarted after a signal names the fd sbx opened for it: decide on the
             // checked path that fd stands for (the guard region cannot be written by the
@@ -1366,6 +1391,10 @@ impl EnforceSink<'_> {
             // the call never runs).
             answered_absent = true;
             Verdict::Deny(errno)
+        } else if self.answers_exists(stop, def, &sc) {
+            // mkdir of a name that exists: the kernel's EEXIST, without running the call.
+            answered_absent = true;
+            Verdict::Deny(libc::EEXIST)
         } else if must_fail.is_some() {
             // The open runs, from the checked path (so a `chdir` or `dup2` by another thread
             // cannot point it elsewhere), and must fail. With `..` after a missing component
@@ -1974,14 +2003,13 @@ impl Sink for EnforceSink<'_> {
         }
         // chdir or fchdir (stopped for this alone unless --metadata): every remembered cwd
         // may be stale once it runs (threads can share one), and none is remembered until
-        // this thread stops again (`link_changes`).
+        // this thread stops again (`LinkCache::begin_cwd_change`).
         let verdict = if self.metadata {
             self.on_checked_syscall(stop)?
         } else {
             Verdict::Allow
         };
-        self.links.forget_cwds();
-        self.link_changes.insert(stop.tid);
+        self.links.begin_cwd_change(stop.tid);
         Ok(verdict)
     }
 
@@ -2222,9 +2250,6 @@ impl Sink for EnforceSink<'_> {
             g.exec(task.pid, former_tid);
             self.left_memory(task.pid);
         }
-        if let Some(t) = former_tid {
-            self.link_changes.remove(&t);
-        }
         let mut verdict = Verdict::Allow;
         if let Some(CheckedExec { path: checked, .. }) =
             self.execs.remove(&former_tid.unwrap_or(task.tid))
@@ -2310,7 +2335,6 @@ impl Sink for EnforceSink<'_> {
         process: bool,
     ) -> Verdict {
         self.watch.remove(&task.tid);
-        self.link_changes.remove(&task.tid);
         self.links.forget_cwd(task.tid);
         self.call_over(task.tid);
         if process {

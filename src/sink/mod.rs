@@ -44,7 +44,9 @@ pub struct DecodedStop {
 /// became a symlink fails with ELOOP, a symlink that became a directory is not entered (the
 /// checked path, through the old target, is opened). A refusal decided on a cached answer is
 /// decided again afresh; a call that may change symlinks forgets its paths before it runs,
-/// and nothing is remembered while one is running (`before`, `freeze`).
+/// and nothing at or below them is remembered while it runs (`begin_change`, until its
+/// thread stops again, execs or ends: `end_change`); a gated call (a mount, a namespace)
+/// stops all remembering while it runs.
 ///
 /// Enforce also keeps each thread's working directory here ([`Self::keep_cwds`]), under the
 /// same rule: used only where the kernel walks the checked absolute path again, so a stale
@@ -69,6 +71,17 @@ pub struct LinkCache {
     cwds: std::cell::RefCell<std::collections::HashMap<i32, Vec<u8>>>,
     /// Remember cwds (enforce, which stops chdir and fchdir to forget them).
     cwds_on: std::cell::Cell<bool>,
+    /// Calls that may change what is a symlink, running now ([`Self::begin_change`]): per
+    /// thread, the paths they change, `None` for anything (a gated call). No answer at or
+    /// below one of them, and no cwd there, is remembered until it is over.
+    running: std::cell::RefCell<std::collections::HashMap<i32, Option<Vec<Vec<u8>>>>>,
+    /// Threads running a chdir or fchdir: no cwd is remembered until they are over.
+    cwd_running: std::cell::RefCell<std::collections::HashSet<i32>>,
+}
+
+/// Is `path` `top` or below it?
+fn at_or_below(path: &[u8], top: &[u8]) -> bool {
+    top == b"/" || (path.starts_with(top) && matches!(path.get(top.len()), None | Some(b'/')))
 }
 
 impl LinkCache {
@@ -122,6 +135,66 @@ impl LinkCache {
         self.after(def, targets, Outcome::Value(0));
     }
 
+    /// `tid` starts a call of `def` on `targets` that may change what is a symlink there
+    /// ([`Self::changes_links`]): forget what is cached there now, and remember nothing at
+    /// or below those paths (anything, for a gated call) until [`Self::end_change`] of `tid`.
+    /// Answers elsewhere are not affected by the call and are still remembered.
+    pub fn begin_change(&self, tid: i32, def: Option<&SyscallDef>, targets: &[Target]) {
+        if !Self::changes_links(def) {
+            return;
+        }
+        self.before(def, targets);
+        let paths = if def.is_some_and(|d| d.class == crate::arch::Class::Gated) {
+            None
+        } else {
+            let mut v = Vec::new();
+            for t in targets {
+                if let Object::Path(p) = &t.object {
+                    v.push(p.abs.clone());
+                    if let Some(r) = &p.resolved {
+                        v.push(r.clone());
+                    }
+                }
+            }
+            Some(v)
+        };
+        let mut running = self.running.borrow_mut();
+        match (running.get_mut(&tid), paths) {
+            (Some(Some(old)), Some(new)) => old.extend(new),
+            (Some(old), None) => *old = None,
+            (Some(None), Some(_)) => {}
+            (None, paths) => {
+                running.insert(tid, paths);
+            }
+        }
+    }
+
+    /// `tid` starts a chdir or fchdir: every cwd is forgotten (threads may share one), and
+    /// none is remembered until [`Self::end_change`] of `tid`.
+    pub fn begin_cwd_change(&self, tid: i32) {
+        self.forget_cwds();
+        self.cwd_running.borrow_mut().insert(tid);
+    }
+
+    /// `tid`'s last call is over (it stopped again, exec'd or ended).
+    pub fn end_change(&self, tid: i32) {
+        if !self.running.borrow().is_empty() {
+            self.running.borrow_mut().remove(&tid);
+        }
+        if !self.cwd_running.borrow().is_empty() {
+            self.cwd_running.borrow_mut().remove(&tid);
+        }
+    }
+
+    /// May a call running now change what `path` is?
+    fn changing(&self, path: &[u8]) -> bool {
+        let running = self.running.borrow();
+        running.values().any(|paths| match paths {
+            None => true,
+            Some(ps) => ps.iter().any(|top| at_or_below(path, top)),
+        })
+    }
+
     /// Forget everything.
     pub fn clear(&self) {
         self.map.borrow_mut().clear();
@@ -163,7 +236,12 @@ impl LinkCache {
 
     /// Remember `tid`'s cwd, read now (not while a call that may change it runs).
     fn insert_cwd(&self, tid: i32, cwd: &[u8]) {
-        if !self.cwds_on.get() || self.frozen.get() || !cwd.starts_with(b"/") {
+        if !self.cwds_on.get()
+            || self.frozen.get()
+            || !cwd.starts_with(b"/")
+            || !self.cwd_running.borrow().is_empty()
+            || self.changing(cwd)
+        {
             return;
         }
         let mut cwds = self.cwds.borrow_mut();
@@ -180,7 +258,7 @@ impl LinkCache {
 
     /// Remember the answer for `path` (absolute, normalized).
     fn insert(&self, path: &[u8], link: Option<Vec<u8>>) {
-        if self.frozen.get() {
+        if self.frozen.get() || self.changing(path) {
             return;
         }
         if self.map.borrow().len() >= Self::MAX {
@@ -468,6 +546,68 @@ mod tests {
         c.insert_cwd(4, b"/x");
         c.clear();
         assert_eq!(c.cwd(4), None, "a gated call forgets everything");
+    }
+
+    #[test]
+    fn nothing_is_remembered_where_a_running_call_changes_links_until_it_is_over() {
+        let c = LinkCache::default();
+        c.keep_cwds();
+        c.insert(b"/w/a/x", None);
+        c.insert(b"/w/b/y", None);
+        // Thread 7 renames /w/a (reached through /l/a) onto /w/c: what was cached there is
+        // forgotten, and nothing at or below those paths is remembered while it runs.
+        c.begin_change(
+            7,
+            def("renameat"),
+            &[path("/l/a", Some("/w/a")), path("/w/c", None)],
+        );
+        assert_eq!(c.get(b"/w/a/x"), None);
+        assert_eq!(c.get(b"/w/b/y"), Some(None), "other paths are kept");
+        for p in ["/w/a", "/w/a/x", "/l/a/z", "/w/c", "/w/c/q"] {
+            c.insert(p.as_bytes(), None);
+            assert_eq!(
+                c.get(p.as_bytes()),
+                None,
+                "{p} remembered while the rename runs"
+            );
+        }
+        c.insert_cwd(1, b"/w/c/sub");
+        assert_eq!(c.cwd(1), None);
+        // Elsewhere (a sibling whose name extends one, an ancestor) answers are remembered.
+        for p in ["/w/ab", "/w", "/w/b/z"] {
+            c.insert(p.as_bytes(), None);
+            assert_eq!(c.get(p.as_bytes()), Some(None), "{p}");
+        }
+        c.insert_cwd(2, b"/w/b");
+        assert_eq!(c.cwd(2), Some(b"/w/b".to_vec()));
+        // A call that changes no link registers nothing.
+        c.begin_change(8, def("openat"), &[path("/x", None)]);
+        c.insert(b"/x", None);
+        assert_eq!(c.get(b"/x"), Some(None));
+        // Another thread's stop does not end thread 7's call; thread 7's next stop does.
+        c.end_change(8);
+        c.insert(b"/w/a", None);
+        assert_eq!(c.get(b"/w/a"), None);
+        c.end_change(7);
+        c.insert(b"/w/a", None);
+        assert_eq!(c.get(b"/w/a"), Some(None));
+        // A gated call (a mount) stops all remembering while it runs.
+        c.begin_change(9, def("mount"), &[]);
+        assert_eq!(c.get(b"/w/a"), None, "a gated call forgets everything");
+        c.insert(b"/q", None);
+        assert_eq!(c.get(b"/q"), None);
+        c.end_change(9);
+        c.insert(b"/q", None);
+        assert_eq!(c.get(b"/q"), Some(None));
+        // A chdir forgets every cwd and keeps none until its thread stops again.
+        c.insert_cwd(3, b"/w/b");
+        c.begin_cwd_change(4);
+        assert_eq!(c.cwd(3), None);
+        c.insert_cwd(3, b"/w/b");
+        assert_eq!(c.cwd(3), None);
+        c.end_change(4);
+        c.insert_cwd(3, b"/w/b");
+        assert_eq!(c.cwd(3), Some(b"/w/b".to_vec()));
     }
 
     fn cache(keys: &[&str]) -> LinkCache {
