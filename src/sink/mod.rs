@@ -77,6 +77,12 @@ pub struct LinkCache {
     running: std::cell::RefCell<std::collections::HashMap<i32, Option<Vec<Vec<u8>>>>>,
     /// Threads running a chdir or fchdir: no cwd is remembered until they are over.
     cwd_running: std::cell::RefCell<std::collections::HashSet<i32>>,
+    /// Per thread that asked what one of its fds refers to: `None` after the first question,
+    /// its fd directory held open from the second on ([`procfs::FdDir`]: one `readlinkat`
+    /// instead of a walk of `/proc` per question). Dropped when the task starts, execs or
+    /// ends ([`Self::forget_cwd`]); a held directory that fails is dropped and the question
+    /// asked again by path, so a stale one can never make an fd look closed.
+    fd_dirs: std::cell::RefCell<std::collections::HashMap<i32, Option<procfs::FdDir>>>,
 }
 
 /// Is `path` `top` or below it?
@@ -219,10 +225,50 @@ impl LinkCache {
         self.cwds.borrow_mut().clear();
     }
 
-    /// Forget `tid`'s cwd (a task that starts, execs or ends: its number may be reused).
+    /// Forget `tid`'s cwd and fd directory (a task that starts, execs or ends: its number may
+    /// be reused).
     pub fn forget_cwd(&self, tid: i32) {
         if self.cwds_on.get() {
             self.cwds.borrow_mut().remove(&tid);
+        }
+        if !self.fd_dirs.borrow().is_empty() {
+            self.fd_dirs.borrow_mut().remove(&tid);
+        }
+    }
+
+    /// The most fd directories held open at once.
+    const MAX_FD_DIRS: usize = 256;
+
+    /// What fd `fd` of thread `tid` of process `pid` refers to (`/proc/PID/task/TID/fd/N`).
+    fn fd_path(&self, pid: i32, tid: i32, fd: i32) -> Option<Vec<u8>> {
+        let by_path = || TraceeProc { pid, tid }.fd_path_bytes(fd);
+        let mut dirs = self.fd_dirs.borrow_mut();
+        match dirs.get(&tid) {
+            Some(Some(dir)) => {
+                if let Some(p) = dir.fd_path(fd) {
+                    return Some(p);
+                }
+                // Not open, or the directory is stale: ask by path, and start over.
+                dirs.remove(&tid);
+                by_path()
+            }
+            Some(None) => {
+                let dir = procfs::FdDir::open(pid, tid);
+                let p = dir.as_ref().and_then(|d| d.fd_path(fd));
+                if p.is_some() {
+                    dirs.insert(tid, dir);
+                    p
+                } else {
+                    dirs.remove(&tid);
+                    by_path()
+                }
+            }
+            None => {
+                if dirs.len() < Self::MAX_FD_DIRS {
+                    dirs.insert(tid, None);
+                }
+                by_path()
+            }
         }
     }
 
@@ -344,7 +390,10 @@ impl decode::ProcView for StopView<'_> {
         }
     }
     fn fd_path(&self, fd: i32) -> Option<Vec<u8>> {
-        self.inner.fd_path(fd)
+        match self.links {
+            Some(cache) => cache.fd_path(self.inner.pid, self.inner.tid, fd),
+            None => self.inner.fd_path(fd),
+        }
     }
     fn readlink(&self, path: &[u8]) -> Option<Vec<u8>> {
         // /proc and /dev/fd links change with every process and fd: never cached.

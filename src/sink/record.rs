@@ -216,6 +216,8 @@ impl<W: Write> Sink for RecordSink<W> {
         thread: bool,
         via: SpawnVia,
     ) {
+        // A new task's number may be one an ended task had.
+        self.links.forget_cwd(child);
         let ev = Event {
             time_ns,
             pid: parent.pid,
@@ -249,6 +251,8 @@ impl<W: Write> Sink for RecordSink<W> {
 
     fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>) -> Verdict {
         let caller = former_tid.unwrap_or(task.tid);
+        self.links.forget_cwd(task.tid);
+        self.links.forget_cwd(caller);
         let exec_file = self.exec_file(caller).map(|f| f.path);
         let mut pending = self.pending.remove(&caller);
         // The execve's own record does not carry them: moved, not copied.
@@ -303,6 +307,7 @@ impl<W: Write> Sink for RecordSink<W> {
         process: bool,
     ) -> Verdict {
         self.dns.forget(task.tid);
+        self.links.forget_cwd(task.tid);
         if let Some(p) = self.pending.remove(&task.tid) {
             let _ = self.write_syscall(task.tid, p, Outcome::Unknown);
         }

@@ -112,6 +112,34 @@ impl TraceeProc {
     }
 }
 
+/// A thread's fd directory, `/proc/PID/task/TID/fd`, held open (`O_PATH`) so that looking up
+/// what one of its fds refers to is a `readlinkat` of the fd number alone, without walking
+/// `/proc`, the pid, `task` and the tid again (a `find` asks once per directory it enters).
+/// The directory stands for the task it was opened for, not its number: once that task is
+/// gone every lookup fails (ENOENT), even if the number is reused.
+#[derive(Debug)]
+pub struct FdDir(std::os::fd::OwnedFd);
+
+impl FdDir {
+    pub fn open(pid: i32, tid: i32) -> Option<FdDir> {
+        use nix::fcntl::OFlag;
+        nix::fcntl::open(
+            Path::new(&format!("/proc/{pid}/task/{tid}/fd")),
+            OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            nix::sys::stat::Mode::empty(),
+        )
+        .ok()
+        .map(FdDir)
+    }
+
+    /// What fd `fd` of the thread refers to (as [`TraceeProc::fd_path_bytes`]).
+    pub fn fd_path(&self, fd: i32) -> Option<Vec<u8>> {
+        nix::fcntl::readlinkat(&self.0, Path::new(&fd.to_string()))
+            .ok()
+            .map(OsStringExt::into_vec)
+    }
+}
+
 /// The mode of the file at `path` (following symlinks), if it can be looked at.
 pub fn mode(path: &[u8]) -> Option<u32> {
     use std::os::unix::fs::PermissionsExt;
@@ -499,6 +527,46 @@ fn socket_addr(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A held fd directory answers as `/proc/PID/task/TID/fd/N` does, and only for the task it
+    /// was opened for: once that thread is gone, every lookup fails.
+    #[test]
+    #[cfg_attr(
+        target_arch = "aarch64",
+        ignore = "the aarch64 unit tests run under qemu-user, whose /proc is the host's"
+    )]
+    fn held_fd_directory_answers_for_its_own_task_only() {
+        let dir = std::env::temp_dir().join(format!("sbx-fddir-{}", std::process::id()));
+        std::fs::write(&dir, b"x").unwrap();
+        let f = std::fs::File::open(&dir).unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
+        let pid = nix::unistd::getpid().as_raw();
+        let tid = nix::unistd::gettid().as_raw();
+        let held = FdDir::open(pid, tid).expect("own fd directory");
+        let want = TraceeProc { pid, tid }.fd_path_bytes(fd);
+        assert_eq!(want.as_deref(), Some(dir.as_os_str().as_bytes()));
+        assert_eq!(held.fd_path(fd), want);
+        assert_eq!(held.fd_path(999_999), None, "not open");
+        // Another thread's directory, held past its end.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let t = std::thread::spawn(move || {
+            tx.send(nix::unistd::gettid().as_raw()).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        });
+        let other = rx.recv().unwrap();
+        let held_other = FdDir::open(pid, other).expect("a live thread's fd directory");
+        assert_eq!(held_other.fd_path(fd), want, "threads share the fd table");
+        t.join().unwrap();
+        // join returns when the thread has released its memory; its fd table and /proc entry
+        // go a little later.
+        let gone = (0..200).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            held_other.fd_path(fd).is_none()
+        });
+        assert!(gone, "the thread is gone");
+        drop(f);
+        std::fs::remove_file(&dir).unwrap();
+    }
 
     #[test]
     fn parses_status_ids() {
