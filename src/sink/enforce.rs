@@ -718,7 +718,7 @@ impl EnforceSink<'_> {
         if p.literal.split(|&b| b == b'/').any(|c| c == b"..") {
             return false;
         }
-        match def.map(|d| d.sem) {
+        let kind = match def.map(|d| d.sem) {
             Some(crate::arch::Sem::Open {
                 flags: Some(i),
                 how: false,
@@ -730,11 +730,17 @@ impl EnforceSink<'_> {
             // An exec of an absent program fails before anything of the caller changes.
             Some(crate::arch::Sem::Exec { .. }) => true,
             _ => false,
-        }
+        };
+        // Absent on the checked path itself, walked without symlinks: the decision's lstat
+        // follows them on the way, and a directory swapped for a symlink since the walk (by
+        // another thread's rename) would make the answer tell whether a name is absent
+        // elsewhere (under --metadata, where that is not allowed to be known).
+        kind && super::owned::look_without_symlinks(p.effective()) == Err(errno)
     }
 
     /// Is this allowed call a mkdir of a name that exists now (the decision's own `lstat`
-    /// found it), to be answered EEXIST by sbx without running it? The kernel looks the name
+    /// found it, and it is reached without crossing a symlink), to be answered EEXIST by sbx
+    /// without running it? The kernel looks the name
     /// up before anything else can fail (search permission on the way aside, which a
     /// workload with sbx's own ids shares), and answers EEXIST for any object there, a
     /// symlink included; the answer takes effect at the look, as if the mkdir had run then
@@ -764,6 +770,10 @@ impl EnforceSink<'_> {
             && !p.literal.split(|&b| b == b'/').any(|c| c == b"..")
             && rewritable_open_path(p.effective())
             && self.owned.lstat(p.effective()).is_ok()
+            // The checked path itself, walked without symlinks: the lstat follows them on
+            // the way, and a directory swapped for a symlink since the walk (by another
+            // thread's rename) would make the answer tell whether a name exists elsewhere.
+            && super::owned::exists_without_symlinks(p.effective())
     }
 
     /// An allowed (or probe-admitted) open that can be handed to the kernel as a symlink-free

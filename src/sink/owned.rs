@@ -162,6 +162,26 @@ fn coarse_now() -> Option<std::time::SystemTime> {
     std::time::UNIX_EPOCH.checked_add(std::time::Duration::new(secs, nanos))
 }
 
+/// Look `path` up without following any symlink (a final one is the object): `Ok` when
+/// something is there, else the errno (`ELOOP` for a symlink on the way, `ENOSYS` where
+/// openat2 does not exist). One `openat2(O_PATH | O_NOFOLLOW, RESOLVE_NO_SYMLINKS)`.
+pub fn look_without_symlinks(path: &[u8]) -> Result<(), i32> {
+    use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
+    let how = OpenHow::new()
+        .flags(OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC)
+        .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS);
+    nix::fcntl::openat2(nix::fcntl::AT_FDCWD, std::ffi::OsStr::from_bytes(path), how)
+        .map(drop)
+        .map_err(|e| e as i32)
+}
+
+/// Is there an object at `path` (a final symlink counts), reached without following any
+/// symlink on the way? `false` where openat2 does not exist or anything else fails: the
+/// caller then lets the kernel answer.
+pub fn exists_without_symlinks(path: &[u8]) -> bool {
+    look_without_symlinks(path).is_ok()
+}
+
 /// The object at `path`, walked without following any symlink (a final one is the object):
 /// its key, and its birth time when the filesystem keeps one. A symlink on the way is
 /// `ELOOP`: a directory swapped for a symlink leads nowhere.
@@ -438,6 +458,36 @@ mod tests {
     use super::*;
     use crate::event::{AccessSet, PathObj};
     use std::ffi::OsStr;
+
+    /// What `answers_exists` relies on: a name reached through a symlinked directory does not
+    /// count, whatever is there; a final symlink (even dangling) does.
+    #[test]
+    #[cfg_attr(
+        target_arch = "aarch64",
+        ignore = "the aarch64 unit tests run under qemu-user, which has no openat2"
+    )]
+    fn existence_is_seen_only_without_symlinks_on_the_way() {
+        let d = std::env::temp_dir().join(format!("sbx-exists-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("real/x")).unwrap();
+        std::os::unix::fs::symlink(d.join("real"), d.join("link")).unwrap();
+        std::os::unix::fs::symlink("nowhere", d.join("real/dangling")).unwrap();
+        let at = |p: &str| exists_without_symlinks(d.join(p).as_os_str().as_bytes());
+        assert!(at("real/x"));
+        assert!(at("real/dangling"));
+        assert!(at("link"), "the final symlink itself");
+        assert!(!at("real/absent"));
+        assert!(
+            std::fs::symlink_metadata(d.join("link/x")).is_ok(),
+            "lstat follows the way"
+        );
+        assert!(!at("link/x"), "a symlink on the way");
+        let look = |p: &str| look_without_symlinks(d.join(p).as_os_str().as_bytes());
+        assert_eq!(look("link/x"), Err(libc::ELOOP));
+        assert_eq!(look("real/absent"), Err(libc::ENOENT));
+        assert_eq!(look("real/dangling/y"), Err(libc::ELOOP));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 
     #[test]
     fn a_decision_looks_a_path_up_once_and_the_next_one_afresh() {
