@@ -166,13 +166,16 @@ fn coarse_now() -> Option<std::time::SystemTime> {
 /// something is there, else the errno (`ELOOP` for a symlink on the way, `ENOSYS` where
 /// openat2 does not exist). One `openat2(O_PATH | O_NOFOLLOW, RESOLVE_NO_SYMLINKS)`.
 pub fn look_without_symlinks(path: &[u8]) -> Result<(), i32> {
+    open_without_symlinks(path).map(drop).map_err(|e| e as i32)
+}
+
+/// `openat2(O_PATH | O_NOFOLLOW, RESOLVE_NO_SYMLINKS)` of `path`.
+fn open_without_symlinks(path: &[u8]) -> nix::Result<std::os::fd::OwnedFd> {
     use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
     let how = OpenHow::new()
         .flags(OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC)
         .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS);
     nix::fcntl::openat2(nix::fcntl::AT_FDCWD, std::ffi::OsStr::from_bytes(path), how)
-        .map(drop)
-        .map_err(|e| e as i32)
 }
 
 /// Is there an object at `path` (a final symlink counts), reached without following any
@@ -186,12 +189,8 @@ pub fn exists_without_symlinks(path: &[u8]) -> bool {
 /// its key, and its birth time when the filesystem keeps one. A symlink on the way is
 /// `ELOOP`: a directory swapped for a symlink leads nowhere.
 fn look_born(path: &[u8]) -> Result<((u64, u64), Option<std::time::SystemTime>), i32> {
-    use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
-    let how = OpenHow::new()
-        .flags(OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC)
-        .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS);
     let os = std::ffi::OsStr::from_bytes(path);
-    let m = match nix::fcntl::openat2(nix::fcntl::AT_FDCWD, os, how) {
+    let m = match open_without_symlinks(path) {
         Ok(fd) => std::fs::File::from(fd).metadata(),
         // No openat2 (qemu-user): look at each directory on the way with lstat.
         Err(nix::errno::Errno::ENOSYS) => {
