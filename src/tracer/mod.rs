@@ -1042,6 +1042,15 @@ impl Tracer {
         // A leader held in a stop is gone when another thread execs (it takes its tid).
         self.held.remove(&tid);
         self.held.remove(&former);
+        // The tree is being killed (a violation, an in-kernel kill, a timeout): the program
+        // never runs, and is not judged, as no stop is while killing (`seccomp_stop`). Judging
+        // it would report a false "swapped during exec": a dying process's `/proc/PID/exe`
+        // reads as nothing (tests/enforce.rs::in_kernel_kill_kills_the_rest_of_the_tree saw it
+        // when a sibling's exec event came after the kill).
+        if self.killing {
+            let _ = signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+            return;
+        }
         let Some(p) = self.procs.get_mut(&pid) else {
             return;
         };
