@@ -2258,6 +2258,98 @@ fn workload_replacing_a_directory_by_a_symlink_is_followed() {
     }
 }
 
+/// Read-only opens of absolute paths are handed over from the open memo once decided
+/// (src/sink/memo.rs). The workload then changes what the same path leads to, in the same
+/// process: a directory on the way replaced by a symlink, the file itself replaced by a
+/// symlink (renamed over it). The next open of that path must lead where the bare run's does,
+/// not fail on the remembered, now symlinked, checked path.
+#[test]
+fn a_remembered_open_follows_the_workloads_own_symlink_changes() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let setup = |d: &Dir| {
+        let _ = std::fs::remove_dir_all(d.join("work"));
+        d.write("work/d/f.txt", "one\n");
+        d.write("work/e/f.txt", "two\n");
+        d.write("work/e/g.txt", "three\n");
+        d.join("work")
+    };
+    let w = setup(&d);
+    let at = |rel: &str| w.join(rel).to_string_lossy().into_owned();
+    let (df, dir_d, dir_e, old, eg, tmp) = (
+        at("d/f.txt"),
+        at("d"),
+        at("e"),
+        at("old"),
+        at("e/g.txt"),
+        at("e/tmp"),
+    );
+    let args = [
+        // A directory on the way becomes a symlink.
+        "read", &df, "read", &df, "rename", &dir_d, &old, "symlink", &dir_e, &dir_d, "read", &df,
+        // The file itself becomes a symlink (made aside, renamed over it).
+        "read", &eg, "read", &eg, "symlink", &df, &tmp, "rename", &tmp, &eg, "read", &eg,
+    ];
+    let b = bare(&fs, args, &w);
+    assert_eq!(b.code, Some(0), "{b:?}");
+    assert!(b.stdout.contains(&format!("read {df} ok two")), "{b:?}");
+    // e/g.txt -> d/f.txt -> (d -> e) e/f.txt
+    assert!(b.stdout.contains(&format!("read {eg} ok two")), "{b:?}");
+    let prof = open_profile(&d, &fs, "");
+    for mode in ["kill", "deny"] {
+        let w = setup(&d);
+        let mut a = vec![fs.as_str()];
+        a.extend(args);
+        let out = enforce_in(&w, &prof, mode, &[], &a).run();
+        out.assert_code(0);
+        assert_eq!(out.stdout, b.stdout, "{mode}: {}", out.stderr);
+    }
+}
+
+/// The same change made to reach a file the profile does not allow: the open that was
+/// allowed (and remembered) a moment ago is now decided where it leads, and refused.
+#[test]
+fn a_remembered_open_is_refused_once_a_symlink_leads_it_elsewhere() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let setup = |d: &Dir| {
+        let _ = std::fs::remove_dir_all(d.join("work"));
+        d.write("work/d/f.txt", "public\n");
+        d.write("work/secret/f.txt", "s3cret\n");
+        d.join("work")
+    };
+    let w = setup(&d);
+    let at = |rel: &str| w.join(rel).to_string_lossy().into_owned();
+    let (df, dir_d, old, secret) = (at("d/f.txt"), at("d"), at("old"), at("secret"));
+    let swap = [
+        "read", &df, "read", &df, "rename", &dir_d, &old, "symlink", &secret, &dir_d, "read", &df,
+    ];
+    // Bare, the third read gets the secret.
+    let b = bare(&fs, swap, &w);
+    assert!(b.stdout.contains(&format!("read {df} ok s3cret")), "{b:?}");
+    let prof = d.write(
+        "memo.profile",
+        &format!(
+            "include base\nexec {fs}\nread ${{CWD}}/d\nread ${{CWD}}/d/**\nread ${{CWD}}/old\nread ${{CWD}}/old/**\nwrite ${{CWD}}/**\ndelete ${{CWD}}/**\n"
+        ),
+    );
+    // Without the swap, every read passes: the refusal below is the swap's.
+    let w = setup(&d);
+    let out = enforce_in(&w, &prof, "kill", &[], &[&fs, "read", &df, "read", &df]).run();
+    out.assert_code(0);
+    let w = setup(&d);
+    let mut a = vec![fs.as_str()];
+    a.extend(swap);
+    let out = enforce_in(&w, &prof, "kill", &[], &a).run();
+    out.assert_code(VIOLATION);
+    assert!(!out.stdout.contains("s3cret"), "{}", out.stdout);
+    assert!(
+        out.stderr.contains(&format!("{}/f.txt", at("secret"))),
+        "the violation names where the path leads now: {}",
+        out.stderr
+    );
+}
+
 /// A profile that lets the workload make `t*` names in its directory and run fsops, nothing
 /// else of the directory: what it may do to them then comes from provenance alone.
 fn provenance_profile(d: &Dir) -> PathBuf {

@@ -113,6 +113,14 @@ impl<'a> Prefetched<'a> {
         p
     }
 
+    /// `data`, read at `start` already (`short`: the read stopped before unreadable memory).
+    pub fn known(inner: &'a dyn Memory, start: u64, data: Vec<u8>, short: bool) -> Prefetched<'a> {
+        Prefetched {
+            inner,
+            spans: vec![(start, data, short)],
+        }
+    }
+
     /// Read more spans (the ones not answered already) in one go, and keep them.
     pub fn add(&mut self, spans: &[(u64, usize)]) {
         let missing: Vec<(u64, usize)> = spans

@@ -132,7 +132,41 @@ struct Stopped {
     pins: Vec<PinUse>,
     /// A symlink lookup of its paths was answered from the link cache.
     link_hit: bool,
+    /// A read-only open the memo may remember once it is decided and handed over.
+    memo: Option<MemoCandidate>,
 }
+
+/// A read-only open of an absolute path that [`super::memo::OpenMemo`] may answer
+/// ([`EnforceSink::memo_candidate`]).
+#[derive(Debug)]
+struct MemoCandidate {
+    /// The path as the workload wrote it (read once, at this stop).
+    path: Vec<u8>,
+    kind: super::memo::OpenKind,
+    /// The paths whose symlink answers its resolution asked for.
+    deps: Vec<Vec<u8>>,
+}
+
+/// A [`Provenance`](crate::policy::Provenance) that notes being asked.
+struct Consulted<'a> {
+    inner: &'a Owned,
+    consulted: &'a std::cell::Cell<bool>,
+}
+
+impl crate::policy::Provenance for Consulted<'_> {
+    fn owns(&self, path: &[u8]) -> bool {
+        self.consulted.set(true);
+        self.inner.owns(path)
+    }
+    fn absent_in_owned(&self, path: &[u8]) -> bool {
+        self.consulted.set(true);
+        self.inner.absent_in_owned(path)
+    }
+}
+
+/// The first bytes of a path argument, read once at a stop: (address, bytes, whether the read
+/// stopped short before unreadable memory).
+type Head = (u64, Vec<u8>, bool);
 
 /// An fd a call acts on as its object (fchmod's, `fchownat(fd, "", AT_EMPTY_PATH)`'s...),
 /// pinned in sbx: decided on what it was when sbx took it, and handed to the kernel as
@@ -844,26 +878,7 @@ impl EnforceSink<'_> {
                 resolve: resolve | RESOLVE_NO_SYMLINKS,
             });
         }
-        let (raw_flags, mode) = match flags {
-            Some(i) => (
-                stop.args[usize::from(i)] & 0xffff_ffff,
-                stop.args.get(usize::from(i) + 1).copied().unwrap_or(0),
-            ),
-            // creat(path, mode)
-            None => (
-                crate::decode::oflags::O_CREAT
-                    | crate::decode::oflags::O_WRONLY
-                    | crate::decode::oflags::O_TRUNC,
-                stop.args[1],
-            ),
-        };
-        let (f, m) = crate::decode::open_how_of(self.arch, raw_flags, mode);
-        Some(OpenPlan::Rewrite {
-            path: path.to_vec(),
-            flags: f,
-            mode: m,
-            resolve: RESOLVE_NO_SYMLINKS,
-        })
+        Some(self.open_plan(stop, def, path.to_vec()))
     }
 
     /// Hand the kernel the open of an [`OpenPlan::Rewrite`] from the thread's guard slot.
@@ -1149,8 +1164,26 @@ impl EnforceSink<'_> {
         let def = class.and_then(|_| self.arch.by_nr(stop.nr));
         let cached = use_links && self.links_usable(stop, def);
         self.links.take_hit();
+        // A read-only open decided before is handed over as it was then (`memo`).
+        let (mut memo, head) = match self.memo_candidate(stop, def, cached) {
+            Some((candidate, head)) => (candidate, Some(head)),
+            None => (None, None),
+        };
+        let known = memo
+            .as_ref()
+            .and_then(|c| self.links.opens().get(&c.path, c.kind).map(<[u8]>::to_vec));
+        if let Some(checked) = known {
+            let plan = self.open_plan(stop, def, checked);
+            if !self.send_open(stop, &plan)? {
+                return self.retried(stop.tid).map(Observation::Done);
+            }
+            return Ok(Observation::Done(Verdict::Allow));
+        }
+        if memo.is_some() {
+            self.links.start_asking();
+        }
         // Exec arguments only when the run is also recorded.
-        let decode = |links| {
+        let decode = |links, head: Option<&Head>| {
             super::decode_stop_opts(
                 self.arch,
                 stop,
@@ -1158,15 +1191,20 @@ impl EnforceSink<'_> {
                     links,
                     cached_root: self.stable_root,
                     exec_args: self.recorder.is_some(),
+                    head: head.map(|(a, b, short)| (*a, b.as_slice(), *short)),
                 },
             )
         };
-        let mut d = decode(cached.then_some(&self.links));
+        let mut d = decode(cached.then_some(&self.links), head.as_ref());
+        if let Some(c) = memo.as_mut() {
+            c.deps = self.links.take_asked().unwrap_or_default();
+        }
         let mut link_hit = self.links.take_hit();
         if link_hit && !kernel_rewalks(def, &d.syscall) {
             // Not a call the kernel will walk again symlink-free: decide on fresh answers.
-            d = decode(None);
+            d = decode(None, head.as_ref());
             link_hit = false;
+            memo = None;
         }
         // Forget what the call may change, and remember nothing there until it is over.
         self.links.begin_change(stop.tid, def, &d.syscall.targets);
@@ -1270,6 +1308,7 @@ impl EnforceSink<'_> {
             new_names,
             pins,
             link_hit,
+            memo,
         })))
     }
 
@@ -1288,6 +1327,7 @@ impl EnforceSink<'_> {
             new_names,
             pins,
             link_hit: _,
+            memo,
         } = *ob;
         let def = event.def;
         let listen_name = event.listen_name;
@@ -1441,9 +1481,12 @@ impl EnforceSink<'_> {
             match plan {
                 // Race-free open without an exit stop: the kernel opens exactly the checked,
                 // symlink-free path (tracer/guard.rs `rewrite_open`).
-                OpenPlan::Rewrite { .. } => {
+                OpenPlan::Rewrite { ref path, .. } => {
                     if !self.send_open(stop, &plan)? {
                         return self.retried(stop.tid);
+                    }
+                    if let Some(c) = memo {
+                        self.remember_open(c, path);
                     }
                     rewritten = true;
                     Verdict::Allow
@@ -1581,7 +1624,19 @@ impl EnforceSink<'_> {
             Observation::Done(verdict) => return Ok(verdict),
             Observation::Stop(ob) => ob,
         };
-        let decided = self.decide_stop(stop, &ob);
+        let (decided, consulted) = self.decide_stop(stop, &ob);
+        let mut ob = ob;
+        if consulted
+            || !decided.refusals.is_empty()
+            || decided.must_fail.is_some()
+            || decided.closed_fd
+            || !decided.extra_targets.is_empty()
+            || decided.signal_instead.is_some()
+        {
+            // Decided on what the run created or on what exists, or not simply allowed:
+            // never remembered.
+            ob.memo = None;
+        }
         if ob.link_hit && !decided.refusals.is_empty() {
             // Refused on a remembered symlink answer: decide again on the filesystem as it
             // is now (a change made outside the traced tree is not seen by the cache). A
@@ -1595,20 +1650,29 @@ impl EnforceSink<'_> {
                 Observation::Done(verdict) => return Ok(verdict),
                 Observation::Stop(ob) => ob,
             };
-            let decided = self.decide_stop(stop, &ob);
+            let (decided, _) = self.decide_stop(stop, &ob);
             return self.act(stop, ob, decided);
         }
         self.act(stop, ob, decided)
     }
 
-    /// Decide on an observed stop.
-    fn decide_stop(&self, stop: &SyscallStop<'_>, ob: &Stopped) -> decide::Decided {
+    /// Decide on an observed stop; true with it when the decision asked what the run created
+    /// or whether a path exists (answers that change during the run).
+    fn decide_stop(&self, stop: &SyscallStop<'_>, ob: &Stopped) -> (decide::Decided, bool) {
+        let consulted = std::cell::Cell::new(false);
         // The decision's lstat answers started with this stop's observation (`observe`).
-        let lookup = |path: &[u8]| self.owned.lstat(path).map(drop);
+        let lookup = |path: &[u8]| {
+            consulted.set(true);
+            self.owned.lstat(path).map(drop)
+        };
+        let prov = Consulted {
+            inner: &self.owned,
+            consulted: &consulted,
+        };
         let st = decide::RunState {
             policy: self.policy,
             scope: self.chains.scope(stop.pid),
-            prov: Some(&self.owned),
+            prov: Some(&prov),
             names: self.dns.book(),
             own_listeners: &self.own_listeners,
             guard: self.guard.is_some(),
@@ -1616,7 +1680,116 @@ impl EnforceSink<'_> {
             track_allowed: self.allowed_seen.is_some(),
             lookup: &lookup,
         };
-        decide::decide(&ob.event, &st)
+        let decided = decide::decide(&ob.event, &st);
+        (decided, consulted.get())
+    }
+
+    /// Can the open memo answer this stop ([`super::memo`])? An open or openat (at
+    /// `AT_FDCWD`), read-only (no O_CREAT, O_TRUNC or O_TMPFILE: nothing it decides depends on
+    /// what exists or what the run made), of an absolute path outside /proc and /dev (whose
+    /// links sbx never remembers), when its paths may be resolved with remembered symlink
+    /// answers (`cached`) and the run is not recorded as well. The path argument's first
+    /// bytes are read here either way, and decoding takes them from there (`Head`): the call
+    /// is decided on one read.
+    fn memo_candidate(
+        &self,
+        stop: &SyscallStop<'_>,
+        def: Option<&SyscallDef>,
+        cached: bool,
+    ) -> Option<(Option<MemoCandidate>, Head)> {
+        use crate::decode::Memory;
+        use crate::decode::oflags::{O_ACCMODE, O_CREAT, O_TMPFILE_BIT, O_TRUNC};
+        const O_RDONLY: u64 = 0;
+        const AT_FDCWD: i32 = -100;
+        if !cached || self.recorder.is_some() {
+            return None;
+        }
+        let crate::arch::Sem::Open {
+            dirfd,
+            path,
+            flags: Some(flags),
+            how: false,
+        } = def?.sem
+        else {
+            return None;
+        };
+        if dirfd.is_some_and(|i| crate::decode::int_arg(stop.args[usize::from(i)]) != AT_FDCWD) {
+            return None;
+        }
+        let raw_flags = stop.args[usize::from(flags)] & 0xffff_ffff;
+        if raw_flags & O_ACCMODE != O_RDONLY || raw_flags & (O_CREAT | O_TRUNC | O_TMPFILE_BIT) != 0
+        {
+            return None;
+        }
+        let addr = stop.args[usize::from(path)];
+        let mut buf = vec![0u8; crate::decode::memory::head_len(addr)];
+        let n = crate::tracer::memory::TraceeMemory { tid: stop.tid }.read(addr, &mut buf);
+        if n == 0 {
+            return None;
+        }
+        let short = n < buf.len();
+        buf.truncate(n);
+        let candidate = buf.iter().position(|&b| b == 0).and_then(|end| {
+            let p = &buf[..end];
+            (p.starts_with(b"/") && !p.starts_with(b"/proc/") && !p.starts_with(b"/dev/")).then(
+                || MemoCandidate {
+                    path: p.to_vec(),
+                    kind: super::memo::OpenKind {
+                        nr: stop.nr,
+                        flags: raw_flags,
+                        scope: self.chains.scope(stop.pid),
+                    },
+                    deps: Vec::new(),
+                },
+            )
+        });
+        Some((candidate, (addr, buf, short)))
+    }
+
+    /// The open of `checked` (the symlink-free path sbx decided on) as this stop asks for it:
+    /// what [`Self::open_rewrite`] makes for an open or openat.
+    fn open_plan(
+        &self,
+        stop: &SyscallStop<'_>,
+        def: Option<&SyscallDef>,
+        checked: Vec<u8>,
+    ) -> OpenPlan {
+        let (raw_flags, mode) = match def.map(|d| d.sem) {
+            Some(crate::arch::Sem::Open { flags: Some(i), .. }) => (
+                stop.args[usize::from(i)] & 0xffff_ffff,
+                stop.args.get(usize::from(i) + 1).copied().unwrap_or(0),
+            ),
+            // creat(path, mode)
+            _ => (
+                crate::decode::oflags::O_CREAT
+                    | crate::decode::oflags::O_WRONLY
+                    | crate::decode::oflags::O_TRUNC,
+                stop.args[1],
+            ),
+        };
+        let (flags, mode) = crate::decode::open_how_of(self.arch, raw_flags, mode);
+        OpenPlan::Rewrite {
+            path: checked,
+            flags,
+            mode,
+            resolve: RESOLVE_NO_SYMLINKS,
+        }
+    }
+
+    /// An open the memo may answer was allowed on the policy alone and handed over as
+    /// `checked`: remember it, unless a call that may change symlinks runs now (its answers
+    /// are not remembered either), its resolution asked about /proc or /dev (never
+    /// remembered), or it opened /etc/hosts (whose names each open reads again).
+    fn remember_open(&self, c: MemoCandidate, checked: &[u8]) {
+        let unremembered = |p: &[u8]| p.starts_with(b"/proc/") || p.starts_with(b"/dev/");
+        if !self.links.settled()
+            || unremembered(checked)
+            || checked == b"/etc/hosts"
+            || c.deps.iter().any(|d| unremembered(d))
+        {
+            return;
+        }
+        self.links.opens().insert(&c.path, c.kind, checked, &c.deps);
     }
 
     /// Can this stop's paths be resolved with remembered symlink answers (`links`)? Only

@@ -5,6 +5,7 @@ pub mod chains;
 pub mod decide;
 pub mod dns;
 pub mod enforce;
+pub mod memo;
 pub mod owned;
 pub mod record;
 pub mod targets;
@@ -83,6 +84,12 @@ pub struct LinkCache {
     /// ends ([`Self::forget_cwd`]); a held directory that fails is dropped and the question
     /// asked again by path, so a stale one can never make an fd look closed.
     fd_dirs: std::cell::RefCell<std::collections::HashMap<i32, Option<procfs::FdDir>>>,
+    /// Opens decided on these answers ([`memo::OpenMemo`]): forgotten with the answers they
+    /// asked for.
+    opens: std::cell::RefCell<memo::OpenMemo>,
+    /// While `Some`: every path whose symlink answer a resolution asks for
+    /// ([`Self::start_asking`]).
+    asked: std::cell::RefCell<Option<Vec<Vec<u8>>>>,
 }
 
 /// Is `path` `top` or below it?
@@ -123,6 +130,27 @@ impl LinkCache {
                 }
             }
         }
+    }
+
+    /// The open memo, kept with the answers it was worked out from.
+    pub fn opens(&self) -> std::cell::RefMut<'_, memo::OpenMemo> {
+        self.opens.borrow_mut()
+    }
+
+    /// Note every path whose answer is asked for from now on, until [`Self::take_asked`].
+    pub fn start_asking(&self) {
+        *self.asked.borrow_mut() = Some(Vec::new());
+    }
+
+    /// The paths whose answers were asked for since [`Self::start_asking`] (and stop noting).
+    pub fn take_asked(&self) -> Option<Vec<Vec<u8>>> {
+        self.asked.borrow_mut().take()
+    }
+
+    /// Are answers remembered now, with no call that may change symlinks running (so an
+    /// answer worked out now from remembered ones stays true until the next change)?
+    pub fn settled(&self) -> bool {
+        !self.frozen.get() && self.running.borrow().is_empty()
     }
 
     /// Was a lookup answered from the cache since the last call?
@@ -203,6 +231,7 @@ impl LinkCache {
 
     /// Forget everything.
     pub fn clear(&self) {
+        self.opens.borrow_mut().clear();
         self.map.borrow_mut().clear();
         self.parents.borrow_mut().clear();
         self.forget_cwds();
@@ -337,6 +366,7 @@ impl LinkCache {
             self.clear();
             return;
         }
+        self.opens.borrow_mut().forget_below(path);
         // A cwd at or below `path` is renamed or removed with it.
         let at_or_below =
             |k: &[u8]| k.starts_with(path) && matches!(k.get(path.len()), None | Some(b'/'));
@@ -400,6 +430,9 @@ impl decode::ProcView for StopView<'_> {
         let Some(cache) = self.links else {
             return self.inner.readlink(path);
         };
+        if let Some(asked) = cache.asked.borrow_mut().as_mut() {
+            asked.push(path.to_vec());
+        }
         if path.starts_with(b"/proc/") || path.starts_with(b"/dev/") {
             return self.inner.readlink(path);
         }
@@ -434,6 +467,7 @@ pub fn decode_stop_with(
             links: cache,
             cached_root: cache.is_some(),
             exec_args,
+            head: None,
         },
     )
 }
@@ -448,6 +482,10 @@ pub struct DecodeOpts<'a> {
     pub cached_root: bool,
     /// Read exec argv and environment names.
     pub exec_args: bool,
+    /// Tracee memory already read at this stop: `(address, bytes, short)`, `short` when the
+    /// read stopped before unreadable memory. Decoding reads these bytes from here, so what
+    /// is decided is what was read then.
+    pub head: Option<(u64, &'a [u8], bool)>,
 }
 
 /// Decode a stop with the real tracee memory and `/proc` view, as `opts` says.
@@ -456,6 +494,7 @@ pub fn decode_stop_opts(arch: Arch, stop: &SyscallStop<'_>, opts: DecodeOpts<'_>
         links: cache,
         cached_root,
         exec_args,
+        head,
     } = opts;
     let raw = RawSyscall {
         arch,
@@ -476,7 +515,16 @@ pub fn decode_stop_opts(arch: Arch, stop: &SyscallStop<'_>, opts: DecodeOpts<'_>
         root: cached_root.then_some(stop.root),
     };
     let decoded = match def {
-        Some(d) => decode::decode_with(d, &raw, &TraceeMemory { tid: stop.tid }, &view, exec_args),
+        Some(d) => {
+            let memory = TraceeMemory { tid: stop.tid };
+            match head {
+                Some((addr, bytes, short)) => {
+                    let pre = decode::Prefetched::known(&memory, addr, bytes.to_vec(), short);
+                    decode::decode_with(d, &raw, &pre, &view, exec_args)
+                }
+                None => decode::decode_with(d, &raw, &memory, &view, exec_args),
+            }
+        }
         None => Decoded::default(),
     };
     let name = match def {
