@@ -1412,6 +1412,9 @@ fn provenance_admits(prov: &dyn Provenance, verb: Verb, path: &[u8]) -> bool {
 /// A process naming itself by pid (`/proc/<own pid>/...`, as decode makes `/proc/self`
 /// absolute) is `/proc/self/...`, so `/proc/self` rules admit it; other pids stay as they are.
 pub fn self_view(p: &PathObj, pid: i32) -> PathObj {
+    if !under_proc(p) {
+        return p.clone();
+    }
     let prefix = format!("/proc/{pid}");
     let fix = |b: &[u8]| -> Vec<u8> {
         match b.strip_prefix(prefix.as_bytes()) {
@@ -1426,6 +1429,15 @@ pub fn self_view(p: &PathObj, pid: i32) -> PathObj {
         abs: fix(&p.abs),
         resolved: p.resolved.as_deref().map(fix),
     }
+}
+
+/// Does the path object name anything under /proc (as written or where it leads)? Only then
+/// can [`self_view`] change it.
+pub fn under_proc(p: &PathObj) -> bool {
+    p.abs.starts_with(b"/proc/")
+        || p.resolved
+            .as_ref()
+            .is_some_and(|r| r.starts_with(b"/proc/"))
 }
 
 /// The paths to check for a path object: as written and, unless it is the same object, where

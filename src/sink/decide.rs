@@ -782,6 +782,10 @@ fn decide_target(
         return Ok(None);
     }
     let decision = match &t.object {
+        // Nothing under /proc: the object is checked as it is (no copy).
+        Object::Path(p) if !crate::policy::under_proc(p) => {
+            st.policy.decide_in(st.scope, access, &t.object, st.prov)
+        }
         Object::Path(p) => st.policy.decide_in(
             st.scope,
             access,

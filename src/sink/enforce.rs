@@ -2308,9 +2308,17 @@ impl Sink for EnforceSink<'_> {
             if self.shared_mem.contains(&parent.pid) {
                 self.shared_mem.insert(child);
             }
-            if self.lazy_guard && !procfs::separate_files(parent.pid, child) {
-                self.files_shared.insert(parent.pid);
-                self.files_shared.insert(child);
+            if self.lazy_guard {
+                if via == SpawnVia::Vfork {
+                    // Without asking the kernel (one kcmp per vfork): the child counts as
+                    // sharing its parent's fd table until its exec, which unshares it. The
+                    // parent cannot run while the child may share it (suspended until the
+                    // child execs or exits), and shares nothing after.
+                    self.files_shared.insert(child);
+                } else if !procfs::separate_files(parent.pid, child) {
+                    self.files_shared.insert(parent.pid);
+                    self.files_shared.insert(child);
+                }
             }
         }
         if !thread {
