@@ -2306,6 +2306,30 @@ fn a_remembered_open_follows_the_workloads_own_symlink_changes() {
     }
 }
 
+/// An open of `FILE/` fails with ENOTDIR bare: the symlink-free path sbx hands the kernel
+/// keeps the trailing slash, so it fails the same way (it opened the file before), the second
+/// time too (from the open memo).
+#[test]
+fn an_open_of_a_file_with_a_trailing_slash_fails_as_bare() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    d.write("work/f.txt", "one\n");
+    let w = d.join("work");
+    let f = w.join("f.txt").to_string_lossy().into_owned();
+    let slash = format!("{f}/");
+    let args = ["read", &slash, "read", &f, "read", &slash, "read", &slash];
+    let b = bare(&fs, args, &w);
+    assert!(b.stdout.contains(&format!("read {slash} ENOTDIR")), "{b:?}");
+    let prof = open_profile(&d, &fs, "");
+    for mode in ["kill", "deny"] {
+        let mut a = vec![fs.as_str()];
+        a.extend(args);
+        let out = enforce_in(&w, &prof, mode, &[], &a).run();
+        out.assert_code(b.code.unwrap());
+        assert_eq!(out.stdout, b.stdout, "{mode}: {}", out.stderr);
+    }
+}
+
 /// The same change made to reach a file the profile does not allow: the open that was
 /// allowed (and remembered) a moment ago is now decided where it leads, and refused.
 #[test]

@@ -837,10 +837,16 @@ impl EnforceSink<'_> {
             return None;
         };
         let p = only_path(sc)?;
-        let path = p.effective();
-        if !rewritable_open_path(path) {
+        if !rewritable_open_path(p.effective()) {
             return None;
         }
+        // A trailing `/` as written stays: it makes the kernel refuse a non-directory
+        // (ENOTDIR), which the normalized path would open.
+        let mut path = p.effective().to_vec();
+        if p.literal.ends_with(b"/") && !path.ends_with(b"/") {
+            path.push(b'/');
+        }
+        let path = path.as_slice();
         if how {
             let i = flags?;
             if stop.args.get(usize::from(i) + 1) != Some(&OPEN_HOW_SIZE) {
@@ -2308,17 +2314,11 @@ impl Sink for EnforceSink<'_> {
             if self.shared_mem.contains(&parent.pid) {
                 self.shared_mem.insert(child);
             }
-            if self.lazy_guard {
-                if via == SpawnVia::Vfork {
-                    // Without asking the kernel (one kcmp per vfork): the child counts as
-                    // sharing its parent's fd table until its exec, which unshares it. The
-                    // parent cannot run while the child may share it (suspended until the
-                    // child execs or exits), and shares nothing after.
-                    self.files_shared.insert(child);
-                } else if !procfs::separate_files(parent.pid, child) {
-                    self.files_shared.insert(parent.pid);
-                    self.files_shared.insert(child);
-                }
+            // Asked for vfork children too: a `clone(CLONE_VFORK|CLONE_FILES)` child can give
+            // the table to a child of its own before it execs, which the parent then shares.
+            if self.lazy_guard && !procfs::separate_files(parent.pid, child) {
+                self.files_shared.insert(parent.pid);
+                self.files_shared.insert(child);
             }
         }
         if !thread {

@@ -41,7 +41,7 @@ pub struct OpenKind {
 }
 
 /// Allowed opens: the checked, symlink-free path each was handed to the kernel as.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct OpenMemo {
     /// By the path as the workload wrote it.
     map: HashMap<Vec<u8>, Vec<(OpenKind, Vec<u8>)>>,
@@ -53,11 +53,32 @@ pub struct OpenMemo {
     /// Every directory some key of `by_dep` lies below: only a change at one of them has
     /// dependencies below it to look for.
     dep_parents: HashSet<Vec<u8>>,
+    /// Written paths listed in `by_dep`, all lists together. Lists are not pruned when an
+    /// entry goes through another of its dependencies (a stale name there only makes a later
+    /// change forget a name that is gone), so this, not `len`, bounds them.
+    links: usize,
+    /// [`Self::MAX_LINKS`] (smaller in tests).
+    max_links: usize,
+}
+
+impl Default for OpenMemo {
+    fn default() -> Self {
+        OpenMemo {
+            map: HashMap::new(),
+            len: 0,
+            by_dep: HashMap::new(),
+            dep_parents: HashSet::new(),
+            links: 0,
+            max_links: Self::MAX_LINKS,
+        }
+    }
 }
 
 impl OpenMemo {
     /// The most entries kept; the memo starts over when full.
     pub const MAX: usize = 65_536;
+    /// The most written paths listed under dependencies; the memo starts over past it.
+    pub const MAX_LINKS: usize = 16 * Self::MAX;
 
     /// The checked path an open of `path` as `kind` was handed over as.
     pub fn get(&self, path: &[u8], kind: OpenKind) -> Option<&[u8]> {
@@ -71,13 +92,18 @@ impl OpenMemo {
     /// Remember that an open of `path` as `kind` was handed over as `checked`, decided on
     /// the symlink answers for `deps` (absolute paths).
     pub fn insert(&mut self, path: &[u8], kind: OpenKind, checked: &[u8], deps: &[Vec<u8>]) {
-        if self.len >= Self::MAX && self.get(path, kind).is_none() {
+        if (self.len >= Self::MAX && self.get(path, kind).is_none())
+            || self.links + deps.len() > self.max_links
+        {
             self.clear();
         }
         for dep in deps {
             let users = self.by_dep.entry(dep.clone()).or_default();
-            if !users.iter().any(|u| u == path) {
+            // The same name again (another flag set, a replacement) is listed once, as the
+            // list's last name when it comes back to back: no scan of a long list.
+            if users.last().is_none_or(|u| u != path) {
                 users.push(path.to_vec());
+                self.links += 1;
             }
             let mut dir = dep.as_slice();
             while let Some(cut) = dir.iter().rposition(|&b| b == b'/') {
@@ -105,6 +131,10 @@ impl OpenMemo {
             return;
         }
         if self.map.is_empty() {
+            // Only stale names left in the lists, if anything.
+            if self.links > 0 {
+                self.clear();
+            }
             return;
         }
         let mut users = self.by_dep.remove(path).unwrap_or_default();
@@ -120,6 +150,7 @@ impl OpenMemo {
             });
             self.dep_parents.retain(|k| !below(k));
         }
+        self.links -= users.len();
         for u in users {
             if let Some(entries) = self.map.remove(&u) {
                 self.len -= entries.len();
@@ -133,6 +164,7 @@ impl OpenMemo {
         self.by_dep.clear();
         self.dep_parents.clear();
         self.len = 0;
+        self.links = 0;
     }
 
     /// Entries kept.
@@ -256,6 +288,33 @@ mod tests {
         m.insert(b"/d/e/f", k, b"/d/e/f", &deps(&["/d/e/f"]));
         m.forget_below(b"/d");
         assert!(m.is_empty());
+    }
+
+    #[test]
+    fn names_listed_under_a_dependency_are_bounded() {
+        // Temporary files read once and deleted: each entry goes, but `/tmp`'s list keeps
+        // their names; the memo starts over before the lists pass MAX_LINKS.
+        let k = kind(0, 0);
+        let mut m = OpenMemo {
+            max_links: 1000,
+            ..OpenMemo::default()
+        };
+        for i in 0..1010 {
+            let p = format!("/tmp/cc{i}.s");
+            m.insert(p.as_bytes(), k, p.as_bytes(), &deps(&["/tmp", &p]));
+            assert!(m.get(p.as_bytes(), k).is_some());
+            m.forget_below(p.as_bytes());
+            assert!(m.links <= 1000);
+        }
+        assert!(m.is_empty());
+        assert!(m.links < 100, "started over once: {}", m.links);
+        // The same name under two flag sets is listed once per dependency.
+        let mut m = OpenMemo::default();
+        m.insert(b"/a", kind(0, 0), b"/a", &deps(&["/a"]));
+        m.insert(b"/a", kind(0o400000, 0), b"/a", &deps(&["/a"]));
+        assert_eq!((m.len(), m.links), (2, 1));
+        m.forget_below(b"/a");
+        assert_eq!((m.len(), m.links), (0, 0));
     }
 
     #[test]
