@@ -2330,6 +2330,30 @@ fn an_open_of_a_file_with_a_trailing_slash_fails_as_bare() {
     }
 }
 
+/// A relative open is remembered with the cwd it was resolved from: the same name opened in
+/// another directory (another process, no chdir in the reading process) reads that
+/// directory's file.
+#[test]
+fn a_remembered_relative_open_is_per_working_directory() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    d.write("work/a/f.txt", "A\n");
+    d.write("work/b/f.txt", "B\n");
+    let w = d.join("work");
+    let script = format!(
+        "(cd a && {fs} read f.txt read f.txt read f.txt) && (cd b && {fs} read f.txt read f.txt read f.txt)"
+    );
+    let b = bare("sh", ["-c", &script], &w);
+    assert_eq!(b.code, Some(0), "{b:?}");
+    assert_eq!(b.stdout.matches("read f.txt ok B").count(), 3, "{b:?}");
+    let prof = open_profile(&d, &fs, "include shell\n");
+    for mode in ["kill", "deny"] {
+        let out = enforce_in(&w, &prof, mode, &[], &["sh", "-c", &script]).run();
+        out.assert_code(0);
+        assert_eq!(out.stdout, b.stdout, "{mode}: {}", out.stderr);
+    }
+}
+
 /// The same change made to reach a file the profile does not allow: the open that was
 /// allowed (and remembered) a moment ago is now decided where it leads, and refused.
 #[test]

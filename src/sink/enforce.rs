@@ -1692,11 +1692,13 @@ impl EnforceSink<'_> {
 
     /// Can the open memo answer this stop ([`super::memo`])? An open or openat (at
     /// `AT_FDCWD`), read-only (no O_CREAT, O_TRUNC or O_TMPFILE: nothing it decides depends on
-    /// what exists or what the run made), of an absolute path outside /proc and /dev (whose
-    /// links sbx never remembers), when its paths may be resolved with remembered symlink
-    /// answers (`cached`) and the run is not recorded as well. The path argument's first
-    /// bytes are read here either way, and decoding takes them from there (`Head`): the call
-    /// is decided on one read.
+    /// what exists or what the run made), of a path outside /proc and /dev (whose links sbx
+    /// never remembers), when its paths may be resolved with remembered symlink answers
+    /// (`cached`) and the run is not recorded as well. A relative path only from a cwd the
+    /// link cache remembers for the thread: the cwd is then part of the key, and it is
+    /// forgotten at every chdir and with any rename or removal at or above it. The path
+    /// argument's first bytes are read here either way, and decoding takes them from there
+    /// (`Head`): the call is decided on one read.
     fn memo_candidate(
         &self,
         stop: &SyscallStop<'_>,
@@ -1735,19 +1737,29 @@ impl EnforceSink<'_> {
         }
         let short = n < buf.len();
         buf.truncate(n);
+        let unremembered = |p: &[u8]| p.starts_with(b"/proc/") || p.starts_with(b"/dev/");
         let candidate = buf.iter().position(|&b| b == 0).and_then(|end| {
             let p = &buf[..end];
-            (p.starts_with(b"/") && !p.starts_with(b"/proc/") && !p.starts_with(b"/dev/")).then(
-                || MemoCandidate {
-                    path: p.to_vec(),
-                    kind: super::memo::OpenKind {
-                        nr: stop.nr,
-                        flags: raw_flags,
-                        scope: self.chains.scope(stop.pid),
-                    },
-                    deps: Vec::new(),
+            let key = if p.starts_with(b"/") {
+                p.to_vec()
+            } else {
+                // A relative path: from the thread's remembered cwd only (never read here),
+                // which is part of the key (NUL-separated: no path holds a NUL).
+                let cwd = self.links.remembered_cwd(stop.tid)?;
+                if p.is_empty() || unremembered(&cwd) || cwd == b"/proc" || cwd == b"/dev" {
+                    return None;
+                }
+                [b"\0".as_slice(), &cwd, b"\0", p].concat()
+            };
+            (!unremembered(p)).then(|| MemoCandidate {
+                path: key,
+                kind: super::memo::OpenKind {
+                    nr: stop.nr,
+                    flags: raw_flags,
+                    scope: self.chains.scope(stop.pid),
                 },
-            )
+                deps: Vec::new(),
+            })
         });
         Some((candidate, (addr, buf, short)))
     }

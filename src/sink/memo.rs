@@ -16,8 +16,9 @@
 //!   the cache forgets a path (a rename, unlink, symlink or mount made by the tree), every
 //!   entry that asked for it, or for a path below it, is forgotten too. Nothing is remembered
 //!   while a call that may change symlinks runs;
-//! - the process root and cwd: fixed by what the caller admits (an absolute path, a root no
-//!   call can change);
+//! - the process root: fixed by what the caller admits (a root no call can change);
+//! - for a relative path, the cwd: part of the key, as the link cache remembers it for the
+//!   thread (it forgets it at every chdir and with any rename or removal at or above it);
 //! - the policy: fixed for the run. Decisions that asked what the run created (provenance) or
 //!   whether a path exists (probe rules) are never remembered; neither are refusals.
 //!
@@ -43,7 +44,7 @@ pub struct OpenKind {
 /// Allowed opens: the checked, symlink-free path each was handed to the kernel as.
 #[derive(Debug)]
 pub struct OpenMemo {
-    /// By the path as the workload wrote it.
+    /// By the path as the workload wrote it (a relative one as `NUL cwd NUL path`).
     map: HashMap<Vec<u8>, Vec<(OpenKind, Vec<u8>)>>,
     /// Entries in `map`.
     len: usize,

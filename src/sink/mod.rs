@@ -301,6 +301,11 @@ impl LinkCache {
         }
     }
 
+    /// `tid`'s remembered cwd, if there is one (nothing is read).
+    pub fn remembered_cwd(&self, tid: i32) -> Option<Vec<u8>> {
+        self.cwd(tid)
+    }
+
     /// `tid`'s remembered cwd.
     fn cwd(&self, tid: i32) -> Option<Vec<u8>> {
         if !self.cwds_on.get() {
