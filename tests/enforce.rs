@@ -2248,14 +2248,7 @@ fn workload_replacing_a_directory_by_a_symlink_is_followed() {
     assert!(b.stdout.contains("read d/f.txt ok two"), "{b:?}");
     assert_eq!(b.code, Some(0), "{b:?}");
     let prof = open_profile(&d, &fs, "");
-    for mode in ["kill", "deny"] {
-        let w = setup(&d);
-        let mut a = vec![fs.as_str()];
-        a.extend(args);
-        let out = enforce_in(&w, &prof, mode, &[], &a).run();
-        out.assert_code(0);
-        assert_eq!(out.stdout, b.stdout, "{mode}: {}", out.stderr);
-    }
+    enforce_as_bare(&fs, &args, &prof, &b, || setup(&d));
 }
 
 /// Read-only opens of absolute paths are handed over from the open memo once decided
@@ -2296,14 +2289,7 @@ fn a_remembered_open_follows_the_workloads_own_symlink_changes() {
     // e/g.txt -> d/f.txt -> (d -> e) e/f.txt
     assert!(b.stdout.contains(&format!("read {eg} ok two")), "{b:?}");
     let prof = open_profile(&d, &fs, "");
-    for mode in ["kill", "deny"] {
-        let w = setup(&d);
-        let mut a = vec![fs.as_str()];
-        a.extend(args);
-        let out = enforce_in(&w, &prof, mode, &[], &a).run();
-        out.assert_code(0);
-        assert_eq!(out.stdout, b.stdout, "{mode}: {}", out.stderr);
-    }
+    enforce_as_bare(&fs, &args, &prof, &b, || setup(&d));
 }
 
 /// An open of `FILE/` fails with ENOTDIR bare: the symlink-free path sbx hands the kernel
@@ -2321,13 +2307,7 @@ fn an_open_of_a_file_with_a_trailing_slash_fails_as_bare() {
     let b = bare(&fs, args, &w);
     assert!(b.stdout.contains(&format!("read {slash} ENOTDIR")), "{b:?}");
     let prof = open_profile(&d, &fs, "");
-    for mode in ["kill", "deny"] {
-        let mut a = vec![fs.as_str()];
-        a.extend(args);
-        let out = enforce_in(&w, &prof, mode, &[], &a).run();
-        out.assert_code(b.code.unwrap());
-        assert_eq!(out.stdout, b.stdout, "{mode}: {}", out.stderr);
-    }
+    enforce_as_bare(&fs, &args, &prof, &b, || w.clone());
 }
 
 /// A relative open is remembered with the cwd it was resolved from: the same name opened in
@@ -2347,11 +2327,7 @@ fn a_remembered_relative_open_is_per_working_directory() {
     assert_eq!(b.code, Some(0), "{b:?}");
     assert_eq!(b.stdout.matches("read f.txt ok B").count(), 3, "{b:?}");
     let prof = open_profile(&d, &fs, "include shell\n");
-    for mode in ["kill", "deny"] {
-        let out = enforce_in(&w, &prof, mode, &[], &["sh", "-c", &script]).run();
-        out.assert_code(0);
-        assert_eq!(out.stdout, b.stdout, "{mode}: {}", out.stderr);
-    }
+    enforce_as_bare("sh", &["-c", &script], &prof, &b, || w.clone());
 }
 
 /// The same change made to reach a file the profile does not allow: the open that was
@@ -2396,6 +2372,25 @@ fn a_remembered_open_is_refused_once_a_symlink_leads_it_elsewhere() {
         "the violation names where the path leads now: {}",
         out.stderr
     );
+}
+
+/// Run `prog args` under enforce with `prof`, in kill and then deny mode, each time in the work
+/// dir `setup` makes afresh: it must end and print as the bare run `b` did.
+fn enforce_as_bare(
+    prog: &str,
+    args: &[&str],
+    prof: &Path,
+    b: &Output,
+    setup: impl Fn() -> PathBuf,
+) {
+    for mode in ["kill", "deny"] {
+        let w = setup();
+        let mut a = vec![prog];
+        a.extend(args);
+        let out = enforce_in(&w, prof, mode, &[], &a).run();
+        out.assert_code(b.code.expect("the bare run ended with a status"));
+        assert_eq!(out.stdout, b.stdout, "{mode}: {}", out.stderr);
+    }
 }
 
 /// A profile that lets the workload make `t*` names in its directory and run fsops, nothing
