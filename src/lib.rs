@@ -28,5 +28,6 @@ pub mod profile;
 pub mod report;
 pub mod show;
 pub mod sink;
+pub mod tid;
 pub mod trace;
 pub mod tracer;

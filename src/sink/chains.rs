@@ -5,7 +5,6 @@
 //! program's identity ([`crate::identity`]) and narrows the scope. A decision costs one map
 //! lookup (no extra stop). Chains are shared links, so a deep tree costs one link per exec.
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::policy::{CompiledPolicy, Scope};
@@ -27,7 +26,7 @@ struct Entry {
 /// The chains of the live processes, by pid.
 #[derive(Debug, Default)]
 pub struct Chains {
-    procs: HashMap<i32, Entry>,
+    procs: crate::tid::TidMap<Entry>,
 }
 
 /// How many programs a violation line names before `...`.

@@ -14,7 +14,7 @@
 //! DNS over TLS/HTTPS. Connects to addresses learned that way have no name, so only an
 //! address rule admits them (fail closed). See docs/security.md.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::net::IpAddr;
 
 use crate::arch::{Sem, SockOp, SyscallDef};
@@ -44,7 +44,7 @@ struct Recv {
 #[derive(Debug, Default)]
 pub struct DnsTracker {
     book: DnsBook,
-    pending: HashMap<i32, Recv>,
+    pending: crate::tid::TidMap<Recv>,
     hosts_seen: HashSet<(String, IpAddr)>,
 }
 

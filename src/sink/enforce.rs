@@ -2,7 +2,6 @@
 //! violation kills the tree (kill mode), fails the syscall (deny mode) or is only reported
 //! (audit mode). Optionally records the run at the same time (`enforce -o`).
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufWriter;
 use std::net::IpAddr;
@@ -194,7 +193,7 @@ pub struct Finished {
     /// it).
     pub event_of: Vec<Option<usize>>,
     /// The exec chains (program identities, oldest first) of the violating processes.
-    pub chains: HashMap<i32, Vec<Vec<u8>>>,
+    pub chains: crate::tid::TidMap<Vec<Vec<u8>>>,
 }
 
 /// Decides every stopped syscall against the policy.
@@ -213,9 +212,9 @@ pub struct EnforceSink<'p> {
     /// could allow it).
     event_of: Vec<Option<usize>>,
     /// The exec chains (program identities, oldest first) of the violating processes.
-    violation_chains: HashMap<i32, Vec<Vec<u8>>>,
+    violation_chains: crate::tid::TidMap<Vec<Vec<u8>>>,
     recorder: Option<RecordSink<BufWriter<File>>>,
-    watch: HashMap<i32, Watch>,
+    watch: crate::tid::TidMap<Watch>,
     /// The argument-race defence; `None` in audit mode (nothing is blocked anyway).
     guard: Option<Guard>,
     mmap_nr: u64,
@@ -232,7 +231,7 @@ pub struct EnforceSink<'p> {
     stable_root: bool,
     /// Allowed execs waiting for their exec event, by tid (only the thread's latest stop's:
     /// every stop forgets its thread's entry first).
-    execs: HashMap<i32, CheckedExec>,
+    execs: crate::tid::TidMap<CheckedExec>,
     /// Ask mode: who to ask, and the (verb, object) pairs allowed for the rest of the run.
     asker: Option<Box<dyn Asker>>,
     allowed_now: std::collections::HashSet<(String, String)>,
@@ -260,19 +259,19 @@ pub struct EnforceSink<'p> {
     lazy_guard: bool,
     /// Processes sharing an address space with others (`clone(CLONE_VM)` without
     /// CLONE_THREAD, vfork before its exec), by pid: their sharers.
-    vm_peers: HashMap<i32, std::collections::HashSet<i32>>,
+    vm_peers: crate::tid::TidMap<crate::tid::TidSet>,
     /// vfork children (until their exec or exit), and the parent whose memory they use.
-    vfork_parent: HashMap<i32, i32>,
+    vfork_parent: crate::tid::TidMap<i32>,
     /// Processes whose memory may change outside their own threads' control: a Linux AIO
     /// context (a read landing later), io_uring, userfaultfd, a MAP_SHARED mapping or a SysV
     /// segment (another process may write it), a MAP_DROPPABLE mapping (the kernel may zero
     /// it). Inherited at fork, dropped at exec.
-    shared_mem: std::collections::HashSet<i32>,
+    shared_mem: crate::tid::TidSet,
     /// Processes whose fd table another process shares (`clone(CLONE_FILES)`), until exec.
-    files_shared: std::collections::HashSet<i32>,
+    files_shared: crate::tid::TidSet,
     /// Symlink answers remembered between stops, for the calls [`Self::links_usable`] says.
     links: super::LinkCache,
-    answers: HashMap<i32, Vec<(AccessKey, Answer)>>,
+    answers: crate::tid::TidMap<Vec<(AccessKey, Answer)>>,
     /// `--unused`: every distinct (access, object) that was allowed.
     allowed_seen: Option<std::collections::HashSet<(AccessSet, Object)>>,
     /// Host names the run resolved (DNS answers, /etc/hosts), to decide connects by name.
@@ -298,9 +297,9 @@ impl<'p> EnforceSink<'p> {
             violations: Vec::new(),
             violation_events: Vec::new(),
             event_of: Vec::new(),
-            violation_chains: HashMap::new(),
+            violation_chains: Default::default(),
             recorder: None,
-            watch: HashMap::new(),
+            watch: Default::default(),
             guard: (mode != Mode::Audit).then(Guard::new),
             openat2_nr: arch
                 .by_name("openat2")
@@ -319,7 +318,7 @@ impl<'p> EnforceSink<'p> {
                 .by_name("mmap")
                 .map(|d| u64::from(d.nr))
                 .unwrap_or(u64::MAX),
-            execs: HashMap::new(),
+            execs: Default::default(),
             asker: None,
             allowed_now: std::collections::HashSet::new(),
             waiting: std::collections::VecDeque::new(),
@@ -339,12 +338,12 @@ impl<'p> EnforceSink<'p> {
             .iter()
             .any(|s| policy.syscall_allowed(s))
                 && std::env::var_os("SBX_GUARD_EAGER").is_none_or(|v| v != "1"),
-            vm_peers: HashMap::new(),
-            vfork_parent: HashMap::new(),
-            shared_mem: std::collections::HashSet::new(),
-            files_shared: std::collections::HashSet::new(),
+            vm_peers: Default::default(),
+            vfork_parent: Default::default(),
+            shared_mem: Default::default(),
+            files_shared: Default::default(),
             links: super::LinkCache::default(),
-            answers: HashMap::new(),
+            answers: Default::default(),
             allowed_seen: None,
             dns: DnsTracker::default(),
             resolved_events: Vec::new(),

@@ -69,21 +69,21 @@ pub struct LinkCache {
     /// below it to forget (a temporary file unlinked has none, and costs no scan).
     parents: std::cell::RefCell<std::collections::HashSet<Vec<u8>>>,
     /// Each thread's cwd as last read ([`Self::keep_cwds`]); absolute paths only.
-    cwds: std::cell::RefCell<std::collections::HashMap<i32, Vec<u8>>>,
+    cwds: std::cell::RefCell<crate::tid::TidMap<Vec<u8>>>,
     /// Remember cwds (enforce, which stops chdir and fchdir to forget them).
     cwds_on: std::cell::Cell<bool>,
     /// Calls that may change what is a symlink, running now ([`Self::begin_change`]): per
     /// thread, the paths they change, `None` for anything (a gated call). No answer at or
     /// below one of them, and no cwd there, is remembered until it is over.
-    running: std::cell::RefCell<std::collections::HashMap<i32, Option<Vec<Vec<u8>>>>>,
+    running: std::cell::RefCell<crate::tid::TidMap<Option<Vec<Vec<u8>>>>>,
     /// Threads running a chdir or fchdir: no cwd is remembered until they are over.
-    cwd_running: std::cell::RefCell<std::collections::HashSet<i32>>,
+    cwd_running: std::cell::RefCell<crate::tid::TidSet>,
     /// Per thread that asked what one of its fds refers to: `None` after the first question,
     /// its fd directory held open from the second on ([`procfs::FdDir`]: one `readlinkat`
     /// instead of a walk of `/proc` per question). Dropped when the task starts, execs or
     /// ends ([`Self::forget_cwd`]); a held directory that fails is dropped and the question
     /// asked again by path, so a stale one can never make an fd look closed.
-    fd_dirs: std::cell::RefCell<std::collections::HashMap<i32, Option<procfs::FdDir>>>,
+    fd_dirs: std::cell::RefCell<crate::tid::TidMap<Option<procfs::FdDir>>>,
     /// Opens decided on these answers ([`memo::OpenMemo`]): forgotten with the answers they
     /// asked for.
     opens: std::cell::RefCell<memo::OpenMemo>,

@@ -103,10 +103,10 @@ pub struct Owned {
     /// path asks for the same path (and its ancestors) up to four times in one decision.
     looks: RefCell<Vec<(Vec<u8>, Looked)>>,
     /// Calls that may still be making or freeing owned objects, by task.
-    pending: RefCell<HashMap<i32, Pending>>,
+    pending: RefCell<crate::tid::TidMap<Pending>>,
     /// Renames and links running (allowed, their exit not seen yet), by task: the paths
     /// under which they may give an existing object a new name.
-    placing: HashMap<i32, Vec<Vec<u8>>>,
+    placing: crate::tid::TidMap<Vec<Vec<u8>>>,
     /// Renames, links and symlinks of the run started so far ([`Self::changed`]).
     changes: u64,
 }

@@ -1,7 +1,6 @@
 //! The record sink: every stopped syscall is decoded, completed with its result at syscall
 //! exit, and written to the trace together with spawn, exec and exit events.
 
-use std::collections::HashMap;
 use std::io::Write;
 
 use crate::arch::{Arch, Class};
@@ -28,7 +27,7 @@ pub struct RecordSink<W: Write> {
     arch: Arch,
     writer: TraceWriter<W>,
     /// Syscalls waiting for their exit stop, by tid.
-    pending: HashMap<i32, Pending>,
+    pending: crate::tid::TidMap<Pending>,
     links: super::LinkCache,
     /// DNS answers and /etc/hosts names, written as `Resolved` events.
     dns: super::dns::DnsTracker,
@@ -60,7 +59,7 @@ impl<W: Write> RecordSink<W> {
         RecordSink {
             arch,
             writer,
-            pending: HashMap::new(),
+            pending: Default::default(),
             links: super::LinkCache::default(),
             dns: super::dns::DnsTracker::default(),
             root_exec_seen: false,

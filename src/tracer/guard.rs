@@ -23,7 +23,6 @@
 //! link, so a directory on the path swapped for a symlink after the check no longer redirects
 //! the call, and no workload task can `dup2` over the fd: it lives in sbx's own fd table.
 
-use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
@@ -80,21 +79,21 @@ fn has_region(pid: i32) -> bool {
 #[derive(Debug, Default)]
 pub struct Guard {
     /// Processes (tgids) whose address space has the region.
-    mapped: HashSet<i32>,
+    mapped: crate::tid::TidSet,
     /// Processes that exec'd and have not been given the region yet: their new address space
     /// lacks it (no need to read their maps) unless a vfork or CLONE_VM child sharing it was
     /// given it meanwhile, which [`Self::prepare`] learns from the kernel's EEXIST.
-    fresh: HashSet<i32>,
+    fresh: crate::tid::TidSet,
     /// `/proc/PID/mem` of each mapped process, opened on first use.
-    mem: HashMap<i32, File>,
-    slots: HashMap<i32, u64>,
+    mem: crate::tid::TidMap<File>,
+    slots: crate::tid::TidMap<u64>,
     free: Vec<u64>,
     next: u64,
     /// The fds sbx opened for each thread's last [`Via::Held`] rewrite. The kernel may look
     /// them up (`/proc/SBX/fd/N`) until the thread's syscall is over, so they are closed only
     /// when that thread stops for its next guarded call or is gone: a number is never reused
     /// while a lookup through it can still happen.
-    held: HashMap<i32, Vec<Held>>,
+    held: crate::tid::TidMap<Vec<Held>>,
     /// sbx's own pid, as the workload sees it (same pid namespace: see [`Self::can_hold_for`]).
     me: u32,
     /// sbx's uid and gid when each of its real, effective and saved ids are the same, and it
@@ -104,13 +103,13 @@ pub struct Guard {
     raised_nofile: bool,
     /// Fds of a thread's current call taken into sbx ([`Self::pin`]), with their paths, until
     /// a [`Via::Pinned`] rewrite hands them to the kernel (then they are [`Self::held`]).
-    pinned: HashMap<i32, Vec<Held>>,
+    pinned: crate::tid::TidMap<Vec<Held>>,
     /// Threads whose current call's copy goes below their stack pointer instead of into the
     /// region ([`Self::use_stack`]), with that stack pointer.
-    stack: HashMap<i32, u64>,
+    stack: crate::tid::TidMap<u64>,
     /// The last copy written on a thread's stack: (stack pointer, base, bytes), restored if
     /// the call restarts after a signal handler ran over it ([`Self::restore_stack_copy`]).
-    stack_copy: HashMap<i32, (u64, u64, Vec<u8>)>,
+    stack_copy: crate::tid::TidMap<(u64, u64, Vec<u8>)>,
     /// The `mmap` syscall number, for an injection after a failed copy onto a stack.
     mmap_nr: u64,
 }

@@ -19,7 +19,6 @@ pub mod regs;
 pub mod spawn;
 pub mod spin;
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
@@ -121,8 +120,8 @@ pub struct SyscallStop<'a> {
 /// first stop (or their creator's fork event) to the report of their death.
 #[derive(Debug, Clone, Copy)]
 pub struct TreeView<'a> {
-    tasks: &'a HashMap<i32, Task>,
-    procs: &'a HashMap<i32, Process>,
+    tasks: &'a crate::tid::TidMap<Task>,
+    procs: &'a crate::tid::TidMap<Process>,
 }
 
 impl TreeView<'_> {
@@ -426,20 +425,20 @@ pub fn signal(pid: i32, sig: i32) {
 #[derive(Debug)]
 pub struct Tracer {
     start: Instant,
-    tasks: HashMap<i32, Task>,
-    procs: HashMap<i32, Process>,
+    tasks: crate::tid::TidMap<Task>,
+    procs: crate::tid::TidMap<Process>,
     root: i32,
     root_status: Option<ExitStatus>,
     killing: bool,
     /// Threads left in their seccomp stop by [`Verdict::Hold`], with the call they stopped
     /// at.
-    held: HashMap<i32, (u32, u64, [u64; 6])>,
+    held: crate::tid::TidMap<(u32, u64, [u64; 6])>,
     /// New threads and processes whose first stop came before their creator's fork, vfork or
     /// clone event: left in that stop until the event names them (see `park`).
-    parked: std::collections::HashSet<i32>,
+    parked: crate::tid::TidSet,
     /// vfork parents left in their vfork event stop, by the child they wait for (see
     /// `hold_vfork_parent`).
-    vfork_parents: HashMap<i32, i32>,
+    vfork_parents: crate::tid::TidMap<i32>,
     /// Whether and how long to poll for the next stop before sleeping (see [`spin`]).
     spin: spin::SpinPolicy,
     /// Which files the kernel runs itself (see [`programs`]).
@@ -503,8 +502,8 @@ impl Tracer {
         };
         let mut t = Tracer {
             start,
-            tasks: HashMap::from([(root, Task::new(root))]),
-            procs: HashMap::from([(
+            tasks: crate::tid::TidMap::from_iter([(root, Task::new(root))]),
+            procs: crate::tid::TidMap::from_iter([(
                 root,
                 Process {
                     info,
@@ -515,9 +514,9 @@ impl Tracer {
             root,
             root_status: None,
             killing: false,
-            held: HashMap::new(),
-            parked: std::collections::HashSet::new(),
-            vfork_parents: HashMap::new(),
+            held: Default::default(),
+            parked: Default::default(),
+            vfork_parents: Default::default(),
             spin: spin::SpinPolicy::new(
                 spin::max_from_env(),
                 std::thread::available_parallelism()
