@@ -2,8 +2,8 @@
 //!
 //! [`Tracer::run`] spawns the workload with the seccomp programs it is given, then runs the
 //! `waitpid(-1, __WALL)` loop (each wait collects every stop pending, all handled before the
-//! next wait; the wait polls first unless the machine is crowded or the workload churns
-//! processes, see [`spin`]): seccomp stops go to the [`Sink`], which answers with a
+//! next wait; the wait polls first unless the machine is crowded, see
+//! [`spin`]): seccomp stops go to the [`Sink`], which answers with a
 //! [`Verdict`]; fork/vfork/clone/exec events and exits keep the process table current
 //! and are reported to the sink; signals pass through unchanged; group-stops are honoured with
 //! `PTRACE_LISTEN`. The loop ends when no tracee is left (`ECHILD`), like `strace -f`.
@@ -857,9 +857,6 @@ impl Tracer {
             libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK | libc::PTRACE_EVENT_CLONE => {
                 let child = i32::try_from(ptrace::event_msg(tid)?)
                     .map_err(|_| Error::Internal("child tid out of range".into()))?;
-                if event != libc::PTRACE_EVENT_CLONE {
-                    self.spin.note_spawn();
-                }
                 self.spawned(tid, child, event, sink);
                 if self.parked.remove(&child) {
                     // Its first stop came before this event (see `park`).
@@ -881,7 +878,6 @@ impl Tracer {
                     i32::try_from(ptrace::event_msg(tid)?).unwrap_or(tid)
                 };
                 self.exec(tid, former, sink);
-                self.spin.note_spawn();
                 // A parent held under the leader's tid is gone if another thread exec'd (that
                 // thread has the tid now and is not in a vfork stop): never resume it.
                 self.vfork_parents.retain(|_, parent| *parent != tid);

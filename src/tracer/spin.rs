@@ -13,13 +13,19 @@
 //! compilers want. So [`SpinPolicy`] polls unless the machine is crowded: it samples the
 //! runnable tasks (`/proc/loadavg`) every [`LOAD_EVERY`] waits, and sleeps for the next
 //! [`EPOCH`] waits when there were more of them than CPUs (a single CPU is always crowded).
-//! It also sleeps while the workload churns processes ([`CHURN`] forks or execs in an epoch):
-//! on a fork+exec loop polling cost 11% (every new program and every resume lands on the
-//! other, idle, CPU), where sleeping keeps the tracer and the tracee on one CPU in most runs.
 //! While polling, the window is bounded and adaptive ([`SpinWindow`], as the kernel's
 //! haltpoll governor does): it doubles when a stop came shortly after polling gave up and
 //! halves when the tracer then slept much longer, so a workload computing between its
 //! checked syscalls costs little polling. The tracer yields the CPU at each turn of the poll.
+//!
+//! Until session 21 the policy also slept while the workload churned processes (8 forks or
+//! execs in an epoch): on session 6's host polling cost a fork+exec loop 8-11% (every new
+//! program and every resume landed on the other, idle, CPU, where sleeping kept tracer and
+//! tracee on one). On the host of sessions 19-21 it is the other way round: sleeping puts
+//! them on one CPU, where the workload evicts sbx's data between stops, and a fork+exec loop
+//! runs 12% faster polling (18 points above the null tracer sleeping, 1 polling; a
+//! configure script, a parallel build and an npm install the same either way;
+//! docs/performance.md). `SBX_SPIN_US=0` is the knob for a host like session 6's.
 //!
 //! An earlier policy measured instead: it tried each mode for an epoch and polled only where
 //! polling made the epochs 1.5 times shorter. That measurement was poisoned: once a polling
@@ -93,17 +99,13 @@ pub const DEFAULT_MAX_US: u64 = 200;
 pub const EPOCH: u32 = 128;
 /// Waits between two samples of the machine's runnable tasks.
 pub const LOAD_EVERY: u32 = 32;
-/// New processes and execs per epoch from which the workload counts as process churn.
-pub const CHURN: u32 = 8;
 
 /// Whether to poll before sleeping (see the module documentation).
 #[derive(Debug, Clone)]
 pub struct SpinPolicy {
     window: SpinWindow,
-    /// The last epoch found more runnable tasks than CPUs, or process churn.
+    /// The last epoch found more runnable tasks than CPUs.
     crowded: bool,
-    /// New processes and execs in this epoch.
-    spawns: u32,
     /// Waits counted in the current epoch.
     n: u32,
     /// Runnable tasks on the machine (sbx included) sampled in this epoch: their sum and
@@ -120,7 +122,6 @@ impl SpinPolicy {
         SpinPolicy {
             window: SpinWindow::new(max),
             crowded: cpus <= 1,
-            spawns: 0,
             n: 0,
             load_sum: 0,
             load_n: 0,
@@ -129,14 +130,9 @@ impl SpinPolicy {
     }
 
     /// Whether the caller should now sample the runnable tasks (`note_load`): every
-    /// [`LOAD_EVERY`] waits, unless this epoch already counts as process churn (the sample
-    /// could not change the next epoch's mode, and a fork+exec loop would pay an open, a
-    /// read and a close of `/proc/loadavg` every few processes for nothing).
+    /// [`LOAD_EVERY`] waits.
     pub fn wants_load(&self) -> bool {
-        self.window.max_ns > 0
-            && self.cpus > 1
-            && self.spawns < CHURN
-            && self.n % LOAD_EVERY == LOAD_EVERY - 1
+        self.window.max_ns > 0 && self.cpus > 1 && self.n % LOAD_EVERY == LOAD_EVERY - 1
     }
 
     /// A sample of the runnable tasks on the machine, sbx included (`/proc/loadavg`). More of
@@ -147,13 +143,7 @@ impl SpinPolicy {
         self.load_n += 1;
     }
 
-    /// A new process or an exec in the workload.
-    pub fn note_spawn(&mut self) {
-        self.spawns = self.spawns.saturating_add(1);
-    }
-
-    /// How long to poll before the next sleep (zero while the machine is crowded or the
-    /// workload churns processes).
+    /// How long to poll before the next sleep (zero while the machine is crowded).
     pub fn window(&self) -> Duration {
         if self.crowded {
             Duration::ZERO
@@ -168,7 +158,7 @@ impl SpinPolicy {
     }
 
     /// Whether [`Self::update`] uses how long a wait took: not while the policy sleeps
-    /// (crowded or churning), so the caller need not read the clock around every wait.
+    /// (crowded), so the caller need not read the clock around every wait.
     pub fn times_waits(&self) -> bool {
         !self.crowded && self.window.max_ns > 0
     }
@@ -182,12 +172,10 @@ impl SpinPolicy {
         if self.n >= EPOCH {
             self.n = 0;
             if self.cpus > 1 {
-                self.crowded = (self.load_n > 0 && self.load_sum > self.cpus * self.load_n)
-                    || self.spawns >= CHURN;
+                self.crowded = self.load_n > 0 && self.load_sum > self.cpus * self.load_n;
             }
             self.load_sum = 0;
             self.load_n = 0;
-            self.spawns = 0;
         }
     }
 }
@@ -274,28 +262,6 @@ mod tests {
         let mut p = SpinPolicy::new(200 * US, 4);
         epoch(&mut p, 20, 4);
         assert!(p.spinning(), "4 on 4 CPUs is not crowded");
-    }
-
-    #[test]
-    fn policy_sleeps_while_the_workload_churns_processes() {
-        let mut p = SpinPolicy::new(200 * US, 2);
-        for _ in 0..CHURN {
-            p.note_spawn();
-        }
-        assert!(
-            (0..EPOCH).all(|_| {
-                let asked = p.wants_load();
-                p.update(true, 20 * US);
-                !asked
-            }),
-            "no load samples once the epoch churns"
-        );
-        assert!(!p.spinning(), "a fork+exec loop: sleeps");
-        for _ in 0..CHURN - 1 {
-            p.note_spawn();
-        }
-        epoch(&mut p, 20, 1);
-        assert!(p.spinning(), "a few processes per epoch: polls");
     }
 
     #[test]
