@@ -195,6 +195,20 @@ pub struct PathObj {
 }
 
 impl PathObj {
+    /// Is this a relative path starting with a name (not `.` or `..`) whose base `/proc`
+    /// showed as `DIR (deleted)`: a name looked up in a working directory or dirfd that had
+    /// been removed? (Or in a directory really named so: the callers also ask the outcome, or
+    /// the directory itself.)
+    pub fn under_deleted_base(&self) -> bool {
+        let first = self
+            .literal
+            .split(|&b| b == b'/')
+            .find(|c| !c.is_empty() && *c != b".");
+        !self.literal.starts_with(b"/")
+            && first.is_some_and(|c| c != b"..")
+            && self.abs.windows(11).any(|w| w == b" (deleted)/")
+    }
+
     /// The path the kernel acts on: the resolved target if known, else the absolute path.
     pub fn effective(&self) -> &[u8] {
         self.resolved.as_deref().unwrap_or(&self.abs)
@@ -438,6 +452,25 @@ pub fn errno_name(errno: i32) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_under_a_deleted_base() {
+        let p = |literal: &str, abs: &str| PathObj {
+            literal: literal.as_bytes().to_vec(),
+            abs: abs.as_bytes().to_vec(),
+            resolved: None,
+        };
+        assert!(p("foo", "/w/t (deleted)/foo").under_deleted_base());
+        assert!(p("./a/b", "/w/t (deleted)/a/b").under_deleted_base());
+        // `.` names the directory itself, `..` leaves it: both are looked up as before.
+        assert!(!p(".", "/w/t (deleted)").under_deleted_base());
+        assert!(!p("../x", "/w/x").under_deleted_base());
+        assert!(!p("./../x", "/w/x").under_deleted_base());
+        // Absolute, or an ordinary base.
+        assert!(!p("/w/t (deleted)/foo", "/w/t (deleted)/foo").under_deleted_base());
+        assert!(!p("foo", "/w/t/foo").under_deleted_base());
+        assert!(!p("", "/w/t (deleted)").under_deleted_base());
+    }
 
     #[test]
     fn outcome_from_raw_uses_errno_range() {

@@ -2310,6 +2310,47 @@ fn an_open_of_a_file_with_a_trailing_slash_fails_as_bare() {
     enforce_as_bare(&fs, &args, &prof, &b, || w.clone());
 }
 
+/// A workload that removes its own working directory and then names paths relative to it:
+/// bare, every name in it fails with ENOENT and `..` still leads to its parent. `/proc` shows
+/// such a cwd as `PATH (deleted)`, and sbx checked `PATH (deleted)/NAME`, which no rule
+/// allows: a violation where bare got ENOENT.
+#[test]
+fn names_in_a_removed_working_directory_fail_as_bare() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    d.write("work/keep.txt", "K\n");
+    d.write("scratch/m.txt", "M\n");
+    let w = d.join("work");
+    let scratch = d.join("scratch");
+    let script = format!(
+        "mkdir ../scratch/w && cd ../scratch/w && rmdir ../w && {fs} read foo write bar x delete baz readnf ./foo read ../m.txt write sub/f x"
+    );
+    let b = bare("sh", ["-c", &script], &w);
+    assert!(b.stdout.ends_with("done\n"), "{b:?}");
+    for line in [
+        "read foo ENOENT",
+        "write bar ENOENT",
+        "delete baz ENOENT",
+        "readnf ./foo ENOENT",
+        "read ../m.txt ok M",
+        "write sub/f ENOENT",
+    ] {
+        assert!(b.stdout.contains(line), "{line}: {b:?}");
+    }
+    let s = scratch.to_string_lossy();
+    let prof = open_profile(
+        &d,
+        &fs,
+        &format!(
+            "include shell\nread /proc/filesystems\ncreate {s}/w\ndelete {s}/w\nread {s}/m.txt\n"
+        ),
+    );
+    enforce_as_bare("sh", &["-c", &script], &prof, &b, || {
+        let _ = std::fs::remove_dir(scratch.join("w"));
+        w.clone()
+    });
+}
+
 /// A relative open is remembered with the cwd it was resolved from: the same name opened in
 /// another directory (another process, no chdir in the reading process) reads that
 /// directory's file.

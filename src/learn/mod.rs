@@ -656,6 +656,11 @@ impl Learner {
                 continue;
             }
             match &t.object {
+                // A name looked up in a removed working directory or dirfd: the kernel
+                // failed it whatever the name, and enforce answers it ENOENT itself
+                // (`EnforceSink::in_removed_dir`); a rule for `DIR (deleted)/NAME` would
+                // only puzzle whoever reads the profile.
+                Object::Path(p) if missing && p.under_deleted_base() => {}
                 Object::Path(p) => {
                     for verb in verbs {
                         if matches!(verb, Verb::Write | Verb::Create | Verb::Delete)

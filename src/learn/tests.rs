@@ -1035,6 +1035,46 @@ fn one(events: Vec<Event>, metadata: bool) -> Profile {
 }
 
 #[test]
+fn names_in_a_removed_cwd_that_failed_are_not_learned() {
+    let rel = |literal: &str, abs: &str| Target {
+        access: [Access::Write, Access::Create].into_iter().collect(),
+        object: Object::Path(PathObj {
+            literal: literal.as_bytes().to_vec(),
+            abs: abs.as_bytes().to_vec(),
+            resolved: None,
+        }),
+    };
+    let p = one(
+        vec![
+            sys(
+                5,
+                "openat",
+                vec![rel("bar", "/work/A/proj/wQx3 (deleted)/bar")],
+                Outcome::Errno(ENOENT),
+            ),
+            // The same shape that worked (a directory really named so) is learned.
+            sys(
+                5,
+                "openat",
+                vec![rel("baz", "/work/A/proj/v (deleted)/baz")],
+                Outcome::Value(3),
+            ),
+            sys(
+                5,
+                "openat",
+                vec![rel("../out", "/work/A/proj/out")],
+                Outcome::Errno(ENOENT),
+            ),
+        ],
+        false,
+    );
+    let t = text(&p);
+    assert!(!t.contains("wQx3"), "{t}");
+    assert!(t.contains("v (deleted)/baz"), "{t}");
+    assert!(t.contains("${CWD}/out\n"), "{t}");
+}
+
+#[test]
 fn failures_probe_and_attempts() {
     let p = one(
         vec![

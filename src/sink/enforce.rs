@@ -771,6 +771,52 @@ impl EnforceSink<'_> {
         kind && super::owned::look_without_symlinks(p.effective()) == Err(errno)
     }
 
+    /// Does this call look a name up in a directory that has been removed (its cwd or
+    /// dirfd), so that the kernel fails it with ENOENT whatever the name? A removed
+    /// directory can hold no entry and take no new one: every lookup and create in it
+    /// fails so (`IS_DEADDIR`), after the search permission on the way, which a workload
+    /// with sbx's own ids shares. `/proc` shows such a base as `PATH (deleted)`: it is taken
+    /// as removed only when the directory itself, reached through the magic link, has no
+    /// link left. One relative path, whose first component is a name: `.` stays in the
+    /// directory and `..` leaves it for its parent, which is still there, so those are
+    /// checked as before. Under the conditions of the probe answers
+    /// ([`Self::answers_probe`]); otherwise the call is checked on its path as it is.
+    fn in_removed_dir(
+        &self,
+        stop: &SyscallStop<'_>,
+        def: Option<&SyscallDef>,
+        sc: &Syscall,
+    ) -> bool {
+        use crate::arch::Sem;
+        const AT_FDCWD: i32 = -100;
+        let Some(p) = only_path(sc) else {
+            return false;
+        };
+        if !p.under_deleted_base()
+            || self.guard.is_none()
+            || self.chroot_allowed
+            || !self.held_ok
+            || stop.proc.creds != self.own_creds
+        {
+            return false;
+        }
+        let dirfd = match def.map(|d| d.sem) {
+            Some(Sem::Open { dirfd, .. } | Sem::Exec { dirfd, .. } | Sem::Path { dirfd, .. }) => {
+                dirfd
+                    .map(|i| crate::decode::int_arg(stop.args[usize::from(i)]))
+                    .filter(|&fd| fd != AT_FDCWD)
+            }
+            _ => return false,
+        };
+        let link = match dirfd {
+            None => format!("/proc/{}/task/{}/cwd", stop.pid, stop.tid),
+            Some(fd) if fd >= 0 => format!("/proc/{}/task/{}/fd/{fd}", stop.pid, stop.tid),
+            Some(_) => return false,
+        };
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(link).is_ok_and(|m| m.is_dir() && m.nlink() == 0)
+    }
+
     /// Is this allowed call a mkdir of a name that exists now (the decision's own `lstat`
     /// found it, and it is reached without crossing a symlink), to be answered EEXIST by sbx
     /// without running it? The kernel looks the name
@@ -1210,6 +1256,11 @@ impl EnforceSink<'_> {
             d = decode(None, head.as_ref());
             link_hit = false;
             memo = None;
+        }
+        if self.in_removed_dir(stop, def, &d.syscall) {
+            // Bare, the kernel fails it with ENOENT before anything else; the path sbx would
+            // check names no directory (`/w/tmp (deleted)/f`), and would be a false alarm.
+            return Ok(Observation::Done(Verdict::Deny(libc::ENOENT)));
         }
         // Forget what the call may change, and remember nothing there until it is over.
         self.links.begin_change(stop.tid, def, &d.syscall.targets);
