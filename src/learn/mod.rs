@@ -447,6 +447,7 @@ impl Learner {
                     chain.insert(name);
                     self.ctx.chains.insert(ev.pid, std::rc::Rc::new(chain));
                 }
+                self.ctx.own.exec(ev.pid, &ex.argv);
                 self.add_path(ev, Verb::Exec, &ex.path);
                 // On another machine PATH may list other directories first, where the
                 // program is looked for (and not found) before it runs: `probe /**/NAME`.
@@ -656,11 +657,15 @@ impl Learner {
                 continue;
             }
             match &t.object {
-                // A name looked up in a removed working directory or dirfd: the kernel
-                // failed it whatever the name, and enforce answers it ENOENT itself
+                // One name looked up in a removed working directory or dirfd: the kernel
+                // failed it with ENOENT whatever the name, and enforce answers it so itself
                 // (`EnforceSink::in_removed_dir`); a rule for `DIR (deleted)/NAME` would
-                // only puzzle whoever reads the profile.
-                Object::Path(p) if missing && p.under_deleted_base() => {}
+                // only puzzle whoever reads the profile. Calls with two paths are learned as
+                // they are (enforce answers only one-path calls).
+                Object::Path(p)
+                    if sc.outcome == Outcome::Errno(ENOENT)
+                        && sc.targets.len() == 1
+                        && p.under_deleted_base() => {}
                 Object::Path(p) => {
                     for verb in verbs {
                         if matches!(verb, Verb::Write | Verb::Create | Verb::Delete)

@@ -84,6 +84,40 @@ pub struct Ownership {
     roots: BTreeMap<Vec<u8>, Root>,
     /// Root creations with a random-looking name: (directory, name glob) -> is a directory.
     random_roots: BTreeMap<(Vec<u8>, String), bool>,
+    /// The name template of each process running mktemp(1), by pid (`wXXXX` of `mktemp -d
+    /// DIR/wXXXX`): the random part of what it makes is exactly the template's X's.
+    templates: std::collections::HashMap<i32, Vec<u8>>,
+}
+
+/// The template's last component, if `argv` runs mktemp(1) with one: its last operand
+/// that is not an option and ends in at least three `X` (mktemp's own minimum).
+fn mktemp_template(argv: &[Vec<u8>]) -> Option<Vec<u8>> {
+    let prog = argv.first()?;
+    if prog.rsplit(|&b| b == b'/').next() != Some(b"mktemp".as_slice()) {
+        return None;
+    }
+    let t = argv[1..].iter().rev().find(|a| !a.starts_with(b"-"))?;
+    let last = t.rsplit(|&b| b == b'/').next()?;
+    last.ends_with(b"XXX").then(|| last.to_vec())
+}
+
+/// The glob of `name` when mktemp made it from `template` (its last component): the literal
+/// part, then one `?` per trailing `X`. `None` when `name` is not of that shape (a
+/// `--suffix`, another file of the same process).
+fn template_glob(template: &[u8], name: &[u8]) -> Option<String> {
+    let xs = template.iter().rev().take_while(|&&b| b == b'X').count();
+    let keep = template.len() - xs;
+    (xs >= 3
+        && name.len() == template.len()
+        && name[..keep] == template[..keep]
+        && name[keep..].iter().all(u8::is_ascii_alphanumeric))
+    .then(|| {
+        format!(
+            "{}{}",
+            generalize::escape_path(&name[..keep]),
+            "?".repeat(xs)
+        )
+    })
 }
 
 fn parent(path: &[u8]) -> Option<&[u8]> {
@@ -104,6 +138,18 @@ fn hash(path: &[u8]) -> u64 {
 }
 
 impl Ownership {
+    /// Process `pid` exec'd a program with `argv`: remember its mktemp template, if any.
+    pub fn exec(&mut self, pid: i32, argv: &[Vec<u8>]) {
+        match mktemp_template(argv) {
+            Some(t) => {
+                self.templates.insert(pid, t);
+            }
+            None => {
+                self.templates.remove(&pid);
+            }
+        }
+    }
+
     /// Is some strict ancestor of `path` a created directory that the run owns (not
     /// shallow)?
     fn below_owned_dir(&self, path: &[u8]) -> bool {
@@ -148,7 +194,11 @@ impl Ownership {
         }
         if root {
             let last = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
-            let glob = std::str::from_utf8(last).ok().and_then(random_name_glob);
+            let glob = self
+                .templates
+                .get(&pid)
+                .and_then(|t| template_glob(t, last))
+                .or_else(|| std::str::from_utf8(last).ok().and_then(random_name_glob));
             match (glob, parent(path)) {
                 (Some(g), Some(d)) => {
                     self.random_roots.insert((d.to_vec(), g), dir);
@@ -532,6 +582,50 @@ mod tests {
         ] {
             assert_eq!(transient_shape(name), shape, "{name}");
         }
+    }
+
+    #[test]
+    fn mktemp_templates_give_the_exact_shape() {
+        let argv = |a: &[&str]| a.iter().map(|s| s.as_bytes().to_vec()).collect::<Vec<_>>();
+        assert_eq!(
+            mktemp_template(&argv(&["mktemp", "-d", "/w/wXXXX"])),
+            Some(b"wXXXX".to_vec())
+        );
+        assert_eq!(
+            mktemp_template(&argv(&["/usr/bin/mktemp", "-p", "/tmp", "build.XXXXXX"])),
+            Some(b"build.XXXXXX".to_vec())
+        );
+        // No template (mktemp's own default), too few X, another program.
+        assert_eq!(mktemp_template(&argv(&["mktemp", "-d"])), None);
+        assert_eq!(mktemp_template(&argv(&["mktemp", "fooXX"])), None);
+        assert_eq!(mktemp_template(&argv(&["mkdir", "wXXXX"])), None);
+        assert_eq!(template_glob(b"wXXXX", b"wizQ7"), Some("w????".into()));
+        assert_eq!(
+            template_glob(b"build.XXXXXX", b"build.aB3xYz"),
+            Some("build.??????".into())
+        );
+        // Not made from this template: another length, prefix or a suffix.
+        assert_eq!(template_glob(b"wXXXX", b"wizQ7.d"), None);
+        assert_eq!(template_glob(b"wXXXX", b"vizQ7"), None);
+        // The run's names from one mktemp process: the learned rule admits the next run's.
+        let mut o = Ownership::default();
+        o.exec(7, &argv(&["mktemp", "-d", "/w/wXXXX"]));
+        assert!(o.created(b"/w/wizQ7", true, true, 7, 7));
+        o.deleted(b"/w/wizQ7");
+        let rules = o.rules(&[], &[]);
+        assert!(
+            rules.contains(&(Verb::Create, "/w/w????".to_string())),
+            "{rules:?}"
+        );
+        // Without the template, the literal start would have been kept (`wiz*`).
+        let mut o = Ownership::default();
+        o.created(b"/w/wizQ7", true, true, 8, 8);
+        o.deleted(b"/w/wizQ7");
+        assert!(
+            !o.rules(&[], &[])
+                .contains(&(Verb::Create, "/w/w????".to_string())),
+            "the template is what gives the shape"
+        );
     }
 
     #[test]

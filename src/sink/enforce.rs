@@ -774,13 +774,17 @@ impl EnforceSink<'_> {
     /// Does this call look a name up in a directory that has been removed (its cwd or
     /// dirfd), so that the kernel fails it with ENOENT whatever the name? A removed
     /// directory can hold no entry and take no new one: every lookup and create in it
-    /// fails so (`IS_DEADDIR`), after the search permission on the way, which a workload
-    /// with sbx's own ids shares. `/proc` shows such a base as `PATH (deleted)`: it is taken
-    /// as removed only when the directory itself, reached through the magic link, has no
-    /// link left. One relative path, whose first component is a name: `.` stays in the
-    /// directory and `..` leaves it for its parent, which is still there, so those are
-    /// checked as before. Under the conditions of the probe answers
-    /// ([`Self::answers_probe`]); otherwise the call is checked on its path as it is.
+    /// fails so (`IS_DEADDIR`). `/proc` shows such a base as `PATH (deleted)`; it is taken as
+    /// removed only when reading the directory itself, reached through the magic link, fails
+    /// with ENOENT (what the kernel answers for a removed directory on any filesystem;
+    /// overlayfs keeps a link count on a removed lower directory), and the search permission
+    /// the kernel checks first is there (`faccessat` with sbx's ids, which are the
+    /// workload's: a condition below). One relative path, whose first component is a name:
+    /// `.` stays in the directory and `..` leaves it for its parent, which is still there, so
+    /// those are checked as before; no trailing `/` (an O_CREAT of `name/` is EISDIR first)
+    /// and no O_TMPFILE (EINVAL first). Under the conditions of the probe answers
+    /// ([`Self::answers_probe`]) and not while the run is recorded too; otherwise the call is
+    /// checked on its path as it is.
     fn in_removed_dir(
         &self,
         stop: &SyscallStop<'_>,
@@ -788,12 +792,16 @@ impl EnforceSink<'_> {
         sc: &Syscall,
     ) -> bool {
         use crate::arch::Sem;
+        use crate::decode::oflags::O_TMPFILE_BIT;
+        use nix::unistd::{AccessFlags, faccessat};
         const AT_FDCWD: i32 = -100;
         let Some(p) = only_path(sc) else {
             return false;
         };
         if !p.under_deleted_base()
+            || p.literal.ends_with(b"/")
             || self.guard.is_none()
+            || self.recorder.is_some()
             || self.chroot_allowed
             || !self.held_ok
             || stop.proc.creds != self.own_creds
@@ -801,6 +809,11 @@ impl EnforceSink<'_> {
             return false;
         }
         let dirfd = match def.map(|d| d.sem) {
+            Some(Sem::Open {
+                flags: Some(f),
+                how: false,
+                ..
+            }) if stop.args[usize::from(f)] & O_TMPFILE_BIT != 0 => return false,
             Some(Sem::Open { dirfd, .. } | Sem::Exec { dirfd, .. } | Sem::Path { dirfd, .. }) => {
                 dirfd
                     .map(|i| crate::decode::int_arg(stop.args[usize::from(i)]))
@@ -813,8 +826,14 @@ impl EnforceSink<'_> {
             Some(fd) if fd >= 0 => format!("/proc/{}/task/{}/fd/{fd}", stop.pid, stop.tid),
             Some(_) => return false,
         };
-        use std::os::unix::fs::MetadataExt;
-        std::fs::metadata(link).is_ok_and(|m| m.is_dir() && m.nlink() == 0)
+        crate::tracer::procfs::dir_removed(&link)
+            && faccessat(
+                nix::fcntl::AT_FDCWD,
+                link.as_str(),
+                AccessFlags::X_OK,
+                nix::fcntl::AtFlags::AT_EACCESS,
+            )
+            .is_ok()
     }
 
     /// Is this allowed call a mkdir of a name that exists now (the decision's own `lstat`

@@ -171,6 +171,36 @@ pub fn runnable_tasks() -> Option<u32> {
         .ok()
 }
 
+/// Has the directory at `path` (followed: a `/proc` magic link such as
+/// `/proc/PID/task/TID/cwd`) been removed? Reading a removed directory fails with ENOENT on
+/// every filesystem (the kernel's `IS_DEADDIR`), where a live one gives at least `.` and
+/// `..`; a link count cannot tell (overlayfs keeps one on a removed lower directory). glibc's
+/// `readdir` takes that ENOENT for the end of the directory, so `getdents64` is called
+/// directly. False when the directory cannot be opened.
+pub fn dir_removed(path: &str) -> bool {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(dir) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+    else {
+        return false;
+    };
+    let mut buf = [0u8; 512];
+    // SAFETY: getdents64 writes at most `buf.len()` bytes into `buf`, a live array on this
+    // stack, for the fd `dir` holds open during the call; it keeps no pointer afterwards.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_getdents64,
+            dir.as_raw_fd(),
+            buf.as_mut_ptr(),
+            buf.len(),
+        )
+    };
+    n < 0 && nix::errno::Errno::last() == nix::errno::Errno::ENOENT
+}
+
 /// `/proc/PID/comm` without the newline.
 pub fn comm(pid: i32) -> Vec<u8> {
     // TASK_COMM_LEN is 16: 15 bytes and the newline fit in 32.
