@@ -5,9 +5,11 @@
 //! workload (the kernel hands them out, in order, from a range bounded by `pid_max`), so a
 //! Fibonacci multiplication is enough: its low bits (the bucket) are a bijection of the id's
 //! low bits, so ids in a row never share a bucket, and its high bits (hashbrown's tag) mix
-//! every bit of the id. A workload that could pick its ids (`ns_last_pid` in a pid namespace
-//! it owns) could at worst make lookups linear in the number of its own live tasks, which it
-//! can already make as large as its limits allow.
+//! every bit of the id. sbx sees ids of its own pid namespace, which a workload cannot pick
+//! (`ns_last_pid` of a namespace it owns sets only the ids inside it). Ids that agree in
+//! their low bits share a bucket; a workload cycling through pids to keep many such tasks
+//! alive (about the square root of `pid_max` of them) needs millions of forks, and slows
+//! only the lookups of its own run.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
