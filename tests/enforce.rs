@@ -2371,6 +2371,52 @@ fn a_remembered_relative_open_is_per_working_directory() {
     enforce_as_bare("sh", &["-c", &script], &prof, &b, || w.clone());
 }
 
+/// A mkdir of a name that exists is answered EEXIST by sbx, and the answer is remembered for
+/// the same mkdir; it is forgotten when the tree removes the name, renames a directory above
+/// it, or changes a symlink on the way: each mkdir after such a change makes its directory,
+/// as bare (a remembered answer that outlived the change says EEXIST there).
+#[test]
+fn a_remembered_eexist_answer_goes_with_the_name() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let setup = |d: &Dir| {
+        let _ = std::fs::remove_dir_all(d.join("work"));
+        d.write("work/d3/.keep", "");
+        d.join("work")
+    };
+    let w = setup(&d);
+    let abs = w.join("a").to_string_lossy().into_owned();
+    let abs_e = format!("{abs}/e");
+    #[rustfmt::skip]
+    let ops = [
+        // removed and made again
+        "mkdir", "d", "mkdir", "d", "mkdir", "d", "mkdir", "d", "rmdir", "d", "mkdir", "d",
+        // a directory above renamed
+        "mkdir", "d/e", "mkdir", "d/e", "mkdir", "d/e", "rename", "d", "d2", "mkdir", "d",
+        "mkdir", "d/e", "mkdir", "d2/e", "mkdir", "d2/e",
+        // through a symlink that is then pointed elsewhere
+        "symlink", "d2", "l", "mkdir", "l/e", "mkdir", "l/e", "mkdir", "l/e", "delete", "l",
+        "symlink", "d3", "l", "mkdir", "l/e", "mkdir", "l/e",
+        // a file in its place, then removed
+        "write", "f", "x", "mkdir", "f", "mkdir", "f", "mkdir", "f", "delete", "f", "mkdir", "f",
+        // absolute paths
+        "mkdir", &abs, "mkdir", &abs_e, "mkdir", &abs_e, "mkdir", &abs_e, "rmdir", &abs_e,
+        "mkdir", &abs_e,
+    ];
+    let b = bare(&fs, ops, &w);
+    for made in [
+        "rmdir d ok\nmkdir d ok",
+        "mkdir d ok\nmkdir d/e ok\nmkdir d2/e EEXIST",
+        "symlink d3 ok l\nmkdir l/e ok",
+        "delete f ok\nmkdir f ok",
+        &format!("rmdir {abs_e} ok\nmkdir {abs_e} ok"),
+    ] {
+        assert!(b.stdout.contains(made), "{made}: {b:?}");
+    }
+    let prof = open_profile(&d, &fs, "");
+    enforce_as_bare(&fs, &ops, &prof, &b, || setup(&d));
+}
+
 /// The same change made to reach a file the profile does not allow: the open that was
 /// allowed (and remembered) a moment ago is now decided where it leads, and refused.
 #[test]

@@ -478,6 +478,11 @@ impl<'p> EnforceSink<'p> {
 
 use crate::policy::self_view as canonical_proc;
 
+/// mkdir or mkdirat.
+fn is_mkdir(def: &SyscallDef) -> bool {
+    matches!(def.name, "mkdir" | "mkdirat")
+}
+
 /// The path of a call with exactly one target, a path.
 fn only_path(sc: &Syscall) -> Option<&crate::event::PathObj> {
     match sc.targets.as_slice() {
@@ -852,13 +857,7 @@ impl EnforceSink<'_> {
         def: Option<&SyscallDef>,
         sc: &Syscall,
     ) -> bool {
-        if self.mode == Mode::Audit
-            || self.guard.is_none()
-            || self.chroot_allowed
-            || !self.held_ok
-            || stop.proc.creds != self.own_creds
-            || !def.is_some_and(|d| matches!(d.name, "mkdir" | "mkdirat"))
-        {
+        if !self.exists_answerable(stop) || !def.is_some_and(is_mkdir) {
             return false;
         }
         let Some(p) = only_path(sc) else {
@@ -872,6 +871,16 @@ impl EnforceSink<'_> {
             // the way, and a directory swapped for a symlink since the walk (by another
             // thread's rename) would make the answer tell whether a name exists elsewhere.
             && super::owned::exists_without_symlinks(p.effective())
+    }
+
+    /// The conditions of [`Self::answers_exists`] that do not depend on the path: checked
+    /// again when the answer comes from the memo.
+    fn exists_answerable(&self, stop: &SyscallStop<'_>) -> bool {
+        self.mode != Mode::Audit
+            && self.guard.is_some()
+            && !self.chroot_allowed
+            && self.held_ok
+            && stop.proc.creds == self.own_creds
     }
 
     /// An allowed (or probe-admitted) open that can be handed to the kernel as a symlink-free
@@ -1243,11 +1252,18 @@ impl EnforceSink<'_> {
             .as_ref()
             .and_then(|c| self.links.opens().get(&c.path, c.kind).map(<[u8]>::to_vec));
         if let Some(checked) = known {
-            let plan = self.open_plan(stop, def, checked);
-            if !self.send_open(stop, &plan)? {
-                return self.retried(stop.tid).map(Observation::Done);
+            if !def.is_some_and(is_mkdir) {
+                let plan = self.open_plan(stop, def, checked);
+                if !self.send_open(stop, &plan)? {
+                    return self.retried(stop.tid).map(Observation::Done);
+                }
+                return Ok(Observation::Done(Verdict::Allow));
             }
-            return Ok(Observation::Done(Verdict::Allow));
+            if self.exists_answerable(stop) {
+                // A mkdir of a name answered EEXIST before, which nothing of the tree has
+                // removed, renamed or replaced since (`remember_exists`).
+                return Ok(Observation::Done(Verdict::Deny(libc::EEXIST)));
+            }
         }
         if memo.is_some() {
             self.links.start_asking();
@@ -1519,6 +1535,9 @@ impl EnforceSink<'_> {
         } else if self.answers_exists(stop, def, &sc) {
             // mkdir of a name that exists: the kernel's EEXIST, without running the call.
             answered_absent = true;
+            if let (Some(c), Some(p)) = (memo, only_path(&sc)) {
+                self.remember_exists(c, p.effective());
+            }
             Verdict::Deny(libc::EEXIST)
         } else if must_fail.is_some() {
             // The open runs, from the checked path (so a `chdir` or `dup2` by another thread
@@ -1701,7 +1720,8 @@ impl EnforceSink<'_> {
         };
         let (decided, consulted) = self.decide_stop(stop, &ob);
         let mut ob = ob;
-        if consulted
+        // (An EEXIST answer may be remembered on what the run created: `remember_exists`.)
+        if (consulted && !ob.event.def.is_some_and(is_mkdir))
             || !decided.refusals.is_empty()
             || decided.must_fail.is_some()
             || decided.closed_fd
@@ -1781,21 +1801,30 @@ impl EnforceSink<'_> {
         if !cached || self.recorder.is_some() {
             return None;
         }
-        let crate::arch::Sem::Open {
-            dirfd,
-            path,
-            flags: Some(flags),
-            how: false,
-        } = def?.sem
-        else {
-            return None;
+        let def = def?;
+        let (dirfd, path, raw_flags) = match def.sem {
+            crate::arch::Sem::Open {
+                dirfd,
+                path,
+                flags: Some(flags),
+                how: false,
+            } => {
+                let raw_flags = stop.args[usize::from(flags)] & 0xffff_ffff;
+                if raw_flags & O_ACCMODE != O_RDONLY
+                    || raw_flags & (O_CREAT | O_TRUNC | O_TMPFILE_BIT) != 0
+                {
+                    return None;
+                }
+                (dirfd, path, raw_flags)
+            }
+            // mkdir(path, mode), mkdirat(dirfd, path, mode): an EEXIST answer
+            // ([`Self::remember_exists`]); the mode is part of the key.
+            crate::arch::Sem::Path { dirfd, path, .. } if is_mkdir(def) => {
+                (dirfd, path, stop.args[usize::from(path) + 1] & 0xffff_ffff)
+            }
+            _ => return None,
         };
         if dirfd.is_some_and(|i| crate::decode::int_arg(stop.args[usize::from(i)]) != AT_FDCWD) {
-            return None;
-        }
-        let raw_flags = stop.args[usize::from(flags)] & 0xffff_ffff;
-        if raw_flags & O_ACCMODE != O_RDONLY || raw_flags & (O_CREAT | O_TRUNC | O_TMPFILE_BIT) != 0
-        {
             return None;
         }
         let addr = stop.args[usize::from(path)];
@@ -1867,7 +1896,29 @@ impl EnforceSink<'_> {
     /// `checked`: remember it, unless a call that may change symlinks runs now (its answers
     /// are not remembered either), its resolution asked about /proc or /dev (never
     /// remembered), or it opened /etc/hosts (whose names each open reads again).
+    ///
+    /// Only at its second sighting: an install opens most of its files once, and an entry
+    /// costs a dozen allocations.
     fn remember_open(&self, c: MemoCandidate, checked: &[u8]) {
+        if self.links.opens().seen_before(&c.path, c.kind) {
+            self.remember(c, checked);
+        }
+    }
+
+    /// A mkdir of `name` (the checked path) was allowed and answered EEXIST: remember the
+    /// answer (the memo's entry for this mkdir, with `name` itself among its dependencies),
+    /// so that the same mkdir is answered EEXIST again until the tree removes, renames or
+    /// replaces `name` or a directory above it, or changes a symlink on the way
+    /// (`LinkCache::begin_change` forgets the entry before such a call runs, and nothing is
+    /// remembered while one runs). The decision may have asked what the run created (an
+    /// `own` rule): whether an object is the run's own changes only with the object at that
+    /// name, and an EEXIST answer makes nothing and opens nothing.
+    fn remember_exists(&self, mut c: MemoCandidate, name: &[u8]) {
+        c.deps.push(name.to_vec());
+        self.remember(c, name);
+    }
+
+    fn remember(&self, c: MemoCandidate, checked: &[u8]) {
         let unremembered = |p: &[u8]| p.starts_with(b"/proc/") || p.starts_with(b"/dev/");
         if !self.links.settled()
             || unremembered(checked)

@@ -60,6 +60,10 @@ pub struct OpenMemo {
     links: usize,
     /// [`Self::MAX_LINKS`] (smaller in tests).
     max_links: usize,
+    /// Hashes of the keys [`Self::seen_before`] was asked about once: most opens of a run
+    /// that reads each file once (an install) are never made again, and an entry costs a
+    /// dozen allocations. A collision only makes an entry at a first sighting.
+    seen: HashSet<u64>,
 }
 
 impl Default for OpenMemo {
@@ -71,6 +75,7 @@ impl Default for OpenMemo {
             dep_parents: HashSet::new(),
             links: 0,
             max_links: Self::MAX_LINKS,
+            seen: HashSet::new(),
         }
     }
 }
@@ -88,6 +93,24 @@ impl OpenMemo {
             .iter()
             .find(|(k, _)| *k == kind)
             .map(|(_, checked)| checked.as_slice())
+    }
+
+    /// Whether `path` as `kind` was asked about before (and is now noted as seen): the
+    /// caller remembers an open only at its second sighting.
+    pub fn seen_before(&mut self, path: &[u8], kind: OpenKind) -> bool {
+        use std::hash::{BuildHasher, Hash, Hasher};
+        let mut h = self.seen.hasher().build_hasher();
+        path.hash(&mut h);
+        kind.hash(&mut h);
+        let h = h.finish();
+        if self.seen.remove(&h) {
+            return true;
+        }
+        if self.seen.len() >= Self::MAX {
+            self.seen.clear();
+        }
+        self.seen.insert(h);
+        false
     }
 
     /// Remember that an open of `path` as `kind` was handed over as `checked`, decided on
@@ -332,5 +355,20 @@ mod tests {
         m.insert(b"/new", k, b"/new", &[]);
         assert_eq!(m.len(), 1);
         assert_eq!(m.get(b"/f1", k), None);
+    }
+
+    #[test]
+    fn a_key_is_seen_before_at_its_second_sighting_only() {
+        let mut m = OpenMemo::default();
+        let (a, b) = (kind(0, 0), kind(0, 1));
+        assert!(!m.seen_before(b"/f", a));
+        assert!(!m.seen_before(b"/f", b), "another kind is another key");
+        assert!(!m.seen_before(b"/g", a));
+        assert!(m.seen_before(b"/f", a));
+        // Noted again from scratch after it answered: an entry forgotten later is made again
+        // at its second sighting after that.
+        assert!(!m.seen_before(b"/f", a));
+        assert!(m.seen_before(b"/f", a));
+        assert!(m.seen_before(b"/f", b));
     }
 }
