@@ -2417,6 +2417,101 @@ fn a_remembered_eexist_answer_goes_with_the_name() {
     enforce_as_bare(&fs, &ops, &prof, &b, || setup(&d));
 }
 
+/// A name removed by a program outside the traced tree is not seen by the memo's forgetting
+/// (nor is one removed through another mount of its directory): a remembered EEXIST answer
+/// is given only while the name is still there. The workload makes `d` three times (the
+/// last two answered EEXIST, the second from the memo), a thread of the test removes `d`,
+/// and the next mkdir must make it, as bare.
+#[test]
+fn a_remembered_eexist_answer_needs_the_name_to_be_there() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    #[rustfmt::skip]
+    let ops = [
+        "mkdir", "d", "mkdir", "d", "mkdir", "d", "write", "marker", "x", "sleep", "3000",
+        "mkdir", "d", "stat", "d",
+    ];
+    // Removes `d` once the marker appears (within 60 s).
+    let remover = |w: PathBuf| {
+        std::thread::spawn(move || {
+            for _ in 0..6000 {
+                if w.join("marker").exists() {
+                    std::fs::remove_dir(w.join("d")).expect("remove d");
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            panic!("no marker");
+        })
+    };
+    let setup = || {
+        let _ = std::fs::remove_dir_all(d.join("work"));
+        d.write("work/.keep", "");
+        d.join("work")
+    };
+    let w = setup();
+    let t = remover(w.clone());
+    let b = bare(&fs, ops, &w);
+    t.join().unwrap();
+    assert!(
+        b.stdout.contains("marker ok\nmkdir d ok\nstat d ok\n"),
+        "{b:?}"
+    );
+    let prof = open_profile(&d, &fs, "");
+    for mode in ["kill", "deny"] {
+        let w = setup();
+        let t = remover(w.clone());
+        let mut a = vec![fs.as_str()];
+        a.extend(ops);
+        let out = enforce_in(&w, &prof, mode, &[], &a).run();
+        t.join().unwrap();
+        out.assert_code(b.code.expect("the bare run ended with a status"));
+        assert_eq!(out.stdout, b.stdout, "{mode}: {}", out.stderr);
+    }
+}
+
+/// mkdir, rmdir, unlink and rename act on the name itself, even with a trailing `/`: a
+/// symlink there gets EEXIST or ENOTDIR from the kernel, its target is not touched. sbx
+/// resolved such a name through the link (as `open` and `stat` do) and handed the target
+/// over: `rmdir dld/` removed the directory `dd` and `mkdir dl/` made `x` (session 22's
+/// review).
+#[test]
+fn a_trailing_slash_does_not_follow_a_symlink_for_calls_on_the_name() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    let setup = || {
+        let w = d.join("work");
+        let _ = std::fs::remove_dir_all(&w);
+        d.write("work/f", "F\n");
+        std::fs::create_dir(w.join("dd")).unwrap();
+        for (link, target) in [("dl", "x"), ("dld", "dd"), ("dlr", "dd"), ("dlf", "f")] {
+            std::os::unix::fs::symlink(target, w.join(link)).unwrap();
+        }
+        w
+    };
+    #[rustfmt::skip]
+    let ops = [
+        "mkdir", "dl/", "mkdir", "dld/", "rmdir", "dld/", "rename", "dlr/", "z", "delete", "dlf/",
+        "stat", "x", "stat", "dd", "stat", "z", "stat", "f",
+    ];
+    let w = setup();
+    let b = bare(&fs, ops, &w);
+    for line in [
+        "mkdir dl/ EEXIST",
+        "mkdir dld/ EEXIST",
+        "rmdir dld/ ENOTDIR",
+        "rename dlr/ ENOTDIR",
+        "delete dlf/ ENOTDIR",
+        "stat x ENOENT",
+        "stat dd ok",
+        "stat f ok",
+    ] {
+        assert!(b.stdout.contains(line), "{line}: {b:?}");
+    }
+    let prof = open_profile(&d, &fs, "create ${CWD}/**\n");
+    enforce_as_bare(&fs, &ops, &prof, &b, setup);
+}
+
 /// The same change made to reach a file the profile does not allow: the open that was
 /// allowed (and remembered) a moment ago is now decided where it leads, and refused.
 #[test]

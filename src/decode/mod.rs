@@ -384,6 +384,15 @@ impl Ctx<'_> {
         Some(path::resolve(self.view, self.dirfd(dirfd), &s, follow))
     }
 
+    /// A path argument whose last component is acted on itself ([`path::resolve_name`]).
+    fn resolve_name(&mut self, dirfd: Option<u8>, path: u8) -> Option<PathObj> {
+        let s = self.path_arg(path)?;
+        if s.is_empty() {
+            return None;
+        }
+        Some(path::resolve_name(self.view, self.dirfd(dirfd), &s))
+    }
+
     fn open(&mut self, dirfd: Option<u8>, path: u8, flags: Option<u8>, how: bool) {
         let (flags, resolve_flags) = match (flags, how) {
             (None, _) => (oflags::O_CREAT | oflags::O_WRONLY | oflags::O_TRUNC, 0),
@@ -780,8 +789,11 @@ impl Ctx<'_> {
             }
             _ => false,
         };
-        let old_p = self.resolve(od, old, follow_old, empty_ok);
-        let new_p = self.resolve(nd, new, false, false);
+        let old_p = match kind {
+            TwoKind::Rename => self.resolve_name(od, old),
+            _ => self.resolve(od, old, follow_old, empty_ok),
+        };
+        let new_p = self.resolve_name(nd, new);
         let r = AccessSet::of(Access::Read);
         let (old_a, new_a) = match kind {
             TwoKind::Rename => {
@@ -968,8 +980,15 @@ pub fn decode_with(
                 c.push_path(access, p);
             } else {
                 let empty_ok = empty_path_flag.is_some_and(|i| c.arg(i) & AT_EMPTY_PATH != 0);
-                let follow = follow_of(follow, &raw.args);
-                if let Some(p) = c.resolve(dirfd, path, follow, empty_ok) {
+                // mkdir, mknod, rmdir, unlink: the name itself, whatever its trailing `/`.
+                let name_only = follow == Follow::No
+                    && (access.contains(Access::Create) || access.contains(Access::Delete));
+                let p = if name_only && !empty_ok {
+                    c.resolve_name(dirfd, path)
+                } else {
+                    c.resolve(dirfd, path, follow_of(follow, &raw.args), empty_ok)
+                };
+                if let Some(p) = p {
                     c.push_path(access, p);
                 }
             }
@@ -994,7 +1013,7 @@ pub fn decode_with(
             if let Some(t) = c.path_arg(target) {
                 c.push(AccessSet::EMPTY, Object::Text(t));
             }
-            if let Some(p) = c.resolve(newdirfd, new, false, false) {
+            if let Some(p) = c.resolve_name(newdirfd, new) {
                 c.push_path(AccessSet::of(Access::Create), p);
             }
         }

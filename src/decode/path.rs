@@ -222,6 +222,24 @@ pub fn resolve(
     path: &[u8],
     follow_final: bool,
 ) -> PathObj {
+    resolve_as(view, dirfd, path, follow_final, true)
+}
+
+/// [`resolve`] for a call that looks up the parent and acts on the name itself (mkdir,
+/// mknod, rmdir, unlink, rename, a link's or symlink's new name): the last component is
+/// never followed, not even with a trailing `/` (the kernel then answers EEXIST or ENOTDIR
+/// for a symlink there; it does not act on its target).
+pub fn resolve_name(view: &dyn ProcView, dirfd: Option<i32>, path: &[u8]) -> PathObj {
+    resolve_as(view, dirfd, path, false, false)
+}
+
+fn resolve_as(
+    view: &dyn ProcView,
+    dirfd: Option<i32>,
+    path: &[u8],
+    follow_final: bool,
+    slash_follows: bool,
+) -> PathObj {
     let root = root_of(view);
     if path.is_empty() {
         let raw = match dirfd.filter(|&fd| fd != AT_FDCWD) {
@@ -244,7 +262,8 @@ pub fn resolve(
         base_of(view, dirfd)
     };
     let abs = lexical(view, &root, start.clone(), path);
-    let resolved = walk(view, &root, start, path, follow_final).filter(|r| *r != abs);
+    let resolved =
+        walk(view, &root, start, path, follow_final, slash_follows).filter(|r| *r != abs);
     PathObj {
         literal: path.to_vec(),
         abs,
@@ -313,6 +332,7 @@ fn walk(
     mut stack: Stack,
     path: &[u8],
     follow_final: bool,
+    slash_follows: bool,
 ) -> Option<Vec<u8>> {
     let mut queue = Queue::of(path);
     let mut links = 0usize;
@@ -328,7 +348,7 @@ fn walk(
         }
         stack.push(c);
         rewrite_self(&mut stack, root, view);
-        if queue.real == 0 && !follow_final && !queue.trailing_slash() {
+        if queue.real == 0 && !follow_final && !(slash_follows && queue.trailing_slash()) {
             break;
         }
         let Some(target) = view.readlink(stack.path()) else {
@@ -416,6 +436,30 @@ mod tests {
                 }
             )*
         };
+    }
+
+    #[test]
+    fn a_name_is_never_followed_even_with_a_trailing_slash() {
+        let v = view();
+        let name = |p: &[u8]| {
+            let o = resolve_name(&v, None, p);
+            (String::from_utf8_lossy(&o.abs).into_owned(), o.resolved)
+        };
+        assert_eq!(name(b"link/"), ("/home/u/proj/link".into(), None));
+        assert_eq!(name(b"link"), ("/home/u/proj/link".into(), None));
+        // Links on the way are followed as always.
+        assert_eq!(
+            name(b"dirlink/x/"),
+            (
+                "/home/u/proj/dirlink/x".into(),
+                Some(b"/opt/lib/x".to_vec())
+            )
+        );
+        // `.` after it is not the last component: followed.
+        assert_eq!(
+            name(b"dirlink/."),
+            ("/home/u/proj/dirlink".into(), Some(b"/opt/lib".to_vec()))
+        );
     }
 
     cases! {

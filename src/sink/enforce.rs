@@ -1259,9 +1259,12 @@ impl EnforceSink<'_> {
                 }
                 return Ok(Observation::Done(Verdict::Allow));
             }
-            if self.exists_answerable(stop) {
-                // A mkdir of a name answered EEXIST before, which nothing of the tree has
-                // removed, renamed or replaced since (`remember_exists`).
+            // A mkdir of a name answered EEXIST before, which nothing of the tree has removed,
+            // renamed or replaced since (`remember_exists`), and which is there now: looked at
+            // again, without symlinks and with sbx's ids (the workload's), since a removal
+            // through another mount of the directory, or by another program, or a permission
+            // taken away above it, forgets nothing.
+            if self.exists_answerable(stop) && super::owned::exists_without_symlinks(&checked) {
                 return Ok(Observation::Done(Verdict::Deny(libc::EEXIST)));
             }
         }
@@ -1907,8 +1910,10 @@ impl EnforceSink<'_> {
 
     /// A mkdir of `name` (the checked path) was allowed and answered EEXIST: remember the
     /// answer (the memo's entry for this mkdir, with `name` itself among its dependencies),
-    /// so that the same mkdir is answered EEXIST again until the tree removes, renames or
-    /// replaces `name` or a directory above it, or changes a symlink on the way
+    /// so that the same mkdir is answered EEXIST again, without being decoded or decided,
+    /// while `name` is still there (looked at again at each: a removal through another
+    /// mount of the directory is not seen by the forgetting) and until the tree removes,
+    /// renames or replaces `name` or a directory above it, or changes a symlink on the way
     /// (`LinkCache::begin_change` forgets the entry before such a call runs, and nothing is
     /// remembered while one runs). The decision may have asked what the run created (an
     /// `own` rule): whether an object is the run's own changes only with the object at that
