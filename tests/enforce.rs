@@ -2251,6 +2251,43 @@ fn workload_replacing_a_directory_by_a_symlink_is_followed() {
     enforce_as_bare(&fs, &args, &prof, &b, || setup(&d));
 }
 
+/// Renames and unlinks resolve their directories from remembered symlink answers (session
+/// 22): the workload renames and deletes in `d` (the answer "d is no symlink" is then
+/// remembered), replaces `d` by a symlink to `e`, and renames and deletes through it again:
+/// each call must act where the bare run's does (in `e`), and a directory renamed away
+/// keeps its files under its new name.
+#[test]
+fn renames_and_unlinks_follow_the_workloads_own_symlink_changes() {
+    let fs = fx("fsops");
+    let d = Dir::new();
+    #[rustfmt::skip]
+    let args = [
+        "write", "d/a", "x", "rename", "d/a", "d/b", "delete", "d/b", "write", "d/c", "x",
+        "rename", "d", "old", "symlink", "e", "d",
+        "write", "d/a", "y", "rename", "d/a", "d/b", "stat", "e/b", "delete", "d/b",
+        "stat", "e/b", "rename", "old/c", "d/c", "stat", "e/c", "delete", "d",
+        "mkdir", "d", "write", "d/a", "z", "rename", "d/a", "d/b", "stat", "d/b", "stat", "e/c",
+    ];
+    let setup = |d: &Dir| {
+        let _ = std::fs::remove_dir_all(d.join("work"));
+        d.write("work/d/.keep", "");
+        d.write("work/e/.keep", "");
+        d.join("work")
+    };
+    let w = setup(&d);
+    let b = bare(&fs, args, &w);
+    for line in [
+        "rename d/a ok d/b\nstat e/b ok",
+        "delete d/b ok\nstat e/b ENOENT",
+        "rename old/c ok d/c\nstat e/c ok",
+        "rename d/a ok d/b\nstat d/b ok\nstat e/c ok",
+    ] {
+        assert!(b.stdout.contains(line), "{line}: {b:?}");
+    }
+    let prof = open_profile(&d, &fs, "create ${CWD}/**\n");
+    enforce_as_bare(&fs, &args, &prof, &b, || setup(&d));
+}
+
 /// Read-only opens of absolute paths are handed over from the open memo once decided
 /// (src/sink/memo.rs). The workload then changes what the same path leads to, in the same
 /// process: a directory on the way replaced by a symlink, the file itself replaced by a

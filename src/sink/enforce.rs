@@ -543,23 +543,26 @@ fn rewritable_open_path(path: &[u8]) -> bool {
 /// `path_rewrites` then always hand over symlink-free.
 fn kernel_rewalks(def: Option<&SyscallDef>, sc: &Syscall) -> bool {
     use crate::arch::Sem;
-    if !matches!(
-        def.map(|d| d.sem),
-        Some(Sem::Open { .. } | Sem::Path { .. })
-    ) {
-        return false;
-    }
-    let mut paths = sc.targets.iter().filter_map(|t| match &t.object {
-        Object::Path(p) => Some(p),
-        _ => None,
-    });
-    let (Some(p), None) = (paths.next(), paths.next()) else {
-        return false;
+    let want = match def.map(|d| d.sem) {
+        Some(Sem::Open { .. } | Sem::Path { .. } | Sem::Symlink { .. }) => 1,
+        Some(Sem::TwoPath { .. }) => 2,
+        _ => return false,
     };
-    !p.literal.is_empty()
-        && !p.abs.starts_with(b"/proc/")
-        && !p.effective().starts_with(b"/proc/")
-        && rewritable_open_path(p.effective())
+    let paths: Vec<&crate::event::PathObj> = sc
+        .targets
+        .iter()
+        .filter_map(|t| match &t.object {
+            Object::Path(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    paths.len() == want
+        && paths.iter().all(|p| {
+            !p.literal.is_empty()
+                && !p.abs.starts_with(b"/proc/")
+                && !p.effective().starts_with(b"/proc/")
+                && rewritable_open_path(p.effective())
+        })
 }
 
 /// Does this absolute path go through a /proc magic link:
@@ -1278,6 +1281,7 @@ impl EnforceSink<'_> {
                 stop,
                 super::DecodeOpts {
                     links,
+                    changes_too: true,
                     cached_root: self.stable_root,
                     exec_args: self.recorder.is_some(),
                     head: head.map(|(a, b, short)| (*a, b.as_slice(), *short)),
@@ -1950,13 +1954,17 @@ impl EnforceSink<'_> {
             || !self.held_ok
             || !self.stable_root
             || !matches!(def.class, Class::Checked | Class::Metadata)
-            || super::LinkCache::changes_links(Some(def))
         {
             return false;
         }
+        // Calls that change links (rename, link, symlink, unlink, rmdir) too: their paths
+        // are handed over through held directories as the others' (session 22; their
+        // own paths are forgotten once decoded, before they run: `begin_change`).
         match def.sem {
             Sem::Open { how: false, .. } => true,
-            Sem::Path { .. } => g.can_hold_for(stop.proc.creds.euid, stop.proc.creds.egid),
+            Sem::Path { .. } | Sem::TwoPath { .. } | Sem::Symlink { .. } => {
+                g.can_hold_for(stop.proc.creds.euid, stop.proc.creds.egid)
+            }
             _ => false,
         }
     }

@@ -470,6 +470,7 @@ pub fn decode_stop_with(
         stop,
         DecodeOpts {
             links: cache,
+            changes_too: false,
             cached_root: cache.is_some(),
             exec_args,
             head: None,
@@ -482,6 +483,10 @@ pub fn decode_stop_with(
 pub struct DecodeOpts<'a> {
     /// Answer symlink lookups from this cache (record only).
     pub links: Option<&'a LinkCache>,
+    /// Also for a call that may change symlinks itself (enforce, which hands such calls
+    /// over through held directories opened symlink-free: a stale answer makes them fail,
+    /// never reach an unchecked path). Record resolves their paths afresh.
+    pub changes_too: bool,
     /// Take the root from the tracer's cache ([`SyscallStop::root`]): only when every syscall
     /// that can change a root stops (see [`procfs::RootCache`]).
     pub cached_root: bool,
@@ -497,6 +502,7 @@ pub struct DecodeOpts<'a> {
 pub fn decode_stop_opts(arch: Arch, stop: &SyscallStop<'_>, opts: DecodeOpts<'_>) -> DecodedStop {
     let DecodeOpts {
         links: cache,
+        changes_too,
         cached_root,
         exec_args,
         head,
@@ -512,8 +518,8 @@ pub fn decode_stop_opts(arch: Arch, stop: &SyscallStop<'_>, opts: DecodeOpts<'_>
         pid: stop.pid,
         tid: stop.tid,
     };
-    // A call that changes symlinks resolves its own paths afresh.
-    let cache = cache.filter(|_| !LinkCache::changes_links(def));
+    // A call that changes symlinks resolves its own paths afresh (record).
+    let cache = cache.filter(|_| changes_too || !LinkCache::changes_links(def));
     let view = StopView {
         inner: view,
         links: cache,
