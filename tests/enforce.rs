@@ -2511,7 +2511,8 @@ fn a_remembered_eexist_answer_needs_the_name_to_be_there() {
 /// symlink there gets EEXIST or ENOTDIR from the kernel, its target is not touched. sbx
 /// resolved such a name through the link (as `open` and `stat` do) and handed the target
 /// over: `rmdir dld/` removed the directory `dd` and `mkdir dl/` made `x` (session 22's
-/// review).
+/// review). And `rename g/ h/` onto an existing empty directory failed EXDEV: the existing
+/// destination, decided as a write, was taken as followed and handed over as `fd/N/`.
 #[test]
 fn a_trailing_slash_does_not_follow_a_symlink_for_calls_on_the_name() {
     let fs = fx("fsops");
@@ -2520,7 +2521,9 @@ fn a_trailing_slash_does_not_follow_a_symlink_for_calls_on_the_name() {
         let w = d.join("work");
         let _ = std::fs::remove_dir_all(&w);
         d.write("work/f", "F\n");
-        std::fs::create_dir(w.join("dd")).unwrap();
+        for dir in ["dd", "g", "h"] {
+            std::fs::create_dir(w.join(dir)).unwrap();
+        }
         for (link, target) in [("dl", "x"), ("dld", "dd"), ("dlr", "dd"), ("dlf", "f")] {
             std::os::unix::fs::symlink(target, w.join(link)).unwrap();
         }
@@ -2529,7 +2532,7 @@ fn a_trailing_slash_does_not_follow_a_symlink_for_calls_on_the_name() {
     #[rustfmt::skip]
     let ops = [
         "mkdir", "dl/", "mkdir", "dld/", "rmdir", "dld/", "rename", "dlr/", "z", "delete", "dlf/",
-        "stat", "x", "stat", "dd", "stat", "z", "stat", "f",
+        "stat", "x", "stat", "dd", "stat", "z", "stat", "f", "rename", "g/", "h/", "stat", "g",
     ];
     let w = setup();
     let b = bare(&fs, ops, &w);
@@ -2542,6 +2545,7 @@ fn a_trailing_slash_does_not_follow_a_symlink_for_calls_on_the_name() {
         "stat x ENOENT",
         "stat dd ok",
         "stat f ok",
+        "rename g/ ok h/\nstat g ENOENT",
     ] {
         assert!(b.stdout.contains(line), "{line}: {b:?}");
     }

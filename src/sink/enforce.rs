@@ -618,8 +618,10 @@ const NAMESPACE_SYSCALLS: &[&str] = &[
 /// delete a name (unlink, rmdir, rename, mkdir, mknod, symlink, link's new name) never do,
 /// trailing slash or not; lookups do when the call follows (`follow`: chmod, truncate, stat,
 /// no AT_SYMLINK_NOFOLLOW...) or the path ends with `/`.
-fn follows_final(access: AccessSet, follow: bool, trailing_slash: bool) -> bool {
-    let names = access.contains(Access::Create) || access.contains(Access::Delete);
+///
+/// `names`: the call acts on the name itself, by its kind, not by the access decided (an
+/// existing destination of a rename is decided as a write, and is still not followed).
+fn follows_final(names: bool, follow: bool, trailing_slash: bool) -> bool {
     !names && (follow || trailing_slash)
 }
 
@@ -1066,23 +1068,38 @@ impl EnforceSink<'_> {
             })
             .collect();
         let follows = |f| crate::decode::follow_of(f, &stop.args);
-        // (path argument, its dirfd argument, does the call follow a final symlink).
-        let slots: Vec<(u8, Option<u8>, bool)> = match def.map(|d| d.sem) {
+        // (path argument, its dirfd argument, does the call follow a final symlink, does it
+        // act on the name itself: `follows_final`).
+        let slots: Vec<(u8, Option<u8>, bool, bool)> = match def.map(|d| d.sem) {
             Some(Sem::Path {
                 dirfd,
                 path,
                 follow,
+                access,
                 ..
-            }) => vec![(path, dirfd, follows(follow))],
+            }) => vec![(
+                path,
+                dirfd,
+                follows(follow),
+                access.contains(Access::Create) || access.contains(Access::Delete),
+            )],
             Some(Sem::TwoPath {
+                kind,
                 olddirfd,
                 old,
                 newdirfd,
                 new,
                 follow,
-                ..
-            }) => vec![(old, olddirfd, follows(follow)), (new, newdirfd, false)],
-            Some(Sem::Symlink { newdirfd, new, .. }) => vec![(new, newdirfd, false)],
+            }) => vec![
+                (
+                    old,
+                    olddirfd,
+                    follows(follow),
+                    kind == crate::arch::TwoKind::Rename,
+                ),
+                (new, newdirfd, false, true),
+            ],
+            Some(Sem::Symlink { newdirfd, new, .. }) => vec![(new, newdirfd, false, true)],
             _ => return Vec::new(),
         };
         if slots.len() != paths.len() {
@@ -1091,7 +1108,7 @@ impl EnforceSink<'_> {
         // `/proc/SBX/fd/N` must mean sbx's fd to the kernel walking it for this process.
         let held = self.held_ok && g.can_hold_for(stop.proc.creds.euid, stop.proc.creds.egid);
         let mut out = Vec::new();
-        for ((arg, dirfd, follow), (access, p)) in slots.into_iter().zip(paths) {
+        for ((arg, dirfd, follow, names), (_, p)) in slots.into_iter().zip(paths) {
             let eff = p.effective();
             if p.literal.is_empty()
                 || !eff.starts_with(b"/")
@@ -1105,7 +1122,7 @@ impl EnforceSink<'_> {
                 Via::plan(
                     eff,
                     trailing_slash,
-                    follows_final(access, follow, trailing_slash),
+                    follows_final(names, follow, trailing_slash),
                 )
             } else {
                 let mut bytes = eff.to_vec();
@@ -2890,29 +2907,21 @@ mod tests {
 
     #[test]
     fn which_calls_follow_the_last_component() {
-        let delete = AccessSet::of(Access::Delete);
-        let create = AccessSet::of(Access::Create);
-        let rename_from = AccessSet::of(Access::Read).with(Access::Delete);
-        let link_from = AccessSet::of(Access::Read).with(Access::Write);
-        let chmod = AccessSet::of(Access::Chmod);
-        // (access, the call follows, trailing slash, the kernel follows the last component)
+        // (acts on the name, the call follows, trailing slash, the kernel follows the last
+        // component)
         let cases = [
-            (delete, false, false, false),                       // unlink, rmdir
-            (delete, false, true, false),                        // rmdir("d/")
-            (create, false, true, false),                        // mkdir("d/"), symlink's new name
-            (rename_from, false, true, false),                   // rename("d/", ...)
-            (link_from, false, false, false),                    // link(old, ...)
-            (link_from, true, false, true),                      // linkat(AT_SYMLINK_FOLLOW)
-            (chmod, true, false, true),                          // chmod
-            (AccessSet::of(Access::Chown), false, false, false), // lchown
-            (AccessSet::of(Access::Chown), false, true, true),   // lchown("d/")
-            (AccessSet::of(Access::Truncate), true, false, true),
+            (true, false, false, false),  // unlink, rmdir
+            (true, false, true, false),   // rmdir("d/"), rename("d/", "e/") onto e
+            (true, false, true, false),   // mkdir("d/"), symlink's new name
+            (false, false, false, false), // link(old, ...)
+            (false, true, false, true),   // linkat(AT_SYMLINK_FOLLOW), chmod
+            (false, false, true, true),   // lchown("d/")
         ];
-        for (access, follow, slash, want) in cases {
+        for (names, follow, slash, want) in cases {
             assert_eq!(
-                follows_final(access, follow, slash),
+                follows_final(names, follow, slash),
                 want,
-                "{access:?} follow={follow} slash={slash}"
+                "names={names} follow={follow} slash={slash}"
             );
         }
     }
