@@ -548,21 +548,21 @@ fn kernel_rewalks(def: Option<&SyscallDef>, sc: &Syscall) -> bool {
         Some(Sem::TwoPath { .. }) => 2,
         _ => return false,
     };
-    let paths: Vec<&crate::event::PathObj> = sc
-        .targets
-        .iter()
-        .filter_map(|t| match &t.object {
-            Object::Path(p) => Some(p),
-            _ => None,
-        })
-        .collect();
-    paths.len() == want
-        && paths.iter().all(|p| {
-            !p.literal.is_empty()
-                && !p.abs.starts_with(b"/proc/")
-                && !p.effective().starts_with(b"/proc/")
-                && rewritable_open_path(p.effective())
-        })
+    let mut n = 0;
+    for t in &sc.targets {
+        let Object::Path(p) = &t.object else {
+            continue;
+        };
+        n += 1;
+        if p.literal.is_empty()
+            || p.abs.starts_with(b"/proc/")
+            || p.effective().starts_with(b"/proc/")
+            || !rewritable_open_path(p.effective())
+        {
+            return false;
+        }
+    }
+    n == want
 }
 
 /// Does this absolute path go through a /proc magic link:
