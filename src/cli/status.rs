@@ -98,6 +98,9 @@ impl<S: Sink> Sink for StatusSink<'_, S> {
         self.clear();
         self.inner.poll_held(timeout)
     }
+    fn after_resume(&mut self) {
+        self.inner.after_resume();
+    }
     fn tick(&mut self, time_ns: u64, processes: usize) {
         self.inner.tick(time_ns, processes);
         if !self.enabled || self.last.elapsed() < Duration::from_millis(200) {

@@ -993,12 +993,24 @@ impl EnforceSink<'_> {
     fn call_over(&mut self, tid: i32) {
         self.owned.finish(tid);
         self.links.end_change(tid);
+        self.warn_if_full();
+    }
+
+    /// Said once, when the run has made more objects than are remembered.
+    fn warn_if_full(&mut self) {
         if self.owned.newly_full() && !self.quiet {
             eprintln!(
                 "sbx: warning: the run created more than {} objects; later ones are not remembered as its own (they need rules)",
                 Owned::MAX
             );
         }
+    }
+
+    /// `tid` stopped for its next call: its last call is over, and is settled once this
+    /// one is on its way (`Sink::after_resume`).
+    fn call_ended(&mut self, tid: i32) {
+        self.owned.end(tid);
+        self.links.end_change(tid);
     }
 
     /// The guard restarted `tid`'s call ([`Protected::Retry`]): nothing of this decision
@@ -2274,6 +2286,14 @@ impl EnforceSink<'_> {
 }
 
 impl Sink for EnforceSink<'_> {
+    fn after_resume(&mut self) {
+        self.owned.finish_ended();
+        self.warn_if_full();
+        if let Some(g) = self.guard.as_mut() {
+            g.after_resume();
+        }
+    }
+
     fn poll_held(&mut self, timeout: std::time::Duration) -> Released {
         let mut ready = Vec::new();
         let Some(front) = self.waiting.front() else {
@@ -2342,7 +2362,7 @@ impl Sink for EnforceSink<'_> {
 
     fn on_syscall(&mut self, stop: &SyscallStop<'_>) -> Result<Verdict, Error> {
         // This thread stopped again: its previous call is over.
-        self.call_over(stop.tid);
+        self.call_ended(stop.tid);
         let cwd_change = self.links.keeps_cwds()
             && stop.audit_arch == self.arch.audit_arch()
             && self

@@ -104,6 +104,10 @@ pub struct Owned {
     looks: RefCell<Vec<(Vec<u8>, Looked)>>,
     /// Calls that may still be making or freeing owned objects, by task.
     pending: RefCell<crate::tid::TidMap<Pending>>,
+    /// Calls that are over (their task stopped again, [`Self::end`]) and not settled yet:
+    /// settled once that task's new call is on its way ([`Self::finish_ended`]), or before
+    /// any question, as pending ones are.
+    ended: RefCell<Vec<Pending>>,
     /// Renames and links running (allowed, their exit not seen yet), by task: the paths
     /// under which they may give an existing object a new name.
     placing: crate::tid::TidMap<Vec<Vec<u8>>>,
@@ -295,7 +299,12 @@ impl Owned {
     pub fn place(&mut self, tid: i32, paths: Vec<Vec<u8>>) {
         self.settle();
         self.changed();
-        for p in self.pending.get_mut().values_mut() {
+        for p in self
+            .pending
+            .get_mut()
+            .values_mut()
+            .chain(self.ended.get_mut().iter_mut())
+        {
             p.made
                 .retain(|name| !paths.iter().any(|top| under(name, top)));
         }
@@ -314,6 +323,40 @@ impl Owned {
         }
     }
 
+    /// Task `tid` stopped again for its next call: its last call is over, and is settled by
+    /// [`Self::finish_ended`] once that next call is on its way (so that the look at what it
+    /// made is not on the thread's way), or by any question before. What the next call does
+    /// cannot change it unseen: a rename or link settles first ([`Self::place`]), a delete
+    /// asks what it deletes ([`Self::owned_at`]), and a create of the same name finds it
+    /// there or makes the object itself.
+    pub fn end(&mut self, tid: i32) {
+        if !self.placing.is_empty() {
+            self.placing.remove(&tid);
+        }
+        if let Some(p) = self.pending.get_mut().remove(&tid) {
+            self.ended.get_mut().push(p);
+        }
+    }
+
+    /// Settle the calls [`Self::end`] found over: what they made is the run's own, what
+    /// they freed is forgotten, a name still absent was not made.
+    pub fn finish_ended(&mut self) {
+        if !self.ended.get_mut().is_empty() {
+            self.settle_ended();
+        }
+    }
+
+    /// [`Self::finish_ended`], from a question.
+    fn settle_ended(&self) {
+        let mut ended = std::mem::take(&mut *self.ended.borrow_mut());
+        for p in &mut ended {
+            self.resolve(p, true);
+        }
+        ended.clear();
+        // Nothing is ended while it is taken; the allocation is kept.
+        *self.ended.borrow_mut() = ended;
+    }
+
     /// Task `tid`'s call will not run (refused, or restarted by sbx and decided again).
     pub fn cancel(&mut self, tid: i32) {
         self.placing.remove(&tid);
@@ -324,6 +367,9 @@ impl Owned {
     /// the run's own, an owned object no longer at the name it was being deleted by is
     /// forgotten. The rest stays pending (the call may not have run yet).
     pub fn settle(&self) {
+        if !self.ended.borrow().is_empty() {
+            self.settle_ended();
+        }
         if self.pending.borrow().is_empty() {
             return;
         }
@@ -405,7 +451,9 @@ impl Owned {
 
     /// Nothing owned and nothing pending.
     pub fn is_empty(&self) -> bool {
-        self.set.borrow().is_empty() && self.pending.borrow().is_empty()
+        self.set.borrow().is_empty()
+            && self.pending.borrow().is_empty()
+            && self.ended.borrow().is_empty()
     }
 }
 
@@ -626,6 +674,57 @@ mod tests {
         std::fs::write(&h, "x").unwrap();
         owned.new_decision();
         assert!(!owned.owns(&b(&h)));
+    }
+
+    /// A call over ([`Owned::end`]) is settled by [`Owned::finish_ended`], or by a question
+    /// or a rename before: what it made is the run's, a name it did not make is not, and a
+    /// rename's paths drop its names still absent, as for a pending call.
+    #[test]
+    fn an_ended_call_is_settled_after_the_resume_or_by_a_question_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let [f, g, h, k] = ["f", "g", "h", "k"].map(|n| dir.path().join(n));
+        let mut owned = Owned::default();
+        owned.begin(1, vec![b(&f), b(&g)], vec![]);
+        std::fs::write(&f, "x").unwrap();
+        owned.end(1);
+        // Task 1's next call makes h: what it ended is not lost with the new pending call.
+        owned.begin(1, vec![b(&h)], vec![]);
+        assert!(!owned.is_empty());
+        owned.finish_ended();
+        // g was not made by the call (it failed): one made later is not the run's.
+        std::fs::write(&g, "x").unwrap();
+        owned.new_decision();
+        assert!(owned.owns(&b(&f)));
+        assert!(!owned.owns(&b(&g)));
+        assert!(!owned.owns(&b(&h)), "h is pending and absent");
+
+        // Settled by a question before the resume.
+        let mut owned = Owned::default();
+        owned.begin(2, vec![b(&k)], vec![]);
+        std::fs::write(&k, "x").unwrap();
+        owned.end(2);
+        owned.new_decision();
+        assert!(owned.owns(&b(&k)), "asked before finish_ended");
+        owned.finish_ended();
+        owned.new_decision();
+        assert!(owned.owns(&b(&k)));
+
+        // A rename over the directory of an ended name still absent drops it.
+        let d = dir.path().join("d");
+        std::fs::create_dir(&d).unwrap();
+        let old = dir.path().join("old");
+        std::fs::create_dir(&old).unwrap();
+        std::fs::write(old.join("n"), "not the run's").unwrap();
+        let mut owned = Owned::default();
+        owned.begin(3, vec![b(&d.join("n"))], vec![]);
+        owned.end(3);
+        owned.place(4, vec![b(&old), b(&d)]);
+        std::fs::remove_dir(&d).unwrap();
+        std::fs::rename(&old, &d).unwrap();
+        owned.finish(4);
+        owned.finish_ended();
+        owned.new_decision();
+        assert!(!owned.owns(&b(&d.join("n"))));
     }
 
     /// Long enough for a file made before a stop to count as older than the call.

@@ -94,6 +94,9 @@ pub struct Guard {
     /// when that thread stops for its next guarded call or is gone: a number is never reused
     /// while a lookup through it can still happen.
     held: crate::tid::TidMap<Vec<Held>>,
+    /// Held fds of calls that are over, closed once the stopped thread is resumed
+    /// ([`Self::after_resume`]): their closing is not on its way.
+    closing: Vec<Held>,
     /// sbx's own pid, as the workload sees it (same pid namespace: see [`Self::can_hold_for`]).
     me: u32,
     /// sbx's uid and gid when each of its real, effective and saved ids are the same, and it
@@ -426,10 +429,19 @@ impl Guard {
     }
 
     /// Close the fds held for `tid`'s previous call (it is stopped again: that call is over).
+    /// Closed in [`Self::after_resume`].
     pub fn release(&mut self, tid: i32) {
-        if !self.held.is_empty() {
-            self.held.remove(&tid);
+        if !self.held.is_empty()
+            && let Some(old) = self.held.remove(&tid)
+        {
+            self.closing.extend(old);
         }
+    }
+
+    /// The thread stopped last was resumed: close the fds of calls that are over. (A call
+    /// over is never looked up through them again, so when is a matter of time only.)
+    pub fn after_resume(&mut self) {
+        self.closing.clear();
     }
 
     /// sbx's `openat2(AT_FDCWD, path, {O_PATH|O_CLOEXEC[|O_DIRECTORY]}, RESOLVE_NO_SYMLINKS)`.
@@ -766,7 +778,9 @@ impl Guard {
         if held.is_empty() {
             self.release(tid);
         } else {
-            self.held.insert(tid, held);
+            if let Some(old) = self.held.insert(tid, held) {
+                self.closing.extend(old);
+            }
         }
         Ok(Protected::Done)
     }

@@ -201,6 +201,11 @@ pub trait Sink {
     /// live processes, for a status line.
     fn tick(&mut self, _time_ns: u64, _processes: usize) {}
 
+    /// The thread of the last [`Sink::on_syscall`] was resumed (or held, or killed): work
+    /// its decision did not need, done off the thread's way. Done before the next stop is
+    /// waited for.
+    fn after_resume(&mut self) {}
+
     /// A thread (or, with `process`, the last thread of a process) is gone.
     /// Returning [`Verdict::Kill`] kills the rest of the tree (e.g. the process was killed
     /// in-kernel by the seccomp filter).
@@ -1139,7 +1144,9 @@ impl Tracer {
             others_stopped: is_exec && self.others_stopped(tid),
         };
         let verdict = sink.on_syscall(&stop)?;
-        self.apply(tid, verdict, (audit_arch, nr, args))
+        let applied = self.apply(tid, verdict, (audit_arch, nr, args));
+        sink.after_resume();
+        applied
     }
 
     fn apply(
