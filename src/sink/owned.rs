@@ -77,8 +77,10 @@ pub fn settle_creates_with(
 ///
 /// **No exit stop.** A call that makes a new name (or deletes an owned object's last name) is
 /// not stopped again at its exit: it is *pending* ([`Owned::begin`]) until it is known to be
-/// over, when its task stops again ([`Owned::finish`]), and is settled before any question
-/// about provenance ([`Owned::settle`]). The object then found at the name is taken as the
+/// over, when its task stops again ([`Owned::end`]: settled once that task's next call is on
+/// its way, [`Owned::finish_ended`]; or at once when the task execs or ends,
+/// [`Owned::finish`]), and is settled before any question about provenance
+/// ([`Owned::settle`]) and before any rename, link or symlink of the run. The object then found at the name is taken as the
 /// call's only if it is reached without crossing a symlink (a directory swapped for one leads
 /// nowhere) and was **born after the call stopped** (its birth time, `statx` `STATX_BTIME`,
 /// against the coarse clock new inodes are stamped from, read at the stop): an object that
@@ -260,8 +262,14 @@ impl Owned {
 
     /// A rename, link or symlink of the run is about to run: it may put an existing object
     /// at a pending name (or a symlink above one), which a filesystem without birth times
-    /// cannot tell.
+    /// cannot tell. The calls already over are settled first: nothing can have come
+    /// between them and their names (a review of the deferred settling found that a mkdir
+    /// followed by a symlink in the new directory, on a filesystem without birth times,
+    /// lost the directory's ownership otherwise).
     pub fn changed(&mut self) {
+        if !self.ended.get_mut().is_empty() {
+            self.settle_ended();
+        }
         self.changes += 1;
     }
 
@@ -299,12 +307,8 @@ impl Owned {
     pub fn place(&mut self, tid: i32, paths: Vec<Vec<u8>>) {
         self.settle();
         self.changed();
-        for p in self
-            .pending
-            .get_mut()
-            .values_mut()
-            .chain(self.ended.get_mut().iter_mut())
-        {
+        // (`settle` left no call ended.)
+        for p in self.pending.get_mut().values_mut() {
             p.made
                 .retain(|name| !paths.iter().any(|top| under(name, top)));
         }
@@ -708,6 +712,21 @@ mod tests {
         owned.finish_ended();
         owned.new_decision();
         assert!(owned.owns(&b(&k)));
+
+        // A symlink of the run (as a rename or link) settles what is over first: on a
+        // filesystem without birth times, a change counted before the settling would make a
+        // directory the run made (`mkdir d; symlink x d/l`) not its own.
+        let mut owned = Owned::default();
+        let e = dir.path().join("e");
+        owned.begin(5, vec![b(&e)], vec![]);
+        std::fs::create_dir(&e).unwrap();
+        owned.end(5);
+        let before = owned.changes;
+        owned.changed();
+        assert!(owned.ended.borrow().is_empty(), "settled before the change");
+        assert_eq!(owned.changes, before + 1);
+        owned.new_decision();
+        assert!(owned.owns(&b(&e)));
 
         // A rename over the directory of an ended name still absent drops it.
         let d = dir.path().join("d");

@@ -90,9 +90,10 @@ pub struct Guard {
     free: Vec<u64>,
     next: u64,
     /// The fds sbx opened for each thread's last [`Via::Held`] rewrite. The kernel may look
-    /// them up (`/proc/SBX/fd/N`) until the thread's syscall is over, so they are closed only
-    /// when that thread stops for its next guarded call or is gone: a number is never reused
-    /// while a lookup through it can still happen.
+    /// them up (`/proc/SBX/fd/N`) until the thread's syscall is over, so they are let go only
+    /// when that thread stops for its next guarded call or is gone (into [`Self::closing`],
+    /// closed after the resume that follows): a number is never reused while a lookup
+    /// through it can still happen.
     held: crate::tid::TidMap<Vec<Held>>,
     /// Held fds of calls that are over, closed once the stopped thread is resumed
     /// ([`Self::after_resume`]): their closing is not on its way.
