@@ -249,6 +249,8 @@ pub struct EnforceSink<'p> {
     /// Where the run's own TCP servers listen (allowed `listen` calls): connects to them
     /// are the run talking to itself.
     own_listeners: Vec<(IpAddr, u16)>,
+    /// What a decision leaves to do once the thread is resumed (`Sink::after_resume`).
+    later: Later,
     /// The guard's copy may go below a thread's stack pointer in a process no other task can
     /// write ([`Guard::use_stack`]), so the region is injected only where needed. Off when
     /// a rule allows `process_vm_writev` or `ptrace` (another process could write that
@@ -329,6 +331,7 @@ impl<'p> EnforceSink<'p> {
                 .ok()
                 .map(|p| p.into_os_string().into_encoded_bytes()),
             own_listeners: Vec::new(),
+            later: Later::default(),
             lazy_guard: ![
                 "process_vm_writev",
                 "ptrace",
@@ -494,6 +497,23 @@ fn only_path(sc: &Syscall) -> Option<&crate::event::PathObj> {
         ] => Some(p),
         _ => None,
     }
+}
+
+/// What a decision leaves to do once its thread is resumed (`Sink::after_resume`): nothing
+/// the call itself needs, and all done before the next stop is decided.
+#[derive(Debug, Default)]
+struct Later {
+    /// Answers for the open memo ([`EnforceSink::remember_open`],
+    /// [`EnforceSink::remember_exists`]), with the checked path.
+    remember: Vec<(MemoCandidate, Vec<u8>, Remember)>,
+    /// sbx's own fds to close.
+    fds: Vec<std::os::fd::OwnedFd>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Remember {
+    Open,
+    Exists,
 }
 
 /// How an allowed open goes to the kernel ([`EnforceSink::open_rewrite`]).
@@ -1296,7 +1316,11 @@ impl EnforceSink<'_> {
             // again, without symlinks and with sbx's ids (the workload's), since a removal
             // through another mount of the directory, or by another program, or a permission
             // taken away above it, forgets nothing.
-            if self.exists_answerable(stop) && super::owned::exists_without_symlinks(&checked) {
+            if self.exists_answerable(stop)
+                && let Some(fd) = super::owned::held_without_symlinks(&checked)
+            {
+                // (Closed after the resume.)
+                self.later.fds.push(fd);
                 return Ok(Observation::Done(Verdict::Deny(libc::EEXIST)));
             }
         }
@@ -1572,7 +1596,9 @@ impl EnforceSink<'_> {
             // mkdir of a name that exists: the kernel's EEXIST, without running the call.
             answered_absent = true;
             if let (Some(c), Some(p)) = (memo, only_path(&sc)) {
-                self.remember_exists(c, p.effective());
+                self.later
+                    .remember
+                    .push((c, p.effective().to_vec(), Remember::Exists));
             }
             Verdict::Deny(libc::EEXIST)
         } else if must_fail.is_some() {
@@ -1611,12 +1637,12 @@ impl EnforceSink<'_> {
             match plan {
                 // Race-free open without an exit stop: the kernel opens exactly the checked,
                 // symlink-free path (tracer/guard.rs `rewrite_open`).
-                OpenPlan::Rewrite { ref path, .. } => {
+                OpenPlan::Rewrite { .. } => {
                     if !self.send_open(stop, &plan)? {
                         return self.retried(stop.tid);
                     }
-                    if let Some(c) = memo {
-                        self.remember_open(c, path);
+                    if let (Some(c), OpenPlan::Rewrite { path, .. }) = (memo, plan) {
+                        self.later.remember.push((c, path, Remember::Open));
                     }
                     rewritten = true;
                     Verdict::Allow
@@ -2287,6 +2313,15 @@ impl EnforceSink<'_> {
 
 impl Sink for EnforceSink<'_> {
     fn after_resume(&mut self) {
+        let mut remember = std::mem::take(&mut self.later.remember);
+        for (c, checked, how) in remember.drain(..) {
+            match how {
+                Remember::Open => self.remember_open(c, &checked),
+                Remember::Exists => self.remember_exists(c, &checked),
+            }
+        }
+        self.later.remember = remember;
+        self.later.fds.clear();
         self.owned.finish_ended();
         self.warn_if_full();
         if let Some(g) = self.guard.as_mut() {

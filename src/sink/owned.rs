@@ -184,6 +184,12 @@ fn open_without_symlinks(path: &[u8]) -> nix::Result<std::os::fd::OwnedFd> {
     nix::fcntl::openat2(nix::fcntl::AT_FDCWD, std::ffi::OsStr::from_bytes(path), how)
 }
 
+/// [`exists_without_symlinks`], keeping the `O_PATH` fd (for the caller to close when it
+/// suits it).
+pub fn held_without_symlinks(path: &[u8]) -> Option<std::os::fd::OwnedFd> {
+    open_without_symlinks(path).ok()
+}
+
 /// Is there an object at `path` (a final symlink counts), reached without following any
 /// symlink on the way? `false` where openat2 does not exist or anything else fails: the
 /// caller then lets the kernel answer.

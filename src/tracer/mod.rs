@@ -201,9 +201,9 @@ pub trait Sink {
     /// live processes, for a status line.
     fn tick(&mut self, _time_ns: u64, _processes: usize) {}
 
-    /// The thread of the last [`Sink::on_syscall`] was resumed (or held, or killed): work
-    /// its decision did not need, done off the thread's way. Done before the next stop is
-    /// waited for.
+    /// The thread of the last [`Sink::on_syscall`] was resumed (or held, or killed, or the
+    /// decision failed): work its decision did not need, done off the thread's way. Always
+    /// called right after `on_syscall`, before the next stop is waited for.
     fn after_resume(&mut self) {}
 
     /// A thread (or, with `process`, the last thread of a process) is gone.
@@ -1143,7 +1143,15 @@ impl Tracer {
             sp,
             others_stopped: is_exec && self.others_stopped(tid),
         };
-        let verdict = sink.on_syscall(&stop)?;
+        // What the decision left for later is done now whatever happens: before any other
+        // decision (a remembered answer must not outlive a change decided after it).
+        let verdict = match sink.on_syscall(&stop) {
+            Ok(v) => v,
+            Err(e) => {
+                sink.after_resume();
+                return Err(e);
+            }
+        };
         let applied = self.apply(tid, verdict, (audit_arch, nr, args));
         sink.after_resume();
         applied
