@@ -1214,12 +1214,21 @@ impl CompiledPolicy {
                     ),
                 };
                 let key = (space, verb, enoent, excluded, scope.0);
-                let known = self.memo.borrow().get(key, path);
+                // A name is created or deleted once, mostly: those answers are not kept
+                // (they would only push out the ones asked again, reads of the same files).
+                let keep = !matches!(verb, Verb::Create | Verb::Delete);
+                let known = if keep {
+                    self.memo.borrow().get(key, path)
+                } else {
+                    None
+                };
                 let mut check = known.unwrap_or_else(|| {
                     let text = path_to_text(path);
                     let cand = Candidate::from_bytes(text.as_bytes());
                     let check = self.glob_check(space, verb, &cand, enoent, excluded, scope);
-                    self.memo.borrow_mut().put(key, path, check);
+                    if keep {
+                        self.memo.borrow_mut().put(key, path, check);
+                    }
                     check
                 });
                 // What this run created is its own: no rule needs to name it. Deny rules
