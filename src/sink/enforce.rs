@@ -2396,6 +2396,15 @@ impl Sink for EnforceSink<'_> {
     }
 
     fn on_syscall(&mut self, stop: &SyscallStop<'_>) -> Result<Verdict, Error> {
+        // What the last decision left was done in `after_resume`, which the tracer calls
+        // after every `on_syscall`. Were it not, a memo answer inserted after this decision
+        // could outlive a change this decision forgets: dropped instead (not remembering is
+        // always safe).
+        debug_assert!(
+            self.later.remember.is_empty(),
+            "after_resume was not called"
+        );
+        self.later.remember.clear();
         // This thread stopped again: its previous call is over.
         self.call_ended(stop.tid);
         let cwd_change = self.links.keeps_cwds()

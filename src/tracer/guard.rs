@@ -429,8 +429,8 @@ impl Guard {
         Ok(Some((base, extra)))
     }
 
-    /// Close the fds held for `tid`'s previous call (it is stopped again: that call is over).
-    /// Closed in [`Self::after_resume`].
+    /// Let go of the fds held for `tid`'s previous call (it is stopped again: that call is
+    /// over); they are closed in [`Self::after_resume`].
     pub fn release(&mut self, tid: i32) {
         if !self.held.is_empty()
             && let Some(old) = self.held.remove(&tid)
