@@ -911,3 +911,43 @@ fn symlink_changes_show_in_later_paths() {
         .collect();
     assert_eq!(got, want);
 }
+
+/// `-v` says how many syscall stops the run made, by call, and what sbx's own CPU cost.
+#[test]
+fn verbose_summary_counts_stops_by_call_and_sbx_cpu() {
+    let d = Dir::new();
+    let trace = d.path().join("t.bin");
+    let out = Sbx::new([
+        "-v",
+        "record",
+        "-o",
+        trace.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        "cat /dev/null; cat /dev/null; cat /dev/null",
+    ])
+    .cwd(d.path())
+    .run();
+    out.assert_code(0);
+    let line = out
+        .stderr
+        .lines()
+        .find(|l| l.contains(" syscall stops"))
+        .unwrap_or_else(|| panic!("no stops line:\n{}", out.stderr));
+    // sh and three cats: four execs, each stopped.
+    let execs: u64 = line
+        .split("execve ")
+        .nth(1)
+        .and_then(|r| r.split([',', ')']).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no execve count: {line}"));
+    assert_eq!(execs, 4, "{line}");
+    let total: u64 = line
+        .strip_prefix("sbx: ")
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no total: {line}"));
+    assert!(total >= execs + 3, "the cats' opens too: {line}");
+    assert!(line.contains("sbx's own CPU "), "{line}");
+}

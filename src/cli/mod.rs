@@ -42,7 +42,8 @@ pub struct Cli {
     /// are always printed).
     #[arg(short, long, global = true)]
     pub quiet: bool,
-    /// Print more: what sbx sets up (filters, counts).
+    /// Print more: what sbx sets up (filters, counts) and, at the end of record or enforce,
+    /// the syscall stops of the run by call and sbx's own CPU time.
     #[arg(short, long, global = true, conflicts_with = "quiet")]
     pub verbose: bool,
     #[command(subcommand)]
