@@ -70,3 +70,16 @@ read /sys/kernel/mm/transparent_hugepage/**
 bind netlink route
 # The same dump request, sent to the kernel (netlink port 0).
 send netlink route
+
+# Launchers: programs that only start the step's real programs (the CI shell of `bash -e {0}`
+# or `sh -c`, make and its recipes' shells, env/time/nice-style wrappers). At the start of an
+# exec chain they do not count for rights bound to programs: `bash -c 'cargo build'` keeps
+# cargo's rights and learns `by cargo`, never `by bash,cargo`. A shell that runs after
+# another program (an install script's `sh`, below npm) is no launcher there: it and what it
+# starts lose npm's rights. A launcher holds no bound right of its own unless a `by` list
+# names it. See: docs/profile-format.md "Rights bound to programs".
+launcher /{,usr/,usr/local/}bin/{sh,bash,dash,zsh,ksh,mksh}
+# Wrappers that run the command they are given.
+launcher /{,usr/,usr/local/}bin/{env,time,nice,nohup,timeout,stdbuf,ionice,setsid,taskset,chrt,flock,xargs}
+# make runs each recipe through a shell.
+launcher /{,usr/,usr/local/}bin/{make,gmake}

@@ -66,3 +66,8 @@ read /usr/{,local/}bin/{node,nodejs}
 env NPM_TOKEN by npm
 # actions/setup-node's name for the same token.
 env NODE_AUTH_TOKEN by npm
+# npx runs the package binary it is given (`npx vite build`): at the start of a step it is a
+# launcher, like the shell (see the `base` snippet); run by an install script it is not.
+launcher /usr/{,local/}lib/node_modules/npm/bin/npx-cli.js
+# ...and from the GitHub runners' tool cache.
+launcher /opt/hostedtoolcache/node/*/{x64,arm64}/lib/node_modules/npm/bin/npx-cli.js

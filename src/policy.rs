@@ -116,26 +116,86 @@ pub enum PolicyErrorKind {
     ScopedSyscall,
 }
 
-/// Which `by` lists a process's exec chain satisfies: bit `i` for the policy's list `i`
-/// (every program of the chain, from the workload's first exec down to the process, is in
-/// the list). Fork keeps it, exec narrows it ([`CompiledPolicy::program_mask`]).
+/// Which `by` lists a process's exec chain satisfies (docs/profile-format.md, "Rights bound
+/// to programs"): bit `i` for the policy's list `i`. A chain holds a list when every program
+/// from its first one that is not a launcher down to the process is in the list; the
+/// launchers that started the chain (the CI shell, `make`, `env`: `launcher` lines) stand
+/// outside it, and each holds only the lists that name it. Fork keeps the scope, exec narrows
+/// it ([`CompiledPolicy::program_mask`], [`CompiledPolicy::is_launcher`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Scope(pub u64);
+pub struct Scope {
+    held: u64,
+    /// Every program of the chain so far was a launcher: the next exec starts from every
+    /// list again.
+    launching: bool,
+}
 
 impl Scope {
     /// No program yet (the chain is empty): every list holds.
-    pub const ROOT: Scope = Scope(u64::MAX);
+    pub const ROOT: Scope = Scope {
+        held: u64::MAX,
+        launching: true,
+    };
     /// Holds no scoped right: only rules without `by` apply.
-    pub const NONE: Scope = Scope(0);
+    pub const NONE: Scope = Scope {
+        held: 0,
+        launching: false,
+    };
+
+    /// A scope past its launchers that holds the lists of `held`'s bits.
+    pub const fn with_held(held: u64) -> Scope {
+        Scope {
+            held,
+            launching: false,
+        }
+    }
 
     pub fn holds(self, list: u32) -> bool {
-        list < 64 && self.0 & (1u64 << list) != 0
+        list < 64 && self.held & (1u64 << list) != 0
     }
 
-    /// The scope after the process exec'd a program that satisfies `mask`'s lists.
-    pub fn exec(self, mask: u64) -> Scope {
-        Scope(self.0 & mask)
+    /// The lists held, one bit each (what a decision depends on).
+    pub fn held_bits(self) -> u64 {
+        self.held
     }
+
+    /// Only launchers (or nothing) ran on this chain so far.
+    pub fn launching(self) -> bool {
+        self.launching
+    }
+
+    /// The scope after the process exec'd a program that is in `mask`'s lists; `launcher`:
+    /// the program is a launcher, which at the start of a chain does not narrow what the
+    /// programs it starts may hold.
+    pub fn exec(self, mask: u64, launcher: bool) -> Scope {
+        let from = if self.launching { u64::MAX } else { self.held };
+        Scope {
+            held: from & mask,
+            launching: self.launching && launcher,
+        }
+    }
+}
+
+/// A `program` or `launcher` line's path glob, expanded for this run and compiled.
+fn compile_program_glob(
+    path: &str,
+    env: &Env,
+    span: Span,
+    origin: &Origin,
+) -> Result<(String, globset::Glob), PolicyError> {
+    let err = |kind| PolicyError {
+        file: origin.file.clone(),
+        span,
+        kind,
+    };
+    let expanded = expand(path, env).map_err(|e| err(e.into()))?;
+    let glob = glob_builder(&expanded).build().map_err(|e| {
+        err(PolicyErrorKind::Glob {
+            pattern: path.to_string(),
+            message: e.kind().to_string(),
+        })
+    })?;
+    Ok((expanded, glob))
 }
 
 /// Does `glob` match the files of HOME a workload must never write (shell start-up files,
@@ -385,6 +445,8 @@ pub struct CompiledPolicy {
     scoped: BTreeMap<(Space, Verb), Vec<(u32, PathSet)>>,
     /// The distinct `by` lists (sorted names) and, per list, the identities its programs match.
     lists: Vec<(Vec<String>, GlobSet)>,
+    /// The identities of the `launcher` lines.
+    launchers: GlobSet,
     /// `program` definitions: name -> the identities it matches.
     programs: Vec<(String, GlobSet)>,
     /// `env NAME by LIST` rules: (variable name glob, list index).
@@ -450,28 +512,23 @@ impl CompiledPolicy {
         let mut lists: Vec<Vec<String>> = Vec::new();
         // Program definitions first: a `by` list may name a program defined anywhere.
         let mut programs: BTreeMap<String, Vec<(String, globset::Glob)>> = BTreeMap::new();
+        let mut launchers = GlobSetBuilder::new();
         for (rule, origin) in &resolved.rules {
+            if rule.verb == Verb::Launcher
+                && let Pattern::Path(path) = &rule.pattern
+            {
+                launchers.add(compile_program_glob(path, env, rule.span, origin)?.1);
+                continue;
+            }
             if let Pattern::Program { name, path } = &rule.pattern {
-                let err = |kind| PolicyError {
-                    file: origin.file.clone(),
-                    span: rule.span,
-                    kind,
-                };
-                let expanded = expand(path, env).map_err(|e| err(e.into()))?;
-                let glob = glob_builder(&expanded).build().map_err(|e| {
-                    err(PolicyErrorKind::Glob {
-                        pattern: path.clone(),
-                        message: e.kind().to_string(),
-                    })
-                })?;
                 programs
                     .entry(name.clone())
                     .or_default()
-                    .push((expanded, glob));
+                    .push(compile_program_glob(path, env, rule.span, origin)?);
             }
         }
         for (rule, origin) in &resolved.rules {
-            if matches!(rule.pattern, Pattern::Program { .. }) {
+            if matches!(rule.pattern, Pattern::Program { .. }) || rule.verb == Verb::Launcher {
                 continue;
             }
             let idx = rules.len();
@@ -728,11 +785,13 @@ impl CompiledPolicy {
                 },
             );
         }
+        let launchers = launchers.build().map_err(|e| build_err(&rules, None, e))?;
         Ok(CompiledPolicy {
             rules,
             sets,
             scoped,
             lists: compiled_lists,
+            launchers,
             programs: program_sets,
             env: env_rules,
             net,
@@ -775,6 +834,13 @@ impl CompiledPolicy {
         mask
     }
 
+    /// Whether the program identity `program` is a launcher (a `launcher` line matches it).
+    pub fn is_launcher(&self, program: &[u8]) -> bool {
+        let text = path_to_text(program);
+        self.launchers
+            .is_match_candidate(&Candidate::from_bytes(text.as_bytes()))
+    }
+
     /// The name of the first `program` definition (by name) that matches identity `program`.
     pub fn program_name(&self, program: &[u8]) -> Option<&str> {
         let text = path_to_text(program);
@@ -794,6 +860,11 @@ impl CompiledPolicy {
     /// `name`: yes unless an `env` rule names it, and then only when one of the rules naming
     /// it holds.
     pub fn env_visible(&self, scope: Scope, name: &[u8]) -> bool {
+        // A launcher at the start of the chain passes its environment on to the programs it
+        // starts, which start from every list (`bash -c 'npm publish'` keeps NPM_TOKEN).
+        if scope.launching() {
+            return true;
+        }
         let text = String::from_utf8_lossy(name);
         let mut named = false;
         for (m, l) in &self.env {
@@ -1213,7 +1284,7 @@ impl CompiledPolicy {
                         matches!(verb, Verb::Write | Verb::Create) && owner_excluded(path),
                     ),
                 };
-                let key = (space, verb, enoent, excluded, scope.0);
+                let key = (space, verb, enoent, excluded, scope.held_bits());
                 // A name is created or deleted once, mostly: those answers are not kept
                 // (they would only push out the ones asked again, reads of the same files).
                 let keep = !matches!(verb, Verb::Create | Verb::Delete);
@@ -1258,7 +1329,7 @@ impl CompiledPolicy {
     fn allows(&self, space: Space, verb: Verb, c: &Candidate<'_>, scope: Scope) -> bool {
         self.set(space, Effect::Allow, verb)
             .is_some_and(|s| s.is_match(c))
-            || (scope.0 != 0
+            || (scope.held_bits() != 0
                 && self
                     .scoped
                     .get(&(space, verb))
@@ -1564,6 +1635,11 @@ mod tests {
         CompiledPolicy::load("t.profile", text, &env()).unwrap_or_else(|e| panic!("{e}"))
     }
 
+    /// The scope after a process of scope `s` exec'd `program`.
+    fn ran(p: &CompiledPolicy, s: Scope, program: &[u8]) -> Scope {
+        s.exec(p.program_mask(program), p.is_launcher(program))
+    }
+
     /// A right with `by` is held only by a caller whose chain satisfies the list; rules
     /// without `by` hold for everyone; deny rules still win.
     #[test]
@@ -1578,9 +1654,9 @@ mod tests {
              deny read /etc/shadow\n",
         );
         assert!(p.has_scopes());
-        let npm = Scope::ROOT.exec(p.program_mask(b"/usr/lib/node_modules/npm/bin/npm-cli.js"));
-        let git = Scope::ROOT.exec(p.program_mask(b"/usr/bin/git"));
-        let node = npm.exec(p.program_mask(b"/w/node_modules/x/install.js"));
+        let npm = ran(&p, Scope::ROOT, b"/usr/lib/node_modules/npm/bin/npm-cli.js");
+        let git = ran(&p, Scope::ROOT, b"/usr/bin/git");
+        let node = ran(&p, npm, b"/w/node_modules/x/install.js");
         assert_eq!(p.program_name(b"/usr/bin/git"), Some("git"));
         let read = |scope: Scope, p_: &str| {
             p.decide_in(scope, AccessSet::of(Access::Read), &path(p_), None)
@@ -1599,7 +1675,7 @@ mod tests {
             Decision::Deny { .. }
         ));
         // Both npm and git may use the shared area, and a chain of both programs too.
-        let both = npm.exec(p.program_mask(b"/usr/bin/git"));
+        let both = ran(&p, npm, b"/usr/bin/git");
         for s in [npm, git, both] {
             assert_eq!(read(s, "/home/u[1]/.cache/x/y"), Decision::Allow);
         }
@@ -1632,9 +1708,9 @@ mod tests {
              env *_TOKEN by pub\n",
         );
         assert!(p.has_env_rules());
-        let npm = Scope::ROOT.exec(p.program_mask(b"/usr/lib/node_modules/npm/bin/npm-cli.js"));
-        let publish = Scope::ROOT.exec(p.program_mask(b"/usr/bin/publish"));
-        let script = npm.exec(p.program_mask(b"/usr/bin/dash"));
+        let npm = ran(&p, Scope::ROOT, b"/usr/lib/node_modules/npm/bin/npm-cli.js");
+        let publish = ran(&p, Scope::ROOT, b"/usr/bin/publish");
+        let script = ran(&p, npm, b"/usr/bin/dash");
         assert!(p.env_visible(npm, b"NPM_TOKEN"));
         assert!(
             p.env_visible(publish, b"NPM_TOKEN"),
@@ -1646,21 +1722,77 @@ mod tests {
         assert!(!policy("read /x\n").has_env_rules());
     }
 
+    /// Launchers (the shipped `base` lines) at the start of a chain pass every list on and
+    /// keep the environment; a launcher after another program is an ordinary program.
+    #[test]
+    fn launchers_start_chains_without_narrowing_them() {
+        let p = policy("include node\nread ${HOME}/.npmrc by npm\n");
+        let npm = b"/usr/lib/node_modules/npm/bin/npm-cli.js";
+        let chain = |programs: &[&[u8]]| {
+            programs
+                .iter()
+                .fold(Scope::ROOT, |s, prog| ran(&p, s, prog))
+        };
+        let read = |s: Scope| {
+            p.decide_in(
+                s,
+                AccessSet::of(Access::Read),
+                &path("/home/u[1]/.npmrc"),
+                None,
+            ) == Decision::Allow
+        };
+        for launcher in [
+            &b"/usr/bin/bash"[..],
+            b"/bin/sh",
+            b"/usr/bin/env",
+            b"/usr/bin/make",
+        ] {
+            assert!(
+                p.is_launcher(launcher),
+                "{}",
+                String::from_utf8_lossy(launcher)
+            );
+        }
+        assert!(!p.is_launcher(npm));
+        assert!(read(chain(&[b"/usr/bin/bash", npm])));
+        assert!(read(chain(&[
+            b"/usr/bin/bash",
+            b"/usr/bin/make",
+            b"/bin/sh",
+            npm
+        ])));
+        assert!(
+            !read(chain(&[b"/usr/bin/bash"])),
+            "a launcher holds no list of its own"
+        );
+        let script = chain(&[b"/usr/bin/bash", npm, b"/usr/bin/dash"]);
+        assert!(!read(script));
+        assert!(!read(ran(&p, script, npm)), "npm run by an install script");
+        // The CI shell keeps NPM_TOKEN for the npm it starts; the install script's shell
+        // does not get it.
+        assert!(p.env_visible(chain(&[b"/usr/bin/bash"]), b"NPM_TOKEN"));
+        assert!(p.env_visible(chain(&[b"/usr/bin/bash", npm]), b"NPM_TOKEN"));
+        assert!(!p.env_visible(script, b"NPM_TOKEN"));
+        assert!(!p.env_visible(chain(&[b"/usr/bin/node"]), b"NPM_TOKEN"));
+    }
+
     /// The shipped `cargo` snippet: every compiler reads the registry, only cargo writes it
     /// (a build script rewriting another crate's sources would poison later builds).
     #[test]
     fn cargo_snippet_binds_registry_writes_to_cargo() {
         let p = policy("include cargo\n");
         let home = "/home/u[1]";
-        let cargo = Scope::ROOT
-            .exec(p.program_mask(b"/root/.cargo/bin/rustup"))
-            .exec(p.program_mask(
-                b"/root/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/bin/cargo",
-            ));
-        let build_script =
-            cargo.exec(p.program_mask(b"/w/target/debug/build/x-1/build-script-build"));
-        let rustc = cargo.exec(
-            p.program_mask(b"/root/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/bin/rustc"),
+        let rustup = ran(&p, Scope::ROOT, b"/root/.cargo/bin/rustup");
+        let cargo = ran(
+            &p,
+            rustup,
+            b"/root/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/bin/cargo",
+        );
+        let build_script = ran(&p, cargo, b"/w/target/debug/build/x-1/build-script-build");
+        let rustc = ran(
+            &p,
+            cargo,
+            b"/root/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/bin/rustc",
         );
         let src = format!("{home}/.cargo/registry/src/index.crates.io-1/serde-1.0.0/src/lib.rs");
         let decide = |s: Scope, a: Access| p.decide_in(s, AccessSet::of(a), &path(&src), None);
@@ -1707,7 +1839,7 @@ mod tests {
                     exec /usr/bin/*\n\
                     connect unix /run/s.sock\n";
         let p = policy(text);
-        let npm = Scope::ROOT.exec(p.program_mask(b"/usr/bin/npm"));
+        let npm = ran(&p, Scope::ROOT, b"/usr/bin/npm");
         let paths = [
             "/a/x",
             "/a/secret",

@@ -117,6 +117,8 @@ fn registry(dir: &Dir) -> Server {
 struct Site {
     proj: PathBuf,
     home: PathBuf,
+    /// The step runs as CI runs it, `bash -c 'npm install ...'`, not npm directly.
+    via_bash: bool,
 }
 
 fn site(dir: &Dir, name: &str, depth: usize, port: u16) -> Site {
@@ -138,7 +140,11 @@ fn site(dir: &Dir, name: &str, depth: usize, port: u16) -> Site {
         format!("registry=http://127.0.0.1:{port}/\n//127.0.0.1:{port}/:_authToken={TOKEN}\n"),
     )
     .unwrap();
-    Site { proj, home }
+    Site {
+        proj,
+        home,
+        via_bash: false,
+    }
 }
 
 const NPM_INSTALL: &[&str] = &["npm", "install", "--no-audit", "--no-fund"];
@@ -161,7 +167,13 @@ fn command<'a>(sbx: Option<&[&OsStr]>, mut argv: impl Iterator<Item = &'a OsStr>
 
 /// `npm install` in `site`, bare (`sbx` None) or under `sbx ARGS... --`, with the attack.
 fn npm_install(site: &Site, port: u16, sbx: Option<&[&OsStr]>, attack: Option<&str>) -> Output {
-    let mut cmd = command(sbx, NPM_INSTALL.iter().map(OsStr::new));
+    let step = NPM_INSTALL.join(" ");
+    let argv: Vec<&str> = if site.via_bash {
+        vec!["bash", "-c", &step]
+    } else {
+        NPM_INSTALL.to_vec()
+    };
+    let mut cmd = command(sbx, argv.into_iter().map(OsStr::new));
     cmd.current_dir(&site.proj)
         .env("HOME", &site.home)
         .env("NPM_TOKEN", ENV_TOKEN)
@@ -187,8 +199,11 @@ fn learn(trace: &Path, out: &Path, extra: &[&str]) -> String {
 }
 
 /// Record a benign install in site A and learn it: (trace, profile path, profile text).
-fn recorded_npm_profile(dir: &Dir, port: u16) -> (PathBuf, PathBuf, String) {
-    let a = site(dir, "a", 0, port);
+fn recorded_npm_profile(dir: &Dir, port: u16, via_bash: bool) -> (PathBuf, PathBuf, String) {
+    let a = Site {
+        via_bash,
+        ..site(dir, "a", 0, port)
+    };
     let trace = dir.join("a.bin");
     let rec: Vec<&OsStr> = vec![OsStr::new("record"), OsStr::new("-o"), trace.as_os_str()];
     npm_install(&a, port, Some(&rec), None).assert_code(0);
@@ -199,12 +214,28 @@ fn recorded_npm_profile(dir: &Dir, port: u16) -> (PathBuf, PathBuf, String) {
 
 #[test]
 fn npm_install_scripts_do_not_inherit_npms_token_registry_or_environment() {
+    install_scripts_lose_npms_rights(false);
+}
+
+/// The same through the CI step's shell (`bash -c 'npm install'`): the shell is npm's
+/// launcher, so npm keeps its rights and the profile says `by npm`; the install script, whose
+/// `sh` runs below npm, still loses them (issue 38).
+#[test]
+fn through_the_ci_shell_install_scripts_still_lose_npms_rights() {
+    install_scripts_lose_npms_rights(true);
+}
+
+fn install_scripts_lose_npms_rights(via_bash: bool) {
     let _heavy = heavy_shared();
     let dir = Dir::new();
     let reg = registry(&dir);
     let port = reg.port;
+    let site = |dir: &Dir, name: &str, depth: usize, port: u16| Site {
+        via_bash,
+        ..site(dir, name, depth, port)
+    };
 
-    let (trace, profile, text) = recorded_npm_profile(&dir, port);
+    let (trace, profile, text) = recorded_npm_profile(&dir, port, via_bash);
     assert!(text.contains("read ${HOME}/.npmrc by npm\n"), "{text}");
     assert!(
         text.contains(&format!("connect tcp 127.0.0.1:{port} by npm\n")),
@@ -285,7 +316,7 @@ fn audit_diff_widens_a_binding_only_with_a_warning() {
     let dir = Dir::new();
     let reg = registry(&dir);
     let port = reg.port;
-    let (_, profile, _) = recorded_npm_profile(&dir, port);
+    let (_, profile, _) = recorded_npm_profile(&dir, port, false);
     let s = site(&dir, "audit", 1, port);
     let audit: Vec<&OsStr> = vec![
         OsStr::new("enforce"),
@@ -355,7 +386,8 @@ fn a_pipeline_stage_does_not_get_the_peer_of_another_stage() {
     let profile = dir.join("p.profile");
     let text = learn(&trace, &profile, &[]);
     assert!(
-        text.contains(&format!("connect tcp 127.0.0.1:{port} by dash,get.js\n")),
+        // The step's shell is its launcher: not on the list (issue 38).
+        text.contains(&format!("connect tcp 127.0.0.1:{port} by get.js\n")),
         "{text}"
     );
     let enforce = || vec![OsStr::new("enforce"), profile.as_os_str()];

@@ -10,6 +10,7 @@
 //! Memory grows with the number of distinct generalized objects, never with the number of
 //! events. Pure: no I/O, no clock; the same events (in any order) give the same profile.
 
+pub mod chains;
 pub mod evidence;
 pub mod generalize;
 pub mod own;
@@ -190,11 +191,13 @@ struct TraceCtx {
     book: DnsBook,
     /// What this trace's run created (provenance, by path).
     own: own::Ownership,
-    /// The programs on each live process's exec chain (names of `program` lines).
-    chains: std::collections::HashMap<i32, std::rc::Rc<BTreeSet<String>>>,
+    /// Each live process's exec chain: the programs its rights are bound to.
+    chains: std::collections::HashMap<i32, std::rc::Rc<chains::Chain>>,
     /// The known `program` definitions, expanded with this trace's variables (built at the
     /// first exec of the trace).
     programs: Option<Vec<(String, globset::GlobMatcher)>>,
+    /// The known `launcher` lines, expanded the same way.
+    launchers: Option<globset::GlobSet>,
 }
 
 /// The streaming learner. Feed it traces (`begin_trace` then `observe` per event), then
@@ -333,7 +336,9 @@ impl Learner {
                 }
                 continue;
             }
-            if matches!(rule.pattern, Pattern::Program { .. } | Pattern::Env(_)) {
+            if matches!(rule.pattern, Pattern::Program { .. } | Pattern::Env(_))
+                || rule.verb == Verb::Launcher
+            {
                 self.base_programs.push(rule);
                 continue;
             }
@@ -417,6 +422,7 @@ impl Learner {
             own: own::Ownership::default(),
             chains: std::collections::HashMap::new(),
             programs: None,
+            launchers: None,
         };
         // Shell words: the line can be pasted back (`sh -c 'a b'`, not `sh -c a b`).
         let mut cmd = crate::show::shell_line(&header.argv);
@@ -437,15 +443,7 @@ impl Learner {
             EventKind::Syscall(sc) => self.observe_syscall(ev, sc),
             EventKind::Exec(ex) => {
                 if self.opts.scope {
-                    let name = self.program_name(ev, ex.identity());
-                    let mut chain = self
-                        .ctx
-                        .chains
-                        .get(&ev.pid)
-                        .map(|c| (**c).clone())
-                        .unwrap_or_default();
-                    chain.insert(name);
-                    self.ctx.chains.insert(ev.pid, std::rc::Rc::new(chain));
+                    self.chain_exec(ev, ex.identity());
                 }
                 self.ctx.own.exec(ev.pid, &ex.argv);
                 self.add_path(ev, Verb::Exec, &ex.path);
@@ -491,20 +489,7 @@ impl Learner {
         let known = known_programs(&self.base_programs);
         if self.ctx.programs.is_none() {
             // Asked of globset with the trace's own variables, as enforce will ask.
-            let text = |k: &str| -> String {
-                self.ctx
-                    .vars
-                    .iter()
-                    .find(|(n, _)| n == k)
-                    .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
-                    .unwrap_or_default()
-            };
-            let env = crate::profile::vars::Env {
-                cwd: text("CWD"),
-                home: text("HOME"),
-                tmpdir: text("TMPDIR"),
-                vars: BTreeMap::new(),
-            };
+            let env = self.trace_env();
             let mut matchers = Vec::new();
             for (name, globs) in &known {
                 for k in globs {
@@ -575,11 +560,59 @@ impl Learner {
                 process: false,
             }),
         };
-        let names: BTreeSet<String> = identities
-            .iter()
-            .map(|id| self.program_name(&probe, id))
-            .collect();
-        self.ctx.chains.insert(pid, std::rc::Rc::new(names));
+        self.ctx.chains.remove(&pid);
+        for id in identities {
+            self.chain_exec(&probe, id);
+        }
+    }
+
+    /// Event `ev`'s process exec'd the program `identity`: its chain goes on.
+    fn chain_exec(&mut self, ev: &Event, identity: &[u8]) {
+        let name = self.program_name(ev, identity);
+        let launcher = self.is_launcher(identity);
+        let before = self.ctx.chains.get(&ev.pid).cloned();
+        let chain = chains::Chain::exec(before.as_deref(), name, launcher);
+        self.ctx.chains.insert(ev.pid, chain);
+    }
+
+    /// Whether a known `launcher` line (shipped snippets, base profile) matches `identity`.
+    fn is_launcher(&mut self, identity: &[u8]) -> bool {
+        if self.ctx.launchers.is_none() {
+            let env = self.trace_env();
+            let mut b = globset::GlobSetBuilder::new();
+            for k in known_launchers(&self.base_programs) {
+                if let Ok(e) = crate::profile::vars::expand(&k, &env)
+                    && let Ok(g) = crate::profile::parse::glob_builder(&e).build()
+                {
+                    b.add(g);
+                }
+            }
+            self.ctx.launchers = b.build().ok();
+        }
+        let text = crate::profile::vars::path_to_text(identity);
+        self.ctx
+            .launchers
+            .as_ref()
+            .is_some_and(|set| set.is_match(text.as_ref()))
+    }
+
+    /// This trace's variables as an enforce-time environment, to expand snippet globs the
+    /// way enforce will.
+    fn trace_env(&self) -> crate::profile::vars::Env {
+        let text = |k: &str| -> String {
+            self.ctx
+                .vars
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+                .unwrap_or_default()
+        };
+        crate::profile::vars::Env {
+            cwd: text("CWD"),
+            home: text("HOME"),
+            tmpdir: text("TMPDIR"),
+            vars: BTreeMap::new(),
+        }
     }
 
     /// Event `ev`'s process wrote into a shared tool cache.
@@ -588,7 +621,7 @@ impl Learner {
             return;
         }
         match self.ctx.chains.get(&ev.pid) {
-            Some(c) if !c.is_empty() => self.cache_writers.extend(c.iter().cloned()),
+            Some(c) => self.cache_writers.extend(c.names().iter().cloned()),
             _ => self.cache_unscoped = true,
         }
     }
@@ -599,11 +632,11 @@ impl Learner {
             return;
         }
         match self.ctx.chains.get(&ev.pid) {
-            Some(c) if !c.is_empty() => {
+            Some(c) => {
                 self.scopes
                     .entry(key)
                     .or_default()
-                    .extend(c.iter().cloned());
+                    .extend(c.names().iter().cloned());
             }
             _ => {
                 self.unscoped.insert(key);
@@ -1354,6 +1387,28 @@ impl Learner {
                 defined.insert(name.clone());
             }
         }
+        // The bindings were learned with the shipped launchers standing outside the chains:
+        // a profile without the snippet that names them (`--no-includes`) names them itself.
+        let launchers_known = included
+            .iter()
+            .map(|(r, _)| r)
+            .chain(&self.base_programs)
+            .any(|r| r.verb == Verb::Launcher);
+        let launcher_rules: Vec<Rule> = if used.is_empty() || launchers_known {
+            Vec::new()
+        } else {
+            known_launchers(&[])
+                .into_iter()
+                .map(|path| Rule {
+                    effect: Effect::Allow,
+                    verb: Verb::Launcher,
+                    pattern: Pattern::Path(path),
+                    comments: Vec::new(),
+                    span: Span::default(),
+                    by: Vec::new(),
+                })
+                .collect()
+        };
         let mut programs = self.programs.clone();
         programs.retain(|name, _| used.contains(name));
         for name in used {
@@ -1380,6 +1435,7 @@ impl Learner {
             }
         }
         rules.extend(project_deny);
+        rules.extend(launcher_rules);
         rules.sort_by(|a, b| {
             (a.effect, a.verb, &a.pattern, &a.comments).cmp(&(
                 b.effect,
@@ -1582,6 +1638,30 @@ fn shipped_programs() -> &'static BTreeMap<String, Vec<String>> {
         }
         out
     })
+}
+
+/// The `launcher` globs of the shipped snippets and of the base profile.
+fn known_launchers(base: &[Rule]) -> Vec<String> {
+    static SHIPPED: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let shipped = SHIPPED.get_or_init(|| {
+        crate::profile::snippets::names()
+            .iter()
+            .filter_map(|name| {
+                let text = crate::profile::snippets::snippet(name)?;
+                crate::profile::parse::parse_str(name, text).ok()
+            })
+            .flat_map(|p| p.rules)
+            .filter_map(|r| match (r.verb, r.pattern) {
+                (Verb::Launcher, Pattern::Path(p)) => Some(p),
+                _ => None,
+            })
+            .collect()
+    });
+    let own = base.iter().filter_map(|r| match (&r.verb, &r.pattern) {
+        (Verb::Launcher, Pattern::Path(p)) => Some(p.clone()),
+        _ => None,
+    });
+    shipped.iter().cloned().chain(own).collect()
 }
 
 /// The program names learn may use: the shipped snippets' and the base profile's.

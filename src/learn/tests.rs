@@ -2260,6 +2260,119 @@ fn secrets_and_peers_are_bound_to_the_programs_that_used_them() {
     );
 }
 
+/// A CI step runs through a shell (`bash -c 'npm ci'`, `bash -c 'make'` whose recipe runs
+/// cargo): the launchers above the first program are not bound, the shell an install script
+/// runs below npm is; and the learned profile, compiled, gives the recorded chains their
+/// rights and not the install script (docs/learning.md 7b, issue 38).
+#[test]
+fn rights_are_bound_without_the_launchers_above_them() {
+    let npm_cli = "/usr/lib/node_modules/npm/bin/npm-cli.js";
+    let cargo = "/opt/rust/.rustup/toolchains/stable/bin/cargo";
+    let npmrc = format!("{}/.npmrc", ENV_A.home);
+    let reg = format!("{}/.cargo/registry/cache/x.crate", ENV_A.home);
+    let script = "/work/A/proj/node_modules/x/install.js";
+    let run = Run {
+        header: header(&ENV_A),
+        events: vec![
+            exec_prog(100, "/usr/bin/bash", None),
+            spawn(100, 101),
+            exec_prog(101, "/usr/bin/node", Some(npm_cli)),
+            open(101, &[Access::Read], &npmrc, Outcome::Value(3)),
+            spawn(101, 102),
+            exec_prog(102, "/usr/bin/dash", None),
+            spawn(102, 103),
+            exec_prog(103, "/usr/bin/node", Some(script)),
+            open(103, &[Access::Read], "/etc/hosts", Outcome::Value(3)),
+            spawn(100, 110),
+            exec_prog(110, "/usr/bin/make", None),
+            spawn(110, 111),
+            exec_prog(111, "/usr/bin/dash", None),
+            exec_prog(111, cargo, None),
+            open(111, &[Access::Write], &reg, Outcome::Value(3)),
+        ],
+        needs: vec![],
+    };
+    let opts = LearnOptions {
+        scope: true,
+        ..LearnOptions::default()
+    };
+    let p = learn_runs(&[&run], opts);
+    let t = crate::profile::render::render(&p);
+    assert!(t.contains("read ${HOME}/.npmrc by npm\n"), "{t}");
+    assert!(
+        t.contains("write ${HOME}/.cargo/registry/cache/x.crate by cargo\n"),
+        "{t}"
+    );
+    // Learned without includes: the launchers the bindings rely on are written out.
+    assert!(
+        t.contains("\nlauncher /{,usr/,usr/local/}bin/{sh,bash,dash"),
+        "{t}"
+    );
+
+    let env = crate::profile::vars::Env {
+        cwd: ENV_A.cwd.into(),
+        home: ENV_A.home.into(),
+        tmpdir: ENV_A.tmpdir.into(),
+        vars: Default::default(),
+    };
+    let resolved = crate::profile::snippets::resolve(&p, "learned").expect("resolves");
+    let policy = crate::policy::CompiledPolicy::compile(&resolved, &env).expect("compiles");
+    let chain = |programs: &[&str]| {
+        programs.iter().fold(crate::policy::Scope::ROOT, |s, prog| {
+            s.exec(
+                policy.program_mask(prog.as_bytes()),
+                policy.is_launcher(prog.as_bytes()),
+            )
+        })
+    };
+    let reads = |programs: &[&str], path: &str| {
+        policy.decide_in(
+            chain(programs),
+            AccessSet::of(Access::Read),
+            &Object::Path(PathObj {
+                literal: path.as_bytes().to_vec(),
+                abs: path.as_bytes().to_vec(),
+                resolved: None,
+            }),
+            None,
+        ) == crate::policy::Decision::Allow
+    };
+    let writes = |programs: &[&str], path: &str| {
+        policy.decide_in(
+            chain(programs),
+            AccessSet::of(Access::Write),
+            &Object::Path(PathObj {
+                literal: path.as_bytes().to_vec(),
+                abs: path.as_bytes().to_vec(),
+                resolved: None,
+            }),
+            None,
+        ) == crate::policy::Decision::Allow
+    };
+    assert!(reads(&["/usr/bin/bash", npm_cli], &npmrc));
+    assert!(reads(&["/usr/bin/bash", "/usr/bin/env", npm_cli], &npmrc));
+    assert!(!reads(&["/usr/bin/bash"], &npmrc), "the shell itself");
+    assert!(
+        !reads(&["/usr/bin/bash", npm_cli, "/usr/bin/dash", script], &npmrc),
+        "the install script"
+    );
+    assert!(
+        !reads(
+            &["/usr/bin/bash", npm_cli, "/usr/bin/dash", npm_cli],
+            &npmrc
+        ),
+        "npm run by the install script"
+    );
+    assert!(writes(
+        &["/usr/bin/bash", "/usr/bin/make", "/usr/bin/dash", cargo],
+        &reg
+    ));
+    assert!(!writes(
+        &["/usr/bin/bash", npm_cli, "/usr/bin/dash", cargo],
+        &reg
+    ));
+}
+
 /// Writes into a shared tool cache (cargo's registry) are bound to the programs that made
 /// them; reads stay global (every compiler reads the sources).
 #[test]

@@ -72,13 +72,17 @@ pub enum Verb {
     Resolve,
     /// Not a right: `program NAME PATH-GLOB` names a program for `by` lists (issue 21).
     Program,
+    /// Not a right: `launcher PATH-GLOB` names programs that only start the step's real
+    /// programs (the CI shell, `make`, `env`): at the start of an exec chain they do not
+    /// narrow what the programs they start hold (docs/profile-format.md).
+    Launcher,
     /// `env NAME-GLOB by PROGRAMS`: the environment variables only those programs may see;
     /// sbx removes them from every other program's environment at its exec.
     Env,
 }
 
 impl Verb {
-    pub const ALL: [Verb; 15] = [
+    pub const ALL: [Verb; 16] = [
         Verb::Own,
         Verb::Read,
         Verb::Write,
@@ -93,6 +97,7 @@ impl Verb {
         Verb::Syscall,
         Verb::Resolve,
         Verb::Program,
+        Verb::Launcher,
         Verb::Env,
     ];
 
@@ -112,6 +117,7 @@ impl Verb {
             Verb::Syscall => "syscall",
             Verb::Resolve => "resolve",
             Verb::Program => "program",
+            Verb::Launcher => "launcher",
             Verb::Env => "env",
         }
     }

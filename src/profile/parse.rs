@@ -622,7 +622,16 @@ fn parse_tokens(tokens: &[Token], line_no: u32) -> Result<Parsed, (Span, ParseEr
         | Verb::Delete
         | Verb::Exec
         | Verb::Probe
-        | Verb::Stat => {
+        | Verb::Stat
+        | Verb::Launcher => {
+            if verb == Verb::Launcher && effect == Effect::Deny {
+                return Err((
+                    span_of(verb_tok),
+                    ParseErrorKind::BadProgram {
+                        message: "\"deny\" cannot apply to \"launcher\" (it names programs, it allows nothing)".into(),
+                    },
+                ));
+            }
             if matches!(obj.text.as_str(), "tcp" | "udp" | "unix" | "netlink") {
                 return Err((
                     span_of(obj),
@@ -786,15 +795,15 @@ fn parse_tokens(tokens: &[Token], line_no: u32) -> Result<Parsed, (Span, ParseEr
         && kw.text == "by"
     {
         let bad = |t: &Token, message: String| (span_of(t), ParseErrorKind::BadBy { message });
-        if effect == Effect::Deny || matches!(verb, Verb::Program) {
+        if effect == Effect::Deny || matches!(verb, Verb::Program | Verb::Launcher) {
             return Err(bad(
                 kw,
                 format!(
                     "\"by\" cannot apply to {} (only allow rules are held by programs)",
                     if effect == Effect::Deny {
-                        "a deny rule"
+                        "a deny rule".to_string()
                     } else {
-                        "\"program\""
+                        format!("{:?}", verb.name())
                     }
                 ),
             ));
@@ -1004,6 +1013,10 @@ mod tests {
         program_no_path: "program npm" => "missing path after \"program npm\"";
         program_bad_name: "program 1npm /x" => "bad program name \"1npm\"";
         program_relative: "program npm bin/npm" => "relative path";
+        launcher_by: "launcher /usr/bin/make by npm" => "cannot apply to \"launcher\"";
+        deny_launcher: "deny launcher /usr/bin/make" => "cannot apply to \"launcher\"";
+        launcher_relative: "launcher bin/make" => "relative path";
+        launcher_net: "launcher tcp 1.2.3.4:1" => "\"launcher\" takes a path";
         deny_program: "deny program npm /x" => "cannot apply to \"program\"";
         env_without_by: "env NPM_TOKEN" => "an env rule needs a \"by\" list";
         env_bad_name: "env NPM-TOKEN by npm" => "bad environment variable name";
@@ -1062,7 +1075,7 @@ mod tests {
         assert_eq!(
             errs[0].render_with_source(text),
             "npm.profile:2:3: unknown verb \"raed\" (expected one of own, read, write, create, \
-             delete, exec, probe, stat, connect, bind, send, syscall, resolve, program, env, or include, deny); did you mean \"read\"?\n  |\n2 |   raed /etc/passwd\n  |   ^^^^"
+             delete, exec, probe, stat, connect, bind, send, syscall, resolve, program, launcher, env, or include, deny); did you mean \"read\"?\n  |\n2 |   raed /etc/passwd\n  |   ^^^^"
         );
     }
 

@@ -40,7 +40,7 @@ impl Profile {
 fn sort_key(r: &Rule) -> (u8, super::Verb, &Pattern, &[String], &[String]) {
     // Program definitions first (they name what `by` lists use), then deny rules.
     let group = match (r.effect, r.verb) {
-        (_, super::Verb::Program) => 0,
+        (_, super::Verb::Program | super::Verb::Launcher) => 0,
         (Effect::Deny, _) => 1,
         (Effect::Allow, _) => 2,
     };
@@ -374,8 +374,9 @@ mod tests {
             .prop_flat_map(|(verb, deny, comments, by)| {
                 // `program` lines are never denied; only allow rules (not gated syscalls,
                 // not program lines) carry a `by` list.
-                let deny = deny && !matches!(verb, Verb::Program | Verb::Env);
-                let mut by: Vec<String> = if deny || matches!(verb, Verb::Program) {
+                let deny = deny && !matches!(verb, Verb::Program | Verb::Launcher | Verb::Env);
+                let mut by: Vec<String> = if deny || matches!(verb, Verb::Program | Verb::Launcher)
+                {
                     Vec::new()
                 } else {
                     by.into_iter().collect()

@@ -68,7 +68,8 @@ impl Chains {
             },
         };
         let scope = if policy.has_scopes() {
-            base.scope.exec(policy.program_mask(identity))
+            base.scope
+                .exec(policy.program_mask(identity), policy.is_launcher(identity))
         } else {
             base.scope
         };

@@ -210,7 +210,7 @@ mod tests {
         OpenKind {
             nr: 257,
             flags,
-            scope: Scope(scope),
+            scope: Scope::with_held(scope),
         }
     }
 
