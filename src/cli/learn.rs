@@ -38,6 +38,15 @@ fn detect_includes(exec_names: &BTreeSet<String>, dns: bool) -> Vec<String> {
     if has(&|n| n == "cargo" || n == "rustc") {
         inc.push("cargo".into());
     }
+    if has(&|n| n == "pnpm" || n == "pnpx" || n == "pnpm.cjs") {
+        inc.push("pnpm".into());
+    }
+    if has(&|n| n == "uv" || n == "uvx") {
+        inc.push("uv".into());
+    }
+    if has(&|n| n == "yarn" || n == "yarnpkg" || n == "yarn.js") {
+        inc.push("yarn".into());
+    }
     inc
 }
 
@@ -207,6 +216,7 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
         super::show::for_each_event(t, |h, ev| {
             if !begun {
                 learner.begin_trace(h);
+                evidence = crate::learn::evidence::Evidence::with_home(&h.home);
                 begun = true;
             }
             learner.observe(ev);

@@ -15,11 +15,23 @@ pub struct Evidence {
     /// pip installed a wheel from its cache that this run did not build.
     reused_wheel: bool,
     built_wheel: bool,
+    /// The trace's HOME (where the stores of [`super::stores`] are looked for).
+    home: Vec<u8>,
+    /// Tool stores the run used: root -> (what it is, whether the run wrote into it).
+    stores: std::collections::BTreeMap<Vec<u8>, (&'static str, bool)>,
 }
 
 const PIP_WHEELS: &[u8] = b"/.cache/pip/wheels/";
 
 impl Evidence {
+    /// The evidence of a trace recorded with this HOME.
+    pub fn with_home(home: &[u8]) -> Evidence {
+        Evidence {
+            home: home.to_vec(),
+            ..Evidence::default()
+        }
+    }
+
     pub fn observe(&mut self, ev: &Event) {
         self.events += 1;
         match &ev.kind {
@@ -32,6 +44,7 @@ impl Evidence {
                         continue;
                     };
                     let path = p.effective();
+                    self.store_use(path, t.access);
                     let in_cache = path.windows(PIP_WHEELS.len()).any(|w| w == PIP_WHEELS);
                     if !in_cache || !path.ends_with(b".whl") {
                         continue;
@@ -45,6 +58,26 @@ impl Evidence {
             }
             _ => {}
         }
+    }
+
+    /// A successful access to `path`: note the tool store it is in, if any.
+    fn store_use(&mut self, path: &[u8], access: crate::event::AccessSet) {
+        let Some((kind, len)) = super::stores::store_of(path, &self.home) else {
+            return;
+        };
+        let wrote = [
+            Access::Create,
+            Access::Write,
+            Access::Delete,
+            Access::Rename,
+        ]
+        .into_iter()
+        .any(|a| access.contains(a));
+        let e = self
+            .stores
+            .entry(path[..len].to_vec())
+            .or_insert((kind.what, false));
+        e.1 |= wrote;
     }
 
     /// One line per reason to doubt the profile (empty when there is none).
@@ -63,6 +96,14 @@ impl Evidence {
             Some(ExitStatus::Signal(s)) => out.push(format!(
                 "the recorded run was killed by signal {s}: what it did not get to is not in the profile"
             )),
+        }
+        for (root, (what, wrote)) in &self.stores {
+            if !wrote {
+                out.push(format!(
+                    "the run found {what} warm ({}) and wrote nothing there: a run with it cold fills it (downloads, builds), and steps this run skipped (network, compilers) are not in the profile; learn from a cold and a warm trace together (docs/learning.md)",
+                    String::from_utf8_lossy(root)
+                ));
+            }
         }
         if self.reused_wheel && !self.built_wheel {
             out.push(
@@ -141,6 +182,32 @@ mod tests {
         e.observe(&open(AccessSet::of(Access::Read), wheel));
         assert!(e.warnings()[0].contains("cold cache"));
         e.observe(&open(AccessSet::of(Access::Create), wheel));
+        assert!(e.warnings().is_empty());
+    }
+
+    #[test]
+    fn a_store_found_warm_is_said_once() {
+        let mut e = Evidence::with_home(b"/h");
+        e.observe(&exit(0, ExitStatus::Code(0)));
+        for f in ["a", "b"] {
+            let p = format!("/h/.cache/uv/wheels-v5/{f}");
+            e.observe(&open(AccessSet::of(Access::Read), &p));
+        }
+        let w = e.warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("found a tool's cache warm (/h/.cache/uv)"),
+            "{w:?}"
+        );
+        e.observe(&open(
+            AccessSet::of(Access::Create),
+            "/h/.cache/uv/wheels-v5/c",
+        ));
+        assert!(e.warnings().is_empty());
+        // Outside HOME's stores nothing is said.
+        let mut e = Evidence::with_home(b"/h");
+        e.observe(&exit(0, ExitStatus::Code(0)));
+        e.observe(&open(AccessSet::of(Access::Read), "/h/.config/x/y"));
         assert!(e.warnings().is_empty());
     }
 }

@@ -14,6 +14,7 @@ pub mod chains;
 pub mod evidence;
 pub mod generalize;
 pub mod own;
+pub mod stores;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -259,6 +260,8 @@ pub struct Learner {
     exec_probes: BTreeSet<String>,
     /// `own` and `create` rules of the root creations of finished traces.
     owned_rules: BTreeSet<(Verb, String)>,
+    /// The tool stores the runs used ([`stores`]), by their root's glob.
+    stores: BTreeMap<String, &'static stores::Kind>,
 }
 
 impl fmt::Debug for Learner {
@@ -314,6 +317,7 @@ impl Learner {
             base_project_deny: None,
             exec_probes: BTreeSet::new(),
             owned_rules: BTreeSet::new(),
+            stores: BTreeMap::new(),
         };
         if let Some(base) = opts.base.take() {
             l.absorb_base(base);
@@ -706,6 +710,9 @@ impl Learner {
                         {
                             self.cache_use(ev);
                         }
+                        if verb != Verb::Exec {
+                            self.store_use(ev, verb, p.effective());
+                        }
                         if self.owned_access(ev, sc, verb, p, ok, missing) {
                             continue;
                         }
@@ -768,6 +775,37 @@ impl Learner {
             && let (Object::Path(from), Object::Path(to)) = (&from.object, &to.object)
         {
             self.ctx.own.renamed(from.effective(), to.effective());
+        }
+    }
+
+    /// A tool store ([`stores`]) was used: the run owns it, bound as its kind says.
+    fn store_use(&mut self, ev: &Event, verb: Verb, path: &[u8]) {
+        let Some((kind, len)) = stores::store_of(path, &self.ctx.home) else {
+            return;
+        };
+        let root = generalize::generalize_path(
+            &path[..len],
+            ev.pid,
+            ev.tid,
+            &self.ctx.vars,
+            &self.ctx.forbidden,
+        );
+        if !own::ownable(&root) {
+            return;
+        }
+        self.stores.insert(root.clone(), kind);
+        let key = (Verb::Own, root);
+        match kind.bind {
+            stores::Bind::Users => self.scope_use(ev, key),
+            stores::Bind::Tool(tool) => {
+                if self.opts.scope {
+                    let tool = tool.to_string();
+                    self.scopes.entry(key.clone()).or_default().insert(tool);
+                }
+                if matches!(verb, Verb::Write | Verb::Create | Verb::Delete) {
+                    self.scope_use(ev, key);
+                }
+            }
         }
     }
 
@@ -1177,15 +1215,30 @@ impl Learner {
             });
         };
         let base_comments = &self.base_comments;
+        let stores = &self.stores;
         let comments_of = |verb: Verb, text: &str| -> Vec<String> {
             base_comments
                 .get(&(verb, text.to_string()))
                 .cloned()
+                .or_else(|| {
+                    let kind = stores.get(text).filter(|_| verb == Verb::Own)?;
+                    Some(vec![kind.comment.to_string()])
+                })
                 .unwrap_or_default()
         };
 
         // What the runs created in places they did not create: `own` and `create` rules.
         let mut paths = self.paths.clone();
+        // Tool stores are owned warm or cold; a tool-bound one is read by everyone.
+        for (root, kind) in &self.stores {
+            paths.entry(Verb::Own).or_default().insert(root.clone());
+            if matches!(kind.bind, stores::Bind::Tool(_)) {
+                paths
+                    .entry(Verb::Read)
+                    .or_default()
+                    .insert(format!("{root}/**"));
+            }
+        }
         let current = self.ctx.own.rules(&self.ctx.vars, &self.ctx.forbidden);
         for (verb, text) in self.owned_rules.iter().cloned().chain(current) {
             paths.entry(verb).or_default().insert(text);
@@ -1209,9 +1262,23 @@ impl Learner {
                                 && !self.exec_probes.contains(*p)
                                 && allowed(Verb::Read, p)))
                 })
-                // Inside an area the workload owns, nothing needs naming.
-                .filter(|p| {
-                    *verb == Verb::Own || !areas.iter().any(|a| area_covers(*verb, a, p))
+                // Inside an area the workload owns, nothing needs naming; inside a tool
+                // store, not even what the run left there.
+                .filter(|p| match verb {
+                    Verb::Own => !self
+                        .stores
+                        .keys()
+                        .any(|r| r != *p && covers(&format!("{r}/**"), p)),
+                    // A store written by its tool alone is read by everyone: its own rule
+                    // does not cover the reads.
+                    _ => !areas.iter().any(|a| {
+                        area_covers(*verb, a, p)
+                            && !(*verb == Verb::Read
+                                && self
+                                    .stores
+                                    .get(a)
+                                    .is_some_and(|k| matches!(k.bind, stores::Bind::Tool(_))))
+                    }),
                 })
                 .cloned()
                 .collect();

@@ -19,14 +19,17 @@ const SNIPPETS: &[(&str, &str)] = &[
     ("dns", include_str!("../../profiles/dns.profile")),
     ("git", include_str!("../../profiles/git.profile")),
     ("node", include_str!("../../profiles/node.profile")),
+    ("pnpm", include_str!("../../profiles/pnpm.profile")),
     ("python", include_str!("../../profiles/python.profile")),
     ("shell", include_str!("../../profiles/shell.profile")),
     ("ssl", include_str!("../../profiles/ssl.profile")),
     ("tmp", include_str!("../../profiles/tmp.profile")),
+    ("uv", include_str!("../../profiles/uv.profile")),
+    ("yarn", include_str!("../../profiles/yarn.profile")),
 ];
 
 const NAMES: &[&str] = &[
-    "base", "cargo", "dns", "git", "node", "python", "shell", "ssl", "tmp",
+    "base", "cargo", "dns", "git", "node", "pnpm", "python", "shell", "ssl", "tmp", "uv", "yarn",
 ];
 
 /// The text of the shipped snippet `name` (`base`, `node`...).
