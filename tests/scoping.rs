@@ -119,6 +119,19 @@ struct Site {
     home: PathBuf,
     /// The step runs as CI runs it, `bash -c 'npm install ...'`, not npm directly.
     via_bash: bool,
+    /// npm's user config is where `npm_config_userconfig` says (`${HOME}/.config/npm/npmrc`),
+    /// not `${HOME}/.npmrc`.
+    userconfig: bool,
+}
+
+impl Site {
+    fn npmrc(&self) -> PathBuf {
+        if self.userconfig {
+            self.home.join(".config/npm/npmrc")
+        } else {
+            self.home.join(".npmrc")
+        }
+    }
 }
 
 fn site(dir: &Dir, name: &str, depth: usize, port: u16) -> Site {
@@ -144,7 +157,31 @@ fn site(dir: &Dir, name: &str, depth: usize, port: u16) -> Site {
         proj,
         home,
         via_bash: false,
+        userconfig: false,
     }
+}
+
+/// [`site`] with the step run through `bash -c` and npm's user config named by its
+/// environment, as asked.
+fn site_as(
+    dir: &Dir,
+    name: &str,
+    depth: usize,
+    port: u16,
+    via_bash: bool,
+    userconfig: bool,
+) -> Site {
+    let s = Site {
+        via_bash,
+        userconfig,
+        ..site(dir, name, depth, port)
+    };
+    if userconfig {
+        let rc = s.npmrc();
+        std::fs::create_dir_all(rc.parent().unwrap()).unwrap();
+        std::fs::rename(s.home.join(".npmrc"), &rc).unwrap();
+    }
+    s
 }
 
 const NPM_INSTALL: &[&str] = &["npm", "install", "--no-audit", "--no-fund"];
@@ -183,6 +220,11 @@ fn npm_install(site: &Site, port: u16, sbx: Option<&[&OsStr]>, attack: Option<&s
         // creates (a write the profile allows): only the attack itself can be refused.
         .env("SBX_LOOT", "loot")
         .env_remove("npm_config_cache");
+    if site.userconfig {
+        cmd.env("npm_config_userconfig", site.npmrc());
+    } else {
+        cmd.env_remove("npm_config_userconfig");
+    }
     match attack {
         Some(a) => cmd.env("SBX_ATTACK", a),
         None => cmd.env_remove("SBX_ATTACK"),
@@ -199,11 +241,13 @@ fn learn(trace: &Path, out: &Path, extra: &[&str]) -> String {
 }
 
 /// Record a benign install in site A and learn it: (trace, profile path, profile text).
-fn recorded_npm_profile(dir: &Dir, port: u16, via_bash: bool) -> (PathBuf, PathBuf, String) {
-    let a = Site {
-        via_bash,
-        ..site(dir, "a", 0, port)
-    };
+fn recorded_npm_profile(
+    dir: &Dir,
+    port: u16,
+    via_bash: bool,
+    userconfig: bool,
+) -> (PathBuf, PathBuf, String) {
+    let a = site_as(dir, "a", 0, port, via_bash, userconfig);
     let trace = dir.join("a.bin");
     let rec: Vec<&OsStr> = vec![OsStr::new("record"), OsStr::new("-o"), trace.as_os_str()];
     npm_install(&a, port, Some(&rec), None).assert_code(0);
@@ -214,7 +258,15 @@ fn recorded_npm_profile(dir: &Dir, port: u16, via_bash: bool) -> (PathBuf, PathB
 
 #[test]
 fn npm_install_scripts_do_not_inherit_npms_token_registry_or_environment() {
-    install_scripts_lose_npms_rights(false);
+    install_scripts_lose_npms_rights(false, false);
+}
+
+/// npm told where its config is (`npm_config_userconfig`, as actions/setup-node does): that
+/// file is a secret place like `~/.npmrc`, learned exact with a WARNING and bound to npm, so
+/// the install script cannot copy the token from it (issue 38).
+#[test]
+fn npms_config_where_its_environment_says_is_npms_alone() {
+    install_scripts_lose_npms_rights(true, true);
 }
 
 /// The same through the CI step's shell (`bash -c 'npm install'`): the shell is npm's
@@ -222,21 +274,31 @@ fn npm_install_scripts_do_not_inherit_npms_token_registry_or_environment() {
 /// `sh` runs below npm, still loses them (issue 38).
 #[test]
 fn through_the_ci_shell_install_scripts_still_lose_npms_rights() {
-    install_scripts_lose_npms_rights(true);
+    install_scripts_lose_npms_rights(true, false);
 }
 
-fn install_scripts_lose_npms_rights(via_bash: bool) {
+fn install_scripts_lose_npms_rights(via_bash: bool, userconfig: bool) {
     let _heavy = heavy_shared();
     let dir = Dir::new();
     let reg = registry(&dir);
     let port = reg.port;
-    let site = |dir: &Dir, name: &str, depth: usize, port: u16| Site {
-        via_bash,
-        ..site(dir, name, depth, port)
+    let site = |dir: &Dir, name: &str, depth: usize, port: u16| {
+        site_as(dir, name, depth, port, via_bash, userconfig)
     };
 
-    let (trace, profile, text) = recorded_npm_profile(&dir, port, via_bash);
-    assert!(text.contains("read ${HOME}/.npmrc by npm\n"), "{text}");
+    let (trace, profile, text) = recorded_npm_profile(&dir, port, via_bash, userconfig);
+    let rc = if userconfig {
+        "${HOME}/.config/npm/npmrc"
+    } else {
+        "${HOME}/.npmrc"
+    };
+    assert!(text.contains(&format!("read {rc} by npm\n")), "{text}");
+    assert!(
+        text.contains(&format!(
+            "WARNING: the traced run used a secret place (read {rc})"
+        )),
+        "{text}"
+    );
     assert!(
         text.contains(&format!("connect tcp 127.0.0.1:{port} by npm\n")),
         "{text}"
@@ -316,7 +378,7 @@ fn audit_diff_widens_a_binding_only_with_a_warning() {
     let dir = Dir::new();
     let reg = registry(&dir);
     let port = reg.port;
-    let (_, profile, _) = recorded_npm_profile(&dir, port, false);
+    let (_, profile, _) = recorded_npm_profile(&dir, port, false, false);
     let s = site(&dir, "audit", 1, port);
     let audit: Vec<&OsStr> = vec![
         OsStr::new("enforce"),

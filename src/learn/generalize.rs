@@ -355,13 +355,62 @@ fn push_short_extension(out: &mut String, seg: &str, cut: usize) {
     }
 }
 
+/// Credential files of package managers and other tools, by name, wherever they are: a tool
+/// reads the one its environment names (`NPM_CONFIG_USERCONFIG`, which actions/setup-node
+/// points at `${RUNNER_TEMP}/.npmrc`; `PIP_CONFIG_FILE`; `CARGO_HOME/credentials.toml`;
+/// `NETRC`; `XDG_CONFIG_HOME/gh/hosts.yml`; `DOCKER_CONFIG/config.json`), and sbx does not see
+/// the variable's value: the name is the evidence. Lower-case file names, then
+/// (directory, file) pairs whose directory name contains the given word.
+const CREDENTIAL_FILES: &[&str] = &[
+    ".npmrc",
+    "npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    "pip.conf",
+    "pip.ini",
+    ".netrc",
+    "_netrc",
+    "netrc",
+    ".git-credentials",
+    "credentials.toml",
+    ".pgpass",
+    ".s3cfg",
+    ".boto",
+    ".dockercfg",
+    "kubeconfig",
+];
+const CREDENTIAL_PAIRS: &[(&str, &str)] = &[
+    ("docker", "config.json"),
+    ("gh", "hosts.yml"),
+    ("cargo", "credentials"),
+    ("gem", "credentials"),
+    ("aws", "credentials"),
+];
+
+/// Is the last segment of `p` (with its directory) a [`CREDENTIAL_FILES`] file?
+fn credential_file(p: &str) -> bool {
+    let mut segs = p.rsplit('/');
+    let file = segs.next().unwrap_or("").to_ascii_lowercase();
+    let dir = segs.next().unwrap_or("").to_ascii_lowercase();
+    CREDENTIAL_FILES.contains(&file.as_str())
+        || CREDENTIAL_PAIRS
+            .iter()
+            .any(|(d, f)| file == *f && dir.contains(d))
+}
+
 /// Is this (variable-abstracted) path a secret place: under `${HOME}/.ssh` & co (see
-/// [`HOME_SECRET_PLACES`]), `/etc/shadow` & co, or a file under `${HOME}` whose name matches
-/// `*token*`, `*secret*`, `*.pem` or `id_*` (case-insensitive)? Paths under `${CWD}` are the
-/// project's own files and only match the fixed places.
+/// [`HOME_SECRET_PLACES`]), `/etc/shadow` & co, a tool's credential file by its name anywhere
+/// ([`CREDENTIAL_FILES`]: `${TMPDIR}/ci/.npmrc`, `/srv/cargo/credentials.toml`), or a file
+/// under `${HOME}` whose name matches `*token*`, `*secret*`, `*.pem` or `id_*`
+/// (case-insensitive)? Paths under `${CWD}` are the project's own files and only match the
+/// fixed places; nothing inside a tree of published packages is a credential by its name.
 pub fn is_secret(path_after_vars: &str) -> bool {
     let p = path_after_vars;
     if ABS_SECRET_PLACES.iter().any(|s| under(p, s)) {
+        return true;
+    }
+    if !p.starts_with("${CWD}/") && credential_file(p) && !in_package_tree(p) {
         return true;
     }
     let Some(rel) = p.strip_prefix("${HOME}/") else {
@@ -398,13 +447,7 @@ const PACKAGE_TREES: &[&str] = &[
 /// (`api_token.txt`, `accessToken`, `gh-tokens`; not `tokenize`), a segment ending in `.pem`
 /// or starting with `id_` (case-insensitive); not inside a [`PACKAGE_TREES`] tree.
 fn secret_name(rel: &str) -> bool {
-    let in_tree = PACKAGE_TREES.iter().any(|t| {
-        rel.match_indices(t).any(|(i, _)| {
-            (i == 0 || rel.as_bytes()[i - 1] == b'/')
-                && rel.as_bytes().get(i + t.len()) == Some(&b'/')
-        })
-    });
-    if in_tree {
+    if in_package_tree(rel) {
         return false;
     }
     rel.split('/').any(|seg| {
@@ -413,6 +456,15 @@ fn secret_name(rel: &str) -> bool {
             .split(|c: char| !c.is_ascii_alphanumeric())
             .any(|w| w.ends_with("token") || w.ends_with("tokens"));
         token_word || s.contains("secret") || s.ends_with(".pem") || s.starts_with("id_")
+    })
+}
+
+/// Does `p` lie inside a [`PACKAGE_TREES`] tree (a whole segment run, anywhere in it)?
+fn in_package_tree(p: &str) -> bool {
+    PACKAGE_TREES.iter().any(|t| {
+        p.match_indices(t).any(|(i, _)| {
+            (i == 0 || p.as_bytes()[i - 1] == b'/') && p.as_bytes().get(i + t.len()) == Some(&b'/')
+        })
     })
 }
 
@@ -1479,6 +1531,24 @@ mod tests {
             ),
             // A fixed place stays secret whatever the file is.
             ("${HOME}/.ssh/helper.py", true),
+            // Credential files wherever the tool's environment points it (issue 38).
+            ("${HOME}/.config/npm/npmrc", true),
+            ("${HOME}/work/_temp/.npmrc", true),
+            ("${TMPDIR}/ci/.npmrc", true),
+            ("/srv/ci/cargo-home/credentials.toml", true),
+            ("/srv/ci/cargo-home/credentials", true),
+            ("/srv/ci/xdg/gh/hosts.yml", true),
+            ("/srv/ci/xdg/pip/pip.conf", true),
+            ("/srv/ci/docker-cfg/config.json", true),
+            ("/srv/ci/ci.netrc", false),
+            ("/srv/ci/netrc", true),
+            ("/etc/pip.conf", true),
+            ("/srv/ci/x/config.json", false),
+            ("/srv/ci/x/hosts.yml", false),
+            ("/srv/ci/x/credentials", false),
+            // npm's own built-in config, the project's files: not by name.
+            ("/usr/lib/node_modules/npm/npmrc", false),
+            ("${CWD}/.npmrc", false),
         ];
         for (p, want) in cases {
             assert_eq!(is_secret(p), *want, "{p}");
