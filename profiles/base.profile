@@ -70,6 +70,10 @@ read /sys/kernel/mm/transparent_hugepage/**
 bind netlink route
 # The same dump request, sent to the kernel (netlink port 0).
 send netlink route
+# The system's MIME type table: Python's mimetypes (pip, http.server), Perl's and other
+# HTTP clients load it when they first guess a type, not on every run.
+# See: docs/real-world.md (pip-sdist's second run read it, its first did not).
+read /etc/mime.types
 
 # Launchers: programs that only start the step's real programs (the CI shell of `bash -e {0}`
 # or `sh -c`, make and its recipes' shells, env/time/nice-style wrappers). At the start of an

@@ -50,6 +50,12 @@ pub const KINDS: &[Kind] = &[
         find: cargo_store,
     },
     Kind {
+        what: "rustup's toolchains",
+        bind: Bind::Tool("cargo"),
+        comment: "rustup's home (RUSTUP_HOME, ${HOME}/.rustup by default: toolchains, settings): read and run by everything that builds, written by rustup (cargo's proxies). Poisoning risk: a changed toolchain binary runs in every later build",
+        find: rustup_home,
+    },
+    Kind {
         what: "Go's module cache",
         bind: Bind::Users,
         comment: "Go's module cache (GOMODCACHE, go/pkg/mod by default): the tool's own store, owned warm or cold. Poisoning risk: whoever writes it can change module sources later builds compile (go verifies go.sum only when it downloads)",
@@ -108,6 +114,15 @@ fn cargo_store(segs: &[&[u8]], _home: &[&[u8]]) -> Option<usize> {
         let home_dir = matches!(segs[i], b".cargo" | b"cargo");
         let store = matches!(segs[i + 1], b"registry" | b"git");
         (home_dir && store).then_some(i + 2)
+    })
+}
+
+/// `.../.rustup/...`, `.../rustup/toolchains/...`: the root is the rustup home.
+fn rustup_home(segs: &[&[u8]], _home: &[&[u8]]) -> Option<usize> {
+    (1..segs.len()).find_map(|i| {
+        let dot = segs[i] == b".rustup" && i + 1 < segs.len();
+        let plain = segs[i] == b"rustup" && segs.get(i + 1) == Some(&&b"toolchains"[..]);
+        (dot || plain).then_some(i + 1)
     })
 }
 
@@ -174,6 +189,14 @@ mod tests {
             (
                 "/home/u/.cargo/git/db/x",
                 Some(("cargo's registry or git checkouts", "/home/u/.cargo/git")),
+            ),
+            (
+                "/home/u/.rustup/settings.toml",
+                Some(("rustup's toolchains", "/home/u/.rustup")),
+            ),
+            (
+                "/usr/local/rustup/toolchains/1.95-x86_64/bin/rustc",
+                Some(("rustup's toolchains", "/usr/local/rustup")),
             ),
             (
                 "/home/u/go/pkg/mod/cache/download/x",
