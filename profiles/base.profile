@@ -70,6 +70,16 @@ read /sys/kernel/mm/transparent_hugepage/**
 bind netlink route
 # The same dump request, sent to the kernel (netlink port 0).
 send netlink route
+# The cgroup limits themselves (cgroup v1 and v2), read to size thread pools and heaps:
+# libuv and V8, Rust's available_parallelism (cargo, uv), Go, the JVM.
+read /sys/fs/cgroup/**
+# The distribution's name and version: pip's and npm's user agents, Python's platform and
+# distro modules, build scripts choosing packages.
+read /etc/{os-release,lsb-release,debian_version,redhat-release,alpine-release}
+# OpenSSL built into /usr/local (pyenv's and other source-built Pythons) looks for its
+# configuration there; admitted only while it does not exist.
+probe /usr/local/ssl/openssl.cnf
+
 # The system's MIME type table: Python's mimetypes (pip, http.server), Perl's and other
 # HTTP clients load it when they first guess a type, not on every run.
 # See: docs/real-world.md (pip-sdist's second run read it, its first did not).

@@ -43,8 +43,6 @@ own ${HOME}/.npm
 probe ${HOME}/.npmrc
 # Global npm configuration (prefix, registry), never credentials by convention.
 read /{usr/,}etc/npmrc
-# libuv and V8 size thread pools and heaps from the cgroup limits.
-read /sys/fs/cgroup/**
 # npm puts node_modules/.bin of the project AND of every directory above it on PATH for
 # scripts, so `sh` and `node` are looked up there first; admitted only while absent.
 # See: tests/learn.rs (portability: a checkout at a different depth).

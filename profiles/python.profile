@@ -34,6 +34,21 @@ exec ${HOME}/.pyenv/libexec/*
 exec ${HOME}/.pyenv/versions/*/bin/*
 # pyenv's interpreters, standard libraries, version files and shims.
 read ${HOME}/.pyenv/**
+# pyenv wherever PYENV_ROOT is (a CI image's /root/.pyenv or /opt/pyenv while HOME is another
+# directory): its shims, commands, plugins' commands and interpreters run...
+exec /**/.pyenv/{shims,libexec,plugins/*/bin}/*
+# ...the interpreters it installed...
+exec /**/.pyenv/versions/*/bin/*
+# ...and everything in it is read: interpreters, libraries, hooks, version files.
+read /**/.pyenv/**
+# pyenv looks for hooks and optional files in its tree; admitted only while absent.
+probe /**/.pyenv/**
+# pyenv looks for hook directories in the system's configuration places.
+probe /{etc,usr/etc,usr/local/etc}/pyenv.d/**
+# pip (the distro module) asks lsb_release for the distribution, for its user agent.
+exec /usr/bin/lsb_release
+# ...which is a Python script.
+read /usr/bin/lsb_release
 # Byte-code caches next to the project's modules (directory and files).
 write ${CWD}/**/__pycache__
 # Byte-code files are written to a temporary name first.
