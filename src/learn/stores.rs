@@ -68,6 +68,12 @@ pub const KINDS: &[Kind] = &[
         find: data_store,
     },
     Kind {
+        what: "a tool's cache in the project",
+        bind: Bind::Users,
+        comment: "a test or lint tool's own cache in the project (.pytest_cache, .mypy_cache, .ruff_cache, .tox...): owned warm or cold. Poisoning risk: whoever writes it can change what the next run of the tool trusts (a test run's last-failed list, a lint result)",
+        find: project_cache,
+    },
+    Kind {
         what: "a tool's cache",
         bind: Bind::Users,
         comment: "a tool's own cache (${HOME}/.cache/TOOL, the XDG layout): owned warm or cold. Poisoning risk: whoever writes it can plant what later runs of the tool read back (packages, wheels, build outputs)",
@@ -145,6 +151,29 @@ fn data_store(segs: &[&[u8]], home: &[&[u8]]) -> Option<usize> {
     }
 }
 
+/// The cache directories test, lint and build tools keep in the project they run in.
+const PROJECT_CACHES: &[&[u8]] = &[
+    b".pytest_cache",
+    b".mypy_cache",
+    b".ruff_cache",
+    b".hypothesis",
+    b".tox",
+    b".nox",
+    b".parcel-cache",
+    b".turbo",
+    b".eslintcache",
+];
+
+/// `.../.pytest_cache/...` & co, `.../node_modules/.cache/...`, `.../node_modules/.vite/...`:
+/// the root is the cache directory.
+fn project_cache(segs: &[&[u8]], _home: &[&[u8]]) -> Option<usize> {
+    (1..segs.len()).find_map(|i| {
+        let named = PROJECT_CACHES.contains(&segs[i]);
+        let in_modules = segs[i - 1] == b"node_modules" && matches!(segs[i], b".cache" | b".vite");
+        (named || in_modules).then_some(i + 1)
+    })
+}
+
 /// `${HOME}/.cache/TOOL/...`: the root is TOOL's directory (only with something below it:
 /// the directory a run made and left empty is no evidence of a store).
 fn xdg_cache(segs: &[&[u8]], home: &[&[u8]]) -> Option<usize> {
@@ -215,6 +244,21 @@ mod tests {
                 Some(("a package manager's store", "/home/u/.yarn/berry")),
             ),
             (
+                "/w/proj/.pytest_cache/v/cache/nodeids",
+                Some(("a tool's cache in the project", "/w/proj/.pytest_cache")),
+            ),
+            (
+                "/w/proj/.pytest_cache",
+                Some(("a tool's cache in the project", "/w/proj/.pytest_cache")),
+            ),
+            (
+                "/w/proj/node_modules/.vite/deps/x.js",
+                Some((
+                    "a tool's cache in the project",
+                    "/w/proj/node_modules/.vite",
+                )),
+            ),
+            (
                 "/home/u/.cache/uv/wheels-v5/x",
                 Some(("a tool's cache", "/home/u/.cache/uv")),
             ),
@@ -241,6 +285,8 @@ mod tests {
             "/w/proj/src/registry/git.rs",
             "/_cacache/x",
             "/w/proj/cargo.toml",
+            "/w/proj/node_modules/.bin/vite",
+            "/w/proj/src/.cache/x",
             "/other/.cache/uv/x",
         ] {
             assert_eq!(root(path, h), None, "{path}");
