@@ -189,7 +189,7 @@ fn tools() -> &'static Tools {
         };
         let venv = dir.join("venv/bin");
         let npm = dir.join("npm/node_modules/.bin");
-        let missing: Vec<String> = [
+        let mut missing: Vec<String> = [
             venv.join("python"),
             venv.join("pytest"),
             venv.join("uv"),
@@ -214,18 +214,18 @@ fn tools() -> &'static Tools {
                 .iter()
                 .any(|w| w.file_name().unwrap().to_string_lossy().starts_with(name))
         };
-        if !missing.is_empty() || !["pip-", "setuptools-", "wheel-"].iter().all(|n| has(n)) {
+        for name in ["pip", "setuptools", "wheel"] {
+            if !has(&format!("{name}-")) {
+                missing.push(format!("{}/{name}-*.whl", dir.join("wheels").display()));
+            }
+        }
+        if !missing.is_empty() {
             return Err(format!(
                 "the current releases of pip, pytest, uv, npm, pnpm and yarn are not installed \
-                 in {} (missing: {}{}); `.ci/run` installs them (`bash .ci/eco-tools.sh` alone \
+                 in {} (missing: {}); `.ci/run` installs them (`bash .ci/eco-tools.sh` alone \
                  does, with the network; SBX_ECO_TOOLS=DIR points elsewhere)",
                 dir.display(),
                 missing.join(", "),
-                if wheels.is_empty() {
-                    " wheels/*.whl"
-                } else {
-                    ""
-                },
             ));
         }
         Ok(Tools {
