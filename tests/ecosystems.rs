@@ -1564,7 +1564,7 @@ mod ci {
     }
 
     #[test]
-    #[ignore = "issue 38: uv's cache ~/.cache/uv is not a known cache: its build environments ~/.cache/uv/builds-v0/.tmpXXXXXX are learned by their looks (S2, S4, S5: read .../builds-v0/.tmpQxYHst/bin/python, when the recorded name looks random enough), and the warm cache skips the build unannounced (S3: read /usr/bin/python3 by python3 <- uv)"]
+    #[ignore = "issue 38: uv's cache ~/.cache/uv is not a known cache: its build environments ~/.cache/uv/builds-v0/.tmpXXXXXX are learned by their looks (S2, S4, S5, unless the recorded name looked random: read ${HOME}/.cache/uv/builds-v0/.tmpQxYHst/bin/python by uv), and the warm cache skips the build unannounced (S3: read /usr/bin/python3 by python3 <- uv)"]
     fn uv() {
         run(Eco::Uv);
     }
