@@ -1,48 +1,68 @@
-//! Learned profiles across ecosystems: six real workload classes, each built offline at test
-//! time from the sources under `tests/eco/` (tests/eco/README.md), recorded with
-//! `sbx record` in one site, learned with `sbx learn`, then enforced in KILL mode in the
-//! scenarios below. Every run has its own project directory, HOME (with planted secrets) and
-//! TMPDIR ([`Site`]), a cleared environment (PATH, HOME, TMPDIR and the class's own
-//! variables only) and a hang guard.
+//! Learned profiles across ecosystems: real workload classes, each built offline at test time
+//! from the sources under `tests/eco/` (tests/eco/README.md), recorded with `sbx record` in
+//! one site, learned with `sbx learn`, then enforced in KILL mode in the scenarios below. Every
+//! run has its own project directory, HOME (with planted secrets) and TMPDIR ([`Site`]), a
+//! cleared environment (PATH, HOME, TMPDIR and the class's own variables only) and a hang
+//! guard.
 //!
-//! Classes (one `#[test]` each, so they run in parallel):
+//! Two rows of classes (one `#[test]` each, so they run in parallel):
+//! - `ci::*`, what CI runs: the current releases of the package managers, which `.ci/run`
+//!   installs into the build directory (`.ci/eco-tools.sh`: pip, pytest and uv in a venv; npm,
+//!   pnpm and yarn from the npm registry; found in `$SBX_ECO_TOOLS`, else
+//!   `CARGO_TARGET_DIR/eco-tools`), first on PATH, and every step run the way a CI runner runs
+//!   it, through `bash -c '<step>'` (recorded and enforced alike);
+//! - `system::*`, the machine's own tools (Debian's python3, pytest 7 and pip 23; PATH's npm,
+//!   stable cargo, gcc, git), each step run as it was before the `ci` row existed: its argv
+//!   directly, or `sh -c` (GitLab's launcher) for a shell line.
+//!
+//! Workloads:
 //! - `npm`: `npm install --offline` of five local tarballs whose install scripts use a mkdtemp
 //!   directory under TMPDIR, write a build directory, spawn `sh -c`, write a file atomically
 //!   (random name, then rename), run preinstall + install, and load a dependency;
-//! - `pytest`: `/usr/bin/python3 -m pytest -q` of three tests (`.pytest_cache`,
-//!   `__pycache__`, `tmp_path` under TMPDIR);
+//! - `pnpm`, `yarn` (ci): `pnpm install --offline`, `yarn install --offline` (classic yarn 1)
+//!   of the same tarballs (pnpm's store in HOME/.local/share/pnpm, yarn's cache in
+//!   HOME/.cache/yarn);
+//! - `pytest`: `pytest -q` (ci: pytest 9 from the venv; system: `/usr/bin/python3 -m pytest
+//!   -q`) of three tests (`.pytest_cache`, `__pycache__`, `tmp_path` under TMPDIR);
 //! - `cargo`: `cargo build --offline` of a binary depending on two crates of a cargo
-//!   `local-registry` (one with a build script), unpacked into `CARGO_HOME` (= HOME/.cargo);
+//!   `local-registry` (one with a build script), unpacked into `CARGO_HOME` (= HOME/.cargo):
+//!   cold in S1, S2 and S4, recorded warm in S3;
 //! - `autoconf`: `./configure && make` of a C project whose configure is autoconf's output;
 //! - `git`: `rm -rf clone && git clone origin clone && git -C clone gc` of a local repository;
-//! - `pip`: a venv and `pip install --no-index --find-links vendor --no-build-isolation ecopkg`
-//!   of a local sdist with a C extension (pip's wheel cache in HOME/.cache/pip).
+//! - `pip`: a venv and `pip install --no-index --find-links vendor ecopkg` of a local sdist
+//!   with a C extension (pip's wheel cache in HOME/.cache/pip). ci: `python -m venv`, activate,
+//!   upgrade pip from the wheelhouse, install with build isolation (setuptools and wheel from
+//!   the wheelhouse); system: Debian's pip 23, `--no-build-isolation` with Debian's wheel;
+//! - `uv` (ci): `uv venv` and `uv pip install --offline --no-index --find-links vendor ecopkg`
+//!   (uv's cache in HOME/.cache/uv).
 //!
 //! Scenarios, each expecting the workload's own exit status (0) under enforce in kill mode:
 //! - S1: the same directory again, with what the recorded run left behind (outputs, caches);
 //! - S2: a fresh site at another depth (`x/y/z`): fresh HOME and TMPDIR, cold caches;
 //! - S3: a profile recorded with WARM caches (a bare run first in that site, then the project
 //!   is set up again, TMPDIR emptied and the run recorded; HOME and its caches kept: npm's
-//!   cache, CARGO_HOME's registry, pip's wheel cache), enforced in a fresh, cold site;
+//!   cache, pnpm's store, yarn's and uv's caches, CARGO_HOME's registry, pip's wheel cache),
+//!   enforced in a fresh, cold site;
 //! - S4: three fresh sites in a row;
 //! - S5: a small legitimate change, in a fresh site at the recorded paths: a new test file
 //!   (pytest), a new module (cargo), a new header included by a changed source (autoconf), one
-//!   more commit in the source repository (git), a patch release of one package (npm: hpkg-d
-//!   1.0.1), a new release of the sdist with one more module (pip: 1.1).
+//!   more commit in the source repository (git), a patch release of one package (npm, pnpm,
+//!   yarn: hpkg-d 1.0.1), a new release of the sdist with one more module (pip, uv: 1.1).
 //!
 //! Tightness: the learned profile, compiled for the S2 site, must deny reading
 //! `~/.ssh/id_rsa` and `~/.aws/credentials`, writing and creating `~/.bashrc`, executing
 //! programs the run never ran, writing and creating `${TMPDIR}/pwned-x` and writing
-//! `/etc/passwd`.
+//! `/etc/passwd`. The recorded run must not have reached the network (the tests run offline).
 //!
-//! Each class prints one summary line (`eco: npm profile 84 lines, 70 rules; S1 ok; ...`);
-//! on failure the violations, sbx's `--report` JSON and the learned profile are printed.
-//! Environment knobs: `SBX_ECO_SCENARIOS=S1,S3` runs only these scenarios (tightness always
-//! runs); `SBX_ECO_AUDIT=1` sets a failed scenario up again and reruns it in audit mode to
-//! list every violation, not only the first; `SBX_ECO_KEEP=1` keeps the test directory.
+//! Each class prints one summary line with its tools' versions (`eco: ci pytest [bash -c;
+//! pytest 9.2.0] profile 31 lines, 15 rules; S1 ok; ...`); on failure the violations, sbx's
+//! `--report` JSON and the learned profile are printed. Environment knobs:
+//! `SBX_ECO_SCENARIOS=S1,S3` runs only these scenarios (tightness always runs);
+//! `SBX_ECO_AUDIT=1` sets a failed scenario up again and reruns it in audit mode to list every
+//! violation, not only the first; `SBX_ECO_KEEP=1` keeps the test directory.
 //!
 //! A missing tool (npm, pytest for /usr/bin/python3, cargo, gcc, make, git, venv, wheel,
-//! Python.h) fails the test with a message: .ci/run installs them.
+//! Python.h, the current releases) fails the test with a message: .ci/run installs them.
 
 use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
@@ -51,7 +71,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use sbx::event::{Access, AccessSet, EventKind, Object, PathObj};
+use sbx::event::{Access, AccessSet, EventKind, Object, PathObj, SockAddr};
 use sbx::policy::{CompiledPolicy, Decision};
 use sbx::profile::vars::Env;
 
@@ -66,14 +86,34 @@ fn eco_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/eco")
 }
 
+/// The workload of a class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Class {
+enum Eco {
     Npm,
+    Pnpm,
+    Yarn,
     Pytest,
     Cargo,
     Autoconf,
     Git,
     Pip,
+    Uv,
+}
+
+/// Which tools run the workload, and how the step is started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Row {
+    /// The current releases `.ci/run` installs ([`Tools`]), each step through `bash -c`.
+    Ci,
+    /// The machine's tools, the step run directly or through `sh -c`.
+    System,
+}
+
+/// One test: a workload in a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Class {
+    eco: Eco,
+    row: Row,
 }
 
 /// The project version a site is set up with: as recorded, or with S5's small change.
@@ -107,7 +147,7 @@ fn rustup_home() -> Option<OsString> {
         if let Some(h) = std::env::var_os("RUSTUP_HOME") {
             return Some(h);
         }
-        which("rustup")?;
+        which("rustup", &std::env::var_os("PATH").unwrap_or_default())?;
         let mut cmd = Command::new("rustup");
         cmd.args(["show", "home"]);
         let out = run_guarded(cmd, Duration::from_secs(60));
@@ -117,15 +157,86 @@ fn rustup_home() -> Option<OsString> {
     .clone()
 }
 
-/// Where `prog` is: itself if it holds a `/` and exists, else the first match on PATH.
-fn which(prog: &str) -> Option<PathBuf> {
+/// Where `prog` is: itself if it holds a `/` and exists, else the first match on `path`.
+fn which(prog: &str, path: &OsStr) -> Option<PathBuf> {
     if prog.contains('/') {
         return Path::new(prog).exists().then(|| prog.into());
     }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+    std::env::split_paths(path)
         .map(|d| d.join(prog))
         .find(|p| p.is_file())
+}
+
+/// The current releases of the package managers, as `.ci/eco-tools.sh` installs them.
+struct Tools {
+    /// The directories the `ci` row puts first on PATH.
+    bin: Vec<PathBuf>,
+    /// pip, setuptools and wheel (and their dependencies) as wheel files.
+    wheels: Vec<PathBuf>,
+}
+
+/// The installed current releases; panics naming `.ci/run` when they are missing.
+fn tools() -> &'static Tools {
+    static TOOLS: OnceLock<Result<Tools, String>> = OnceLock::new();
+    let found = TOOLS.get_or_init(|| {
+        let dir = match std::env::var_os("SBX_ECO_TOOLS") {
+            Some(d) if !d.is_empty() => PathBuf::from(d),
+            // CARGO_TARGET_TMPDIR is CARGO_TARGET_DIR/tmp.
+            _ => Path::new(env!("CARGO_TARGET_TMPDIR"))
+                .parent()
+                .unwrap()
+                .join("eco-tools"),
+        };
+        let venv = dir.join("venv/bin");
+        let npm = dir.join("npm/node_modules/.bin");
+        let mut missing: Vec<String> = [
+            venv.join("python"),
+            venv.join("pytest"),
+            venv.join("uv"),
+            npm.join("npm"),
+            npm.join("pnpm"),
+            npm.join("yarn"),
+            dir.join("versions.txt"),
+        ]
+        .iter()
+        .filter(|p| !p.exists())
+        .map(|p| p.display().to_string())
+        .collect();
+        let wheels: Vec<PathBuf> = std::fs::read_dir(dir.join("wheels"))
+            .map(|d| {
+                d.map(|e| e.unwrap().path())
+                    .filter(|p| p.extension() == Some(OsStr::new("whl")))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let has = |name: &str| {
+            wheels
+                .iter()
+                .any(|w| w.file_name().unwrap().to_string_lossy().starts_with(name))
+        };
+        for name in ["pip", "setuptools", "wheel"] {
+            if !has(&format!("{name}-")) {
+                missing.push(format!("{}/{name}-*.whl", dir.join("wheels").display()));
+            }
+        }
+        if !missing.is_empty() {
+            return Err(format!(
+                "the current releases of pip, pytest, uv, npm, pnpm and yarn are not installed \
+                 in {} (missing: {}); `.ci/run` installs them (`bash .ci/eco-tools.sh` alone \
+                 does, with the network; SBX_ECO_TOOLS=DIR points elsewhere)",
+                dir.display(),
+                missing.join(", "),
+            ));
+        }
+        Ok(Tools {
+            bin: vec![venv, npm],
+            wheels,
+        })
+    });
+    match found {
+        Ok(t) => t,
+        Err(e) => panic!("eco ci: {e}"),
+    }
 }
 
 /// A copy of a site's paths (the site itself is not touched).
@@ -209,30 +320,94 @@ fn profile_size(text: &str) -> (usize, usize) {
 /// Files built once per class test from the fixture sources (outside every site).
 #[derive(Default)]
 struct Artifacts {
-    /// npm: the five tarballs as recorded, and with hpkg-d 1.0.1 (S5).
+    /// npm, pnpm, yarn: the five tarballs as recorded, and with hpkg-d 1.0.1 (S5).
     npm: [PathBuf; 2],
     /// cargo: a local registry (index/ and .crate files).
     registry: PathBuf,
-    /// pip: the sdist as recorded (1.0), and the next release (1.1, S5).
+    /// pip, uv: the sdist as recorded (1.0), and the next release (1.1, S5).
     sdist: [PathBuf; 2],
 }
 
-impl Class {
+/// The step `bash -c` runs in the `ci` row; for pip and uv, `vendor/` also holds the wheels
+/// of pip, setuptools and wheel (a wheelhouse: offline, with build isolation).
+fn ci_step(eco: Eco) -> &'static str {
+    match eco {
+        Eco::Npm => "npm install --offline --no-audit --no-fund --update-notifier=false",
+        Eco::Pnpm => "pnpm install --offline",
+        Eco::Yarn => "yarn install --offline --non-interactive",
+        Eco::Pytest => "pytest -q",
+        Eco::Cargo => "cargo build --offline",
+        Eco::Autoconf => "./configure && make",
+        Eco::Git => "rm -rf clone && git clone -q origin clone && git -C clone gc -q",
+        // GitHub's starter workflow for Python upgrades pip first; the venv is created by the
+        // job's python (the venv of the current releases, first on PATH), whose ensurepip
+        // brings Debian's pip 23: the upgrade installs the current one.
+        Eco::Pip => {
+            "python -m venv venv && . venv/bin/activate && \
+             python -m pip install -q --no-index --find-links vendor --upgrade pip && \
+             pip install -q --no-index --find-links vendor ecopkg"
+        }
+        // Debian's interpreter by path: it has Python.h (python3-dev) for the C extension,
+        // and uv would otherwise pick whichever python3 comes first on PATH.
+        Eco::Uv => {
+            "uv venv -q --allow-existing --python /usr/bin/python3 && \
+             uv pip install -q --offline --no-index --find-links vendor ecopkg"
+        }
+    }
+}
+
+impl Eco {
     fn name(self) -> &'static str {
         match self {
-            Class::Npm => "npm",
-            Class::Pytest => "pytest",
-            Class::Cargo => "cargo",
-            Class::Autoconf => "autoconf",
-            Class::Git => "git",
-            Class::Pip => "pip",
+            Eco::Npm => "npm",
+            Eco::Pnpm => "pnpm",
+            Eco::Yarn => "yarn",
+            Eco::Pytest => "pytest",
+            Eco::Cargo => "cargo",
+            Eco::Autoconf => "autoconf",
+            Eco::Git => "git",
+            Eco::Pip => "pip",
+            Eco::Uv => "uv",
+        }
+    }
+}
+
+impl Class {
+    /// `ci-pytest`, `system-pip`: file names.
+    fn name(self) -> String {
+        format!("{}-{}", self.row_name(), self.eco.name())
+    }
+
+    fn row_name(self) -> &'static str {
+        match self.row {
+            Row::Ci => "ci",
+            Row::System => "system",
+        }
+    }
+
+    /// Remove what the tool keeps outside HOME and TMPDIR, shared by every run on the
+    /// machine, so that a run in a fresh site is a run on a fresh machine (a new CI runner):
+    /// before the recorded run, and before every scenario but S1. S3's warm run finds it,
+    /// left there by its bare run.
+    fn forget_machine_state(self) {
+        // pnpm's lock and swap directories, /tmp/pnpm-*-UID whatever TMPDIR says.
+        if self.eco == Eco::Pnpm {
+            let uid = nix::unistd::getuid();
+            for name in ["dir-locks", "modules-swaps", "store-operation-locks"] {
+                let dir = PathBuf::from(format!("/tmp/pnpm-{name}-{uid}"));
+                if dir.exists() {
+                    std::fs::remove_dir_all(&dir)
+                        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+                }
+            }
         }
     }
 
     /// The workload's argv.
-    fn command(self) -> &'static [&'static str] {
-        match self {
-            Class::Npm => &[
+    fn command(self) -> Vec<String> {
+        let argv: &[&str] = match (self.row, self.eco) {
+            (Row::Ci, eco) => &["bash", "-c", ci_step(eco)],
+            (Row::System, Eco::Npm) => &[
                 "npm",
                 "install",
                 "--offline",
@@ -241,10 +416,10 @@ impl Class {
                 "--update-notifier=false",
             ],
             // PATH's python3 may be another installation without pytest: Debian's, explicitly.
-            Class::Pytest => &["/usr/bin/python3", "-m", "pytest", "-q"],
-            Class::Cargo => &["cargo", "build", "--offline"],
-            Class::Autoconf => &["sh", "-c", "./configure && make"],
-            Class::Git => &[
+            (Row::System, Eco::Pytest) => &["/usr/bin/python3", "-m", "pytest", "-q"],
+            (Row::System, Eco::Cargo) => &["cargo", "build", "--offline"],
+            (Row::System, Eco::Autoconf) => &["sh", "-c", "./configure && make"],
+            (Row::System, Eco::Git) => &[
                 "sh",
                 "-c",
                 "rm -rf clone && git clone -q origin clone && git -C clone gc -q",
@@ -255,20 +430,35 @@ impl Class {
             // directory (--find-links), as offline installs from a wheelhouse do: pip looks
             // up its wheel cache only for named requirements (a path argument is built every
             // time), so a warm ~/.cache/pip skips the compiler.
-            Class::Pip => &[
+            (Row::System, Eco::Pip) => &[
                 "sh",
                 "-c",
                 "/usr/bin/python3 -m venv --system-site-packages venv && \
                  venv/bin/pip install -q --no-index --find-links vendor --no-build-isolation \
                  ecopkg",
             ],
-        }
+            (Row::System, eco @ (Eco::Pnpm | Eco::Yarn | Eco::Uv)) => {
+                unreachable!("no system row for {}", eco.name())
+            }
+        };
+        argv.iter().map(|a| a.to_string()).collect()
+    }
+
+    /// PATH of every run of this class: the current releases first in the `ci` row.
+    fn path(self) -> OsString {
+        let mut dirs = match self.row {
+            Row::Ci => tools().bin.clone(),
+            Row::System => Vec::new(),
+        };
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        dirs.extend(std::env::split_paths(&path));
+        std::env::join_paths(dirs).unwrap()
     }
 
     /// The whole environment of a run in `site`.
     fn envs(self, site: &Site) -> Vec<(OsString, OsString)> {
         let mut envs: Vec<(OsString, OsString)> = vec![
-            ("PATH".into(), std::env::var_os("PATH").unwrap_or_default()),
+            ("PATH".into(), self.path()),
             ("HOME".into(), site.home.clone().into()),
             ("TMPDIR".into(), site.tmp.clone().into()),
         ];
@@ -278,48 +468,93 @@ impl Class {
         if let Some(h) = rustup_home() {
             envs.push(("RUSTUP_HOME".into(), h));
         }
-        match self {
-            Class::Npm => envs.push(("npm_config_cache".into(), site.npm_cache.clone().into())),
-            Class::Cargo => {
+        match self.eco {
+            Eco::Npm => envs.push(("npm_config_cache".into(), site.npm_cache.clone().into())),
+            // Classic yarn keeps root's cache in /usr/local/share/.cache/yarn, shared by every
+            // site (and every test run); a CI runner's user has it in ~/.cache/yarn.
+            Eco::Yarn if nix::unistd::geteuid().is_root() => {
+                envs.push((
+                    "YARN_CACHE_FOLDER".into(),
+                    site.home.join(".cache/yarn").into(),
+                ));
+            }
+            Eco::Cargo => {
                 envs.push(("CARGO_HOME".into(), site.home.join(".cargo").into()));
                 if let Some(t) = std::env::var_os("RUSTUP_TOOLCHAIN") {
                     envs.push(("RUSTUP_TOOLCHAIN".into(), t));
                 }
             }
-            Class::Git => envs.push(("GIT_CONFIG_NOSYSTEM".into(), "1".into())),
-            Class::Pytest | Class::Autoconf | Class::Pip => {}
+            Eco::Git => envs.push(("GIT_CONFIG_NOSYSTEM".into(), "1".into())),
+            Eco::Yarn | Eco::Pnpm | Eco::Pytest | Eco::Autoconf | Eco::Pip | Eco::Uv => {}
         }
         envs
     }
 
-    /// Fail with a clear message when a tool this class needs is missing.
-    fn check_tools(self, root: &Path) {
-        let probes: &[(&str, &[&str])] = match self {
-            Class::Npm => &[("node", &["--version"]), ("npm", &["--version"])],
-            Class::Pytest => &[("/usr/bin/python3", &["-m", "pytest", "--version"])],
-            Class::Cargo => &[
-                ("cargo", &["--version"]),
-                ("tar", &["--version"]),
-                ("sha256sum", &["--version"]),
+    /// Fail with a clear message when a tool this class needs is missing; returns the
+    /// versions of the tools that run the workload (`pytest 9.2.0, bash 5.2.15`).
+    fn check_tools(self, root: &Path) -> String {
+        let python_h = "import sysconfig, os; \
+                        h = os.path.join(sysconfig.get_paths()['include'], 'Python.h'); \
+                        assert os.path.exists(h), h";
+        // (the name to print the version under, or none; program; arguments)
+        let mut probes: Vec<(Option<&str>, &str, Vec<&str>)> = match (self.row, self.eco) {
+            (_, Eco::Npm) => vec![
+                (Some("node"), "node", vec!["--version"]),
+                (Some("npm"), "npm", vec!["--version"]),
             ],
-            Class::Autoconf => &[("gcc", &["--version"]), ("make", &["--version"])],
-            Class::Git => &[("git", &["--version"])],
-            Class::Pip => &[
+            (_, Eco::Pnpm) => vec![(Some("pnpm"), "pnpm", vec!["--version"])],
+            (_, Eco::Yarn) => vec![(Some("yarn"), "yarn", vec!["--version"])],
+            (Row::Ci, Eco::Pytest) => vec![(Some("pytest"), "pytest", vec!["--version"])],
+            (Row::System, Eco::Pytest) => vec![(
+                Some("pytest"),
+                "/usr/bin/python3",
+                vec!["-m", "pytest", "--version"],
+            )],
+            (_, Eco::Cargo) => vec![
+                (Some("cargo"), "cargo", vec!["--version"]),
+                (None, "tar", vec!["--version"]),
+                (None, "sha256sum", vec!["--version"]),
+            ],
+            (_, Eco::Autoconf) => vec![
+                (Some("gcc"), "gcc", vec!["--version"]),
+                (Some("make"), "make", vec!["--version"]),
+            ],
+            (_, Eco::Git) => vec![(Some("git"), "git", vec!["--version"])],
+            (Row::Ci, Eco::Pip) => vec![
+                (Some("pip"), "python", vec!["-m", "pip", "--version"]),
+                (None, "python", vec!["-c", python_h]),
+                (Some("gcc"), "gcc", vec!["--version"]),
+            ],
+            (Row::Ci, Eco::Uv) => vec![
+                (Some("uv"), "uv", vec!["--version"]),
+                (None, "/usr/bin/python3", vec!["-c", python_h]),
+                (Some("gcc"), "gcc", vec!["--version"]),
+            ],
+            (Row::System, Eco::Pip) => vec![
                 (
+                    Some("pip"),
                     "/usr/bin/python3",
-                    &[
-                        "-c",
-                        "import venv, ensurepip, setuptools, wheel, sysconfig, os; \
-                         h = os.path.join(sysconfig.get_paths()['include'], 'Python.h'); \
-                         assert os.path.exists(h), h",
-                    ],
+                    vec!["-m", "pip", "--version"],
                 ),
-                ("gcc", &["--version"]),
+                (
+                    None,
+                    "/usr/bin/python3",
+                    vec!["-c", "import venv, ensurepip, setuptools, wheel"],
+                ),
+                (None, "/usr/bin/python3", vec!["-c", python_h]),
+                (Some("gcc"), "gcc", vec!["--version"]),
             ],
+            (Row::System, Eco::Uv) => unreachable!("no system row for uv"),
         };
+        if self.row == Row::Ci {
+            probes.push((Some("bash"), "bash", vec!["--version"]));
+        }
         let site = Site::new(root, "tools");
-        for (prog, args) in probes {
-            if which(prog).is_none() {
+        let envs = self.envs(&site);
+        let path = self.path();
+        let mut versions = Vec::new();
+        for (name, prog, args) in probes {
+            if which(prog, &path).is_none() {
                 panic!(
                     "eco {}: `{prog}` is not installed (PATH or path); the test needs it \
                      (.ci/run installs it)",
@@ -328,7 +563,7 @@ impl Class {
             }
             let mut argv = vec![OsStr::new(prog)];
             argv.extend(args.iter().map(OsStr::new));
-            let out = run_env(&argv, root, &self.envs(&site));
+            let out = run_env(&argv, root, &envs);
             assert_eq!(
                 out.code,
                 Some(0),
@@ -338,8 +573,22 @@ impl Class {
                 out.stdout,
                 out.stderr
             );
+            if let Some(name) = name {
+                let text = if out.stdout.trim().is_empty() {
+                    &out.stderr
+                } else {
+                    &out.stdout
+                };
+                versions.push(format!("{name} {}", version_of(text)));
+            }
         }
         std::fs::remove_dir_all(site.base()).unwrap();
+        let launcher = match (self.row, self.command().first().map(String::as_str)) {
+            (Row::Ci, _) => "bash -c",
+            (Row::System, Some("sh")) => "sh -c",
+            (Row::System, _) => "argv",
+        };
+        format!("{launcher}; {}", versions.join(", "))
     }
 
     /// Build what every site of this class copies (tarballs, registry, sdists) into `dir`.
@@ -357,8 +606,8 @@ impl Class {
             ("TMPDIR".into(), tmp.into()),
             ("npm_config_cache".into(), home.join(".npm").into()),
         ];
-        match self {
-            Class::Npm => {
+        match self.eco {
+            Eco::Npm | Eco::Pnpm | Eco::Yarn => {
                 let base = dir.join("npm-base");
                 let changed = dir.join("npm-changed");
                 std::fs::create_dir_all(&base).unwrap();
@@ -388,7 +637,7 @@ impl Class {
                 }
                 a.npm = [base, changed];
             }
-            Class::Cargo => {
+            Eco::Cargo => {
                 // A cargo local registry: `NAME-VERSION.crate` (a gzipped tar of
                 // NAME-VERSION/) and index/PREFIX/NAME with one JSON line per version.
                 let reg = dir.join("registry");
@@ -426,7 +675,7 @@ impl Class {
                 }
                 a.registry = reg;
             }
-            Class::Pip => {
+            Eco::Pip | Eco::Uv => {
                 for (i, variant) in [Variant::Base, Variant::Changed].into_iter().enumerate() {
                     let stage = dir.join(format!("stage-{i}/ecopkg"));
                     copy_dir(&eco.join("pip/ecopkg"), &stage);
@@ -446,9 +695,41 @@ impl Class {
                     a.sdist[i] = out_dir;
                 }
             }
-            Class::Pytest | Class::Autoconf | Class::Git => {}
+            Eco::Pytest | Eco::Autoconf | Eco::Git => {}
         }
         a
+    }
+
+    /// The node project in `site.work`: the tarballs in `vendor/`, `index.js`, and
+    /// `package.json` (with `extra` fields); returns the tarball names and the dependencies.
+    fn node_project(
+        self,
+        arts: &Artifacts,
+        site: &Site,
+        variant: Variant,
+    ) -> (Vec<String>, serde_json::Value) {
+        let work = &site.work;
+        let vendor = work.join("vendor");
+        copy_dir(&arts.npm[(variant == Variant::Changed) as usize], &vendor);
+        std::fs::copy(eco_dir().join("npm/app/index.js"), work.join("index.js")).unwrap();
+        let mut tarballs: Vec<String> = std::fs::read_dir(&vendor)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        tarballs.sort();
+        assert_eq!(tarballs.len(), 5, "{tarballs:?}");
+        let mut deps = serde_json::Map::new();
+        for t in &tarballs {
+            deps.insert(tarball_name(t).into(), format!("file:vendor/{t}").into());
+        }
+        let pkg = serde_json::json!({
+            "name": "eco-npm-app",
+            "version": "1.0.0",
+            "private": true,
+            "license": "MIT",
+            "dependencies": deps,
+        });
+        (tarballs, pkg)
     }
 
     /// Set up the project in `site.work` (which must not exist yet).
@@ -458,54 +739,72 @@ impl Class {
         assert!(!work.exists(), "{} exists already", work.display());
         std::fs::create_dir_all(work).unwrap();
         let changed = variant == Variant::Changed;
-        match self {
-            Class::Npm => {
-                let vendor = work.join("vendor");
-                copy_dir(&arts.npm[changed as usize], &vendor);
-                std::fs::copy(eco.join("npm/app/index.js"), work.join("index.js")).unwrap();
-                let mut tarballs: Vec<String> = std::fs::read_dir(&vendor)
-                    .unwrap()
-                    .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                    .collect();
-                tarballs.sort();
-                assert_eq!(tarballs.len(), 5, "{tarballs:?}");
+        let write_json = |name: &str, v: &serde_json::Value| {
+            let text = serde_json::to_string_pretty(v).unwrap() + "\n";
+            std::fs::write(work.join(name), text).unwrap();
+        };
+        match self.eco {
+            Eco::Npm => {
+                let (tarballs, mut pkg) = self.node_project(arts, site, variant);
                 // npm 11 warns about a file: dependency's install scripts unless allowScripts
                 // names its tarball by absolute path (it refuses them only with
                 // --strict-allow-scripts; examples/npm-demo/prepare.sh); npm 9 ignores it.
-                let mut deps = serde_json::Map::new();
                 let mut allow = serde_json::Map::new();
                 for t in &tarballs {
-                    let (name, _version) = t.trim_end_matches(".tgz").rsplit_once('-').unwrap();
-                    deps.insert(name.into(), format!("file:vendor/{t}").into());
-                    let abs = format!("file:{}", vendor.join(t).display());
+                    let abs = format!("file:{}", work.join("vendor").join(t).display());
                     allow.insert(abs, true.into());
                 }
-                let pkg = serde_json::json!({
-                    "name": "eco-npm-app",
-                    "version": "1.0.0",
-                    "private": true,
-                    "license": "MIT",
-                    "dependencies": deps,
-                    "allowScripts": allow,
-                });
-                let text = serde_json::to_string_pretty(&pkg).unwrap() + "\n";
-                std::fs::write(work.join("package.json"), text).unwrap();
+                pkg["allowScripts"] = allow.into();
+                write_json("package.json", &pkg);
             }
-            Class::Pytest | Class::Autoconf => {
-                let dir = eco.join(self.name());
+            Eco::Pnpm => {
+                let (tarballs, pkg) = self.node_project(arts, site, variant);
+                write_json("package.json", &pkg);
+                // pnpm reads its settings from pnpm-workspace.yaml (package.json's "pnpm"
+                // field is ignored since pnpm 11). hpkg-e's `"hpkg-a": "1.0.0"` would be
+                // looked up in the registry: overridden by the local tarball, as npm and
+                // yarn dedupe it. pnpm runs no dependency's scripts unless allowBuilds names
+                // it (a file: tarball by its `name@file:path` key).
+                let mut yaml = String::from("overrides:\n");
+                let a = tarballs
+                    .iter()
+                    .find(|t| tarball_name(t) == "hpkg-a")
+                    .unwrap();
+                yaml.push_str(&format!("  hpkg-a: file:vendor/{a}\nallowBuilds:\n"));
+                for t in &tarballs {
+                    yaml.push_str(&format!(
+                        "  \"{}@file:vendor/{t}\": true\n",
+                        tarball_name(t)
+                    ));
+                }
+                std::fs::write(work.join("pnpm-workspace.yaml"), yaml).unwrap();
+            }
+            Eco::Yarn => {
+                let (tarballs, mut pkg) = self.node_project(arts, site, variant);
+                // hpkg-e's `"hpkg-a": "1.0.0"` resolved to the local tarball (yarn would ask
+                // the registry otherwise).
+                let a = tarballs
+                    .iter()
+                    .find(|t| tarball_name(t) == "hpkg-a")
+                    .unwrap();
+                pkg["resolutions"] = serde_json::json!({ "hpkg-a": format!("file:vendor/{a}") });
+                write_json("package.json", &pkg);
+            }
+            Eco::Pytest | Eco::Autoconf => {
+                let dir = eco.join(self.eco.name());
                 copy_dir(&dir.join("project"), work);
                 if changed {
                     copy_dir(&dir.join("s5"), work);
                 }
             }
-            Class::Cargo => {
+            Eco::Cargo => {
                 copy_dir(&eco.join("cargo/app"), work);
                 copy_dir(&arts.registry, &work.join("registry"));
                 if changed {
                     copy_dir(&eco.join("cargo/s5"), work);
                 }
             }
-            Class::Git => {
+            Eco::Git => {
                 std::fs::write(
                     site.home.join(".gitconfig"),
                     "[user]\n\tname = sbx test\n\temail = sbx@example.invalid\n",
@@ -518,7 +817,16 @@ impl Class {
                 }
                 must_succeed(&run_env(&argv, work, &self.envs(site)), "git/origin.sh");
             }
-            Class::Pip => copy_dir(&arts.sdist[changed as usize], &work.join("vendor")),
+            Eco::Pip | Eco::Uv => {
+                let vendor = work.join("vendor");
+                copy_dir(&arts.sdist[changed as usize], &vendor);
+                // The wheelhouse of the ci row: the build backend (build isolation) and pip.
+                if self.row == Row::Ci {
+                    for w in &tools().wheels {
+                        std::fs::copy(w, vendor.join(w.file_name().unwrap())).unwrap();
+                    }
+                }
+            }
         }
     }
 
@@ -532,8 +840,8 @@ impl Class {
             run_env(&argv, work, &self.envs(site))
         };
         let mut bad = Vec::new();
-        match self {
-            Class::Npm => {
+        match self.eco {
+            Eco::Npm | Eco::Pnpm | Eco::Yarn => {
                 let nm = "node_modules";
                 if !read(&format!("{nm}/hpkg-e/stamp.txt")).ends_with(" ok\n") {
                     bad.push("hpkg-e's postinstall did not run".to_string());
@@ -561,7 +869,7 @@ impl Class {
                     bad.push(format!("scratch directories left in TMPDIR: {left:?}"));
                 }
             }
-            Class::Pytest => {
+            Eco::Pytest => {
                 let want = if changed { "4 passed" } else { "3 passed" };
                 if !out.stdout.contains(want) {
                     bad.push(format!("pytest did not say {want:?}"));
@@ -572,7 +880,7 @@ impl Class {
                     }
                 }
             }
-            Class::Cargo => {
+            Eco::Cargo => {
                 let o = run(&["target/debug/eco-app"]);
                 let mut want = vec!["HELLO FROM BUILD.RS"];
                 if changed {
@@ -582,7 +890,7 @@ impl Class {
                     bad.push(format!("target/debug/eco-app: {o:?}"));
                 }
             }
-            Class::Autoconf => {
+            Eco::Autoconf => {
                 let o = run(&["./hello"]);
                 let want = if changed {
                     "[hello] hello from hello 1.0"
@@ -593,7 +901,7 @@ impl Class {
                     bad.push(format!("./hello: {o:?}"));
                 }
             }
-            Class::Git => {
+            Eco::Git => {
                 let o = run(&["git", "-C", "clone", "rev-list", "--count", "HEAD"]);
                 let want = if changed { "4" } else { "3" };
                 if o.stdout.trim() != want {
@@ -611,14 +919,32 @@ impl Class {
                     bad.push("git gc wrote no pack".to_string());
                 }
             }
-            Class::Pip => {
+            Eco::Pip | Eco::Uv => {
                 let mut code = String::from("import ecopkg; print(ecopkg.add(2, 3))");
                 if changed {
                     code.push_str("; import ecopkg.extra");
                 }
-                let o = run(&["venv/bin/python", "-c", &code]);
+                let python = match self.eco {
+                    Eco::Uv => ".venv/bin/python",
+                    _ => "venv/bin/python",
+                };
+                let o = run(&[python, "-c", &code]);
                 if o.code != Some(0) || o.stdout.trim() != "5" {
                     bad.push(format!("the installed package does not work: {o:?}"));
+                }
+                if self.eco == Eco::Pip && self.row == Row::Ci {
+                    // The upgrade took: the pip in the venv is the current release.
+                    let want = tools()
+                        .wheels
+                        .iter()
+                        .filter_map(|w| w.file_name()?.to_str()?.strip_prefix("pip-"))
+                        .find_map(|w| w.split('-').next())
+                        .unwrap_or("?")
+                        .to_string();
+                    let o = run(&["venv/bin/python", "-m", "pip", "--version"]);
+                    if !o.stdout.starts_with(&format!("pip {want} ")) {
+                        bad.push(format!("the venv's pip is not {want}: {}", o.stdout.trim()));
+                    }
                 }
             }
         }
@@ -628,6 +954,64 @@ impl Class {
             Err(bad.join("; "))
         }
     }
+}
+
+/// The version a `--version` output starts with: the first word of its first line that
+/// starts with a digit (`v` ignored), cut at the first character that is not a digit or a dot
+/// (`GNU bash, version 5.2.15(1)-release` -> `5.2.15`).
+fn version_of(text: &str) -> String {
+    let first = text.lines().next().unwrap_or("");
+    first
+        .split_whitespace()
+        .map(|w| w.trim_start_matches('v'))
+        .find(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+        .map(|w| {
+            w.chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect::<String>()
+        })
+        .unwrap_or_else(|| format!("? ({first})"))
+}
+
+/// `hpkg-d` of `hpkg-d-1.0.1.tgz`.
+fn tarball_name(tarball: &str) -> &str {
+    tarball.trim_end_matches(".tgz").rsplit_once('-').unwrap().0
+}
+
+/// The peers a trace reached that are not this machine: inet addresses other than loopback
+/// and unspecified, and DNS names asked.
+fn remote_peers(trace: &Path) -> BTreeSet<String> {
+    let (_, events) = read_trace(trace);
+    let mut out = BTreeSet::new();
+    for e in &events {
+        let EventKind::Syscall(sc) = &e.kind else {
+            continue;
+        };
+        for t in &sc.targets {
+            match &t.object {
+                Object::Socket(SockAddr::Inet { addr, port }) => {
+                    let ip = std::net::Ipv4Addr::from(*addr);
+                    if !ip.is_loopback() && !ip.is_unspecified() {
+                        out.insert(format!("{} {ip}:{port}", sc.name));
+                    }
+                }
+                Object::Socket(SockAddr::Inet6 { addr, port, .. }) => {
+                    let ip = std::net::Ipv6Addr::from(*addr);
+                    let v4_local = ip
+                        .to_ipv4_mapped()
+                        .is_some_and(|v4| v4.is_loopback() || v4.is_unspecified());
+                    if !ip.is_loopback() && !ip.is_unspecified() && !v4_local {
+                        out.insert(format!("{} [{ip}]:{port}", sc.name));
+                    }
+                }
+                Object::DnsName(name) => {
+                    out.insert(format!("resolve {name}"));
+                }
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 /// One scenario's result: runs made, runs passed, and what went wrong.
@@ -666,22 +1050,23 @@ struct Harness {
 }
 
 impl Harness {
-    fn argv<'a>(&self, head: &'a [&'a OsStr]) -> Vec<&'a OsStr> {
-        let mut a = head.to_vec();
-        a.extend(self.class.command().iter().map(OsStr::new));
+    fn argv(&self, head: &[&OsStr]) -> Vec<OsString> {
+        let mut a: Vec<OsString> = head.iter().map(|h| h.to_os_string()).collect();
+        a.extend(self.class.command().into_iter().map(OsString::from));
         a
     }
 
     fn sbx(&self, site: &Site, head: &[&OsStr]) -> Output {
         let mut argv = vec![OsStr::new(sbx_bin())];
-        argv.extend(self.argv(head));
-        run_env(&argv, &site.work, &self.class.envs(site))
+        argv.extend(head);
+        let argv = self.argv(&argv);
+        run_env(&refs(&argv), &site.work, &self.class.envs(site))
     }
 
     /// The workload without sbx (a failure here is a broken fixture or tool).
     fn bare(&self, site: &Site, variant: Variant) {
         let argv = self.argv(&[]);
-        let out = run_env(&argv, &site.work, &self.class.envs(site));
+        let out = run_env(&refs(&argv), &site.work, &self.class.envs(site));
         must_succeed(&out, &format!("eco {}: bare run", self.class.name()));
         if let Err(e) = self.class.check(site, &out, variant) {
             panic!("eco {}: bare run did not work: {e}", self.class.name());
@@ -704,6 +1089,11 @@ impl Harness {
         if let Err(e) = self.class.check(site, &out, Variant::Base) {
             panic!("{what}: the recorded run did not work: {e}");
         }
+        let peers = remote_peers(trace);
+        assert!(
+            peers.is_empty(),
+            "{what}: the workload reached the network, the test must run offline: {peers:?}"
+        );
         learn_cli(&[trace], profile, &[])
     }
 
@@ -839,6 +1229,10 @@ impl Harness {
             } else {
                 label.to_string()
             };
+            // Every scenario but S1 (the same site again) is a fresh machine.
+            if label != "S1" {
+                self.class.forget_machine_state();
+            }
             match self.enforce_one(&tag, &site, profile, variant, redo) {
                 Ok(()) => o.passed += 1,
                 Err((short, details)) => {
@@ -953,7 +1347,7 @@ fn run_class(class: Class) {
     let name = class.name();
     let dir = Dir::new();
     let root = dir.path().to_path_buf();
-    class.check_tools(&root);
+    let versions = class.check_tools(&root);
     let arts = class.artifacts(&root.join("artifacts"));
     let h = Harness {
         class,
@@ -962,6 +1356,7 @@ fn run_class(class: Class) {
     };
 
     // Record in site A and learn.
+    class.forget_machine_state();
     let a = h.fresh("a", Variant::Base);
     let trace_a = root.join("a.bin");
     let profile_a = root.join(format!("{name}.profile"));
@@ -971,6 +1366,7 @@ fn run_class(class: Class) {
     let mut outcomes = Vec::new();
     let mut extra_profiles = Vec::new();
     let fresh_run = |site: &str, variant: Variant| {
+        class.forget_machine_state();
         let s = h.fresh(site, variant);
         h.bare(&s, variant);
         s
@@ -1027,7 +1423,7 @@ fn run_class(class: Class) {
             text_w = learn_cli(&[&trace_a, &trace_w], &profile_w, &[]);
             extra_profiles.push("warm run skipped a step: learned cold+warm".to_string());
         }
-        if class == Class::Pip {
+        if class.eco == Eco::Pip {
             assert!(
                 skipped,
                 "pip reused its wheel, learn did not say so: {}",
@@ -1066,7 +1462,11 @@ fn run_class(class: Class) {
     let t_site = Site::new(&root, s2_name);
     let (admitted, n_checks) = tightness(&text_a, &t_site, &executed(&trace_a));
 
-    let mut summary = format!("eco: {name} profile {lines} lines, {rules} rules");
+    let mut summary = format!(
+        "eco: {} {} [{versions}] profile {lines} lines, {rules} rules",
+        class.row_name(),
+        class.eco.name()
+    );
     for sc in SCENARIOS {
         match outcomes.iter().find(|o| o.label == sc) {
             Some(o) => summary.push_str(&format!("; {}", o.summary())),
@@ -1111,32 +1511,104 @@ fn run_class(class: Class) {
     }
 }
 
-#[test]
-fn npm() {
-    run_class(Class::Npm);
+/// What CI runs: the current releases of `.ci/run` (tools()), each step through `bash -c`.
+mod ci {
+    use super::{Class, Eco, Row, run_class};
+
+    fn run(eco: Eco) {
+        run_class(Class { eco, row: Row::Ci });
+    }
+
+    #[test]
+    fn npm() {
+        run(Eco::Npm);
+    }
+
+    #[test]
+    #[ignore = "issue 38: pnpm keeps /tmp/pnpm-store-operation-locks-UID whatever TMPDIR says (S1: read /tmp/pnpm-store-operation-locks-0, made by the recorded run, not owned) and its store ~/.local/share/pnpm is not a known cache (S3, recorded warm: create ${HOME}/.local/share/pnpm)"]
+    fn pnpm() {
+        run(Eco::Pnpm);
+    }
+
+    #[test]
+    #[ignore = "issue 38: yarn's cache ~/.cache/yarn is not a known cache (S3, recorded warm: create ${HOME}/.cache/yarn by node)"]
+    fn yarn() {
+        run(Eco::Yarn);
+    }
+
+    #[test]
+    #[ignore = "issue 38: pytest 8+ makes ${CWD}/pytest-cache-files-XXXXXXXX with tempfile.mkdtemp, learned by its looks (S2, S4, S5: create ${CWD}/pytest-cache-files-esi1nrvn; S3 passes or not with the recorded name)"]
+    fn pytest() {
+        run(Eco::Pytest);
+    }
+
+    #[test]
+    #[ignore = "issue 38: through `bash -c` bash is on cargo's exec chain and the CARGO_HOME rules learned `by cargo` refuse it (S1: write ${HOME}/.cargo/registry; S2-S5: create ${HOME}/.cargo/registry/src/-HASH/eco-alpha-0.1.0 by cargo <- bash)"]
+    fn cargo() {
+        run(Eco::Cargo);
+    }
+
+    #[test]
+    fn autoconf() {
+        run(Eco::Autoconf);
+    }
+
+    #[test]
+    fn git() {
+        run(Eco::Git);
+    }
+
+    #[test]
+    fn pip() {
+        run(Eco::Pip);
+    }
+
+    #[test]
+    #[ignore = "issue 38: uv's cache ~/.cache/uv is not a known cache: its build environments ~/.cache/uv/builds-v0/.tmpXXXXXX are learned by their looks (S2, S4, S5, unless the recorded name looked random: read ${HOME}/.cache/uv/builds-v0/.tmpQxYHst/bin/python by uv), and the warm cache skips the build unannounced (S3: read /usr/bin/python3 by python3 <- uv)"]
+    fn uv() {
+        run(Eco::Uv);
+    }
 }
 
-#[test]
-fn pytest() {
-    run_class(Class::Pytest);
-}
+/// The machine's tools (Debian's python3, pytest and pip; PATH's npm, cargo, gcc, git), each
+/// step run directly or through `sh -c`.
+mod system {
+    use super::{Class, Eco, Row, run_class};
 
-#[test]
-fn cargo() {
-    run_class(Class::Cargo);
-}
+    fn run(eco: Eco) {
+        run_class(Class {
+            eco,
+            row: Row::System,
+        });
+    }
 
-#[test]
-fn autoconf() {
-    run_class(Class::Autoconf);
-}
+    #[test]
+    fn npm() {
+        run(Eco::Npm);
+    }
 
-#[test]
-fn git() {
-    run_class(Class::Git);
-}
+    #[test]
+    fn pytest() {
+        run(Eco::Pytest);
+    }
 
-#[test]
-fn pip() {
-    run_class(Class::Pip);
+    #[test]
+    fn cargo() {
+        run(Eco::Cargo);
+    }
+
+    #[test]
+    fn autoconf() {
+        run(Eco::Autoconf);
+    }
+
+    #[test]
+    fn git() {
+        run(Eco::Git);
+    }
+
+    #[test]
+    fn pip() {
+        run(Eco::Pip);
+    }
 }

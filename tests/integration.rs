@@ -29,8 +29,9 @@ mod examples;
 /// checked, the attacker's server receives nothing.
 mod net;
 
-/// Learned profiles across ecosystems (npm, pytest, cargo, autoconf+make, git, pip): S1-S5
-/// in kill mode and the tightness checks.
+/// Learned profiles across ecosystems (npm, pnpm, yarn, pytest, cargo, autoconf+make, git,
+/// pip, uv): the current releases through `bash -c` (row `ci`) and the machine's tools (row
+/// `system`), S1-S5 in kill mode and the tightness checks.
 mod ecosystems;
 
 /// Rights bound to programs (`by`): npm's token, registry and environment stay npm's, an
