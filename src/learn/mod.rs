@@ -19,7 +19,9 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::dns::DnsBook;
-use crate::event::{Event, EventKind, Object, Outcome, PathObj, ResolveSource, SockAddr, Syscall};
+use crate::event::{
+    Access, AccessSet, Event, EventKind, Object, Outcome, PathObj, ResolveSource, SockAddr, Syscall,
+};
 use crate::profile::{Effect, Include, Pattern, Profile, Proto, Rule, Span, Verb};
 use crate::trace::Header;
 
@@ -29,6 +31,8 @@ use generalize::Var;
 const ENOENT: i32 = 2;
 /// `ENOTDIR`: a path component is not a directory, so the path does not exist either.
 const ENOTDIR: i32 = 20;
+/// `EEXIST`: the name a mkdir was to make exists.
+const EEXIST: i32 = 17;
 
 /// Default for [`LearnOptions::dir_threshold`].
 pub const DEFAULT_DIR_THRESHOLD: usize = 8;
@@ -652,7 +656,12 @@ impl Learner {
         let missing = matches!(sc.outcome, Outcome::Errno(ENOENT | ENOTDIR));
         let ok = matches!(sc.outcome, Outcome::Value(_) | Outcome::Unknown);
         for t in &sc.targets {
-            let verbs = verbs_of(t.access, self.ctx.metadata);
+            let access = if mkdir_looks(sc, t) {
+                AccessSet::of(Access::Stat)
+            } else {
+                t.access
+            };
+            let verbs = verbs_of(access, self.ctx.metadata);
             if verbs.is_empty() {
                 continue;
             }
@@ -899,6 +908,15 @@ impl Learner {
                 self.scope_use(ev, (verb, exact.clone()));
                 self.secrets.insert((verb, exact));
             }
+            return;
+        }
+        // A directory above the start directory, listed or looked at (module resolvers and
+        // git walk up to `/`): the set of them, wherever the next checkout is.
+        if matches!(verb, Verb::Read | Verb::Stat)
+            && generalize::is_cwd_ancestor(path, &self.ctx.cwd)
+        {
+            let set = self.paths.entry(verb).or_default();
+            set.insert(crate::profile::vars::CWD_ANCESTORS.to_string());
             return;
         }
         let g =
@@ -1613,6 +1631,19 @@ fn net_text(proto: Proto, addr: &str) -> String {
         Proto::Netlink => "netlink",
     };
     format!("{p} {addr}")
+}
+
+/// Is target `t` of `sc` a mkdir that found its name taken (EEXIST: `mkdir -p` of an
+/// existing directory)? It made and changed nothing: a look at the name, which enforce
+/// decides as one (a `stat`, free without `--metadata`) and answers EEXIST itself. Not with
+/// `..` in the path as written: enforce lets the kernel answer those, and decides them as the
+/// write the trace says (docs/learning.md, "Failures").
+fn mkdir_looks(sc: &Syscall, t: &crate::event::Target) -> bool {
+    sc.name.starts_with("mkdir")
+        && sc.outcome == Outcome::Errno(EEXIST)
+        && t.access == AccessSet::of(Access::Write)
+        && matches!(&t.object, Object::Path(p)
+            if !p.literal.split(|&b| b == b'/').any(|c| c == b".."))
 }
 
 /// The verbs an access set asks for: the policy's mapping ([`crate::policy::verbs_of`]: read;
