@@ -187,6 +187,21 @@ fn ancestor_listable(dir: &str, env: &Env) -> bool {
     !crate::learn::generalize::is_secret(&abstracted)
 }
 
+/// Is target `t` of the recorded call `sc` a mkdir that found its name taken (EEXIST, its
+/// create settled as a write: `mkdir -p` of an existing directory)? It made and changed
+/// nothing: a look at the name. Enforce decides it as a `stat` where it answers EEXIST itself
+/// (`EnforceSink::mkdir_look`), learn learns it so, and [`CompiledPolicy::admits_event`]
+/// judges it so. Not with `..` in the path as written: enforce lets the kernel answer those
+/// and decides the write the trace says.
+pub fn mkdir_found_existing(sc: &crate::event::Syscall, t: &crate::event::Target) -> bool {
+    const EEXIST: i32 = 17;
+    sc.name.starts_with("mkdir")
+        && sc.outcome == Outcome::Errno(EEXIST)
+        && t.access == AccessSet::of(Access::Write)
+        && matches!(&t.object, Object::Path(p)
+            if !p.literal.split(|&b| b == b'/').any(|c| c == b".."))
+}
+
 /// The verbs an access implies (every one must be allowed).
 pub fn verbs_of(access: AccessSet) -> Vec<Verb> {
     let mut verbs = BTreeSet::new();
@@ -1025,7 +1040,8 @@ impl CompiledPolicy {
     ///   syscall failed with ENOENT a `probe` rule admits any path verb (a read rule admits
     ///   the failed read as well); an event without targets is a gated syscall and needs
     ///   `syscall NAME` (see [`CompiledPolicy::admits_event_with`] to gate named syscalls
-    ///   that also have targets).
+    ///   that also have targets). A mkdir that found its name ([`mkdir_found_existing`])
+    ///   is a look and is not judged.
     /// - Exec events need `exec` on the new program's path.
     /// - Spawn and exit events are always admitted.
     pub fn admits_event(&self, ev: &Event) -> Vec<(Verb, String)> {
@@ -1076,6 +1092,11 @@ impl CompiledPolicy {
                 }
                 let enoent = sc.outcome == Outcome::Errno(2);
                 for t in &sc.targets {
+                    // A look: enforce checks it (as a stat) only with --metadata, which
+                    // the event does not say; free otherwise, as here.
+                    if mkdir_found_existing(sc, t) {
+                        continue;
+                    }
                     let object = match &t.object {
                         Object::Path(p) => Object::Path(self_view(p, ev.pid)),
                         o => o.clone(),
@@ -2557,6 +2578,30 @@ mod tests {
             pol.admits_event(&open("/home/a b", R, Outcome::Errno(13))),
             vec![(Verb::Read, "\"/home/a b\"".to_string())]
         );
+        // A mkdir that found its name (EEXIST, settled as a write) is a look; one that
+        // failed otherwise, or with `..` as written (the kernel answers it), is a write.
+        let mkdir = |p: &str, literal: &str, outcome| {
+            let mut e = open(p, W, outcome);
+            if let EventKind::Syscall(sc) = &mut e.kind {
+                sc.name = "mkdirat".into();
+                if let Object::Path(o) = &mut sc.targets[0].object {
+                    o.literal = literal.as_bytes().to_vec();
+                }
+            }
+            e
+        };
+        assert_eq!(
+            pol.admits_event(&mkdir("/home", "/home", Outcome::Errno(17))),
+            none
+        );
+        let write_home = vec![(Verb::Write, "/home".to_string())];
+        for e in [
+            mkdir("/home", "../home", Outcome::Errno(17)),
+            mkdir("/home", "/home", Outcome::Errno(13)),
+            mkdir("/home", "/home", Outcome::Killed),
+        ] {
+            assert_eq!(pol.admits_event(&e), write_home);
+        }
         let exec = |p: &str| {
             ev(EventKind::Exec(crate::event::Exec {
                 path: p.as_bytes().to_vec(),

@@ -31,8 +31,6 @@ use generalize::Var;
 const ENOENT: i32 = 2;
 /// `ENOTDIR`: a path component is not a directory, so the path does not exist either.
 const ENOTDIR: i32 = 20;
-/// `EEXIST`: the name a mkdir was to make exists.
-const EEXIST: i32 = 17;
 
 /// Default for [`LearnOptions::dir_threshold`].
 pub const DEFAULT_DIR_THRESHOLD: usize = 8;
@@ -656,7 +654,7 @@ impl Learner {
         let missing = matches!(sc.outcome, Outcome::Errno(ENOENT | ENOTDIR));
         let ok = matches!(sc.outcome, Outcome::Value(_) | Outcome::Unknown);
         for t in &sc.targets {
-            let access = if mkdir_looks(sc, t) {
+            let access = if crate::policy::mkdir_found_existing(sc, t) {
                 AccessSet::of(Access::Stat)
             } else {
                 t.access
@@ -1631,19 +1629,6 @@ fn net_text(proto: Proto, addr: &str) -> String {
         Proto::Netlink => "netlink",
     };
     format!("{p} {addr}")
-}
-
-/// Is target `t` of `sc` a mkdir that found its name taken (EEXIST: `mkdir -p` of an
-/// existing directory)? It made and changed nothing: a look at the name, which enforce
-/// decides as one (a `stat`, free without `--metadata`) and answers EEXIST itself. Not with
-/// `..` in the path as written: enforce lets the kernel answer those, and decides them as the
-/// write the trace says (docs/learning.md, "Failures").
-fn mkdir_looks(sc: &Syscall, t: &crate::event::Target) -> bool {
-    sc.name.starts_with("mkdir")
-        && sc.outcome == Outcome::Errno(EEXIST)
-        && t.access == AccessSet::of(Access::Write)
-        && matches!(&t.object, Object::Path(p)
-            if !p.literal.split(|&b| b == b'/').any(|c| c == b".."))
 }
 
 /// The verbs an access set asks for: the policy's mapping ([`crate::policy::verbs_of`]: read;
