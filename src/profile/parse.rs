@@ -343,7 +343,7 @@ pub fn check_rule_path(effect: Effect, verb: Verb, text: &str) -> Result<(), Par
     Err(ParseErrorKind::BadVar {
         pattern: text.to_string(),
         message: format!(
-            "the directories above the start directory may only be read (listed) or looked at: \"{}{}\" is not allowed (write read {text} or stat {text})",
+            "the directories above the start directory may only be read (listed) or looked at: \"{}{}\" is not allowed (use \"read {text}\" or \"stat {text}\")",
             if effect == Effect::Deny { "deny " } else { "" },
             verb.name()
         ),
