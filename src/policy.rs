@@ -27,7 +27,9 @@ use crate::profile::parse::{HostPat, ParseErrorKind, glob_builder, parse_inet_ad
 use crate::profile::parse::{ParseErrors, parse_str};
 use crate::profile::render::{quote_if_needed, render_rule};
 use crate::profile::snippets::{Origin, ResolveError, Resolved, resolve};
-use crate::profile::vars::{Env, VarError, expand, path_to_text};
+use crate::profile::vars::{
+    CWD_ANCESTORS, Env, VarError, escape_glob, expand, expand_ancestors, path_to_text,
+};
 use crate::profile::{Effect, Pattern, Proto, Span, Verb};
 
 /// The verdict on one access.
@@ -230,6 +232,34 @@ fn tmpdir_covers_home(env: &Env) -> bool {
     tmp.is_empty()
         || (!home.is_empty()
             && (home == tmp || home.strip_prefix(tmp).is_some_and(|r| r.starts_with('/'))))
+}
+
+/// May `${CWD_ANCESTORS}` name `dir`, an ancestor of the start directory? Not when it is a
+/// secret place or below one (a workload started inside `~/.ssh` does not get to list it):
+/// the places learn never widens into (`learn::generalize::is_secret`). HOME itself may be
+/// listed (docs/security.md, "Ancestors of the start directory").
+fn ancestor_listable(dir: &str, env: &Env) -> bool {
+    let home = env.home.trim_end_matches('/');
+    let abstracted = match dir.strip_prefix(home).and_then(|r| r.strip_prefix('/')) {
+        Some(rel) if !home.is_empty() => format!("${{HOME}}/{}", escape_glob(rel)),
+        _ => escape_glob(dir),
+    };
+    !crate::learn::generalize::is_secret(&abstracted)
+}
+
+/// Is target `t` of the recorded call `sc` a mkdir that found its name taken (EEXIST, its
+/// create settled as a write: `mkdir -p` of an existing directory)? It made and changed
+/// nothing: a look at the name. Enforce decides it as a `stat` where it answers EEXIST itself
+/// (`EnforceSink::mkdir_look`), learn learns it so, and [`CompiledPolicy::admits_event`]
+/// judges it so. Not with `..` in the path as written: enforce lets the kernel answer those
+/// and decides the write the trace says.
+pub fn mkdir_found_existing(sc: &crate::event::Syscall, t: &crate::event::Target) -> bool {
+    const EEXIST: i32 = 17;
+    sc.name.starts_with("mkdir")
+        && sc.outcome == Outcome::Errno(EEXIST)
+        && t.access == AccessSet::of(Access::Write)
+        && matches!(&t.object, Object::Path(p)
+            if !p.literal.split(|&b| b == b'/').any(|c| c == b".."))
 }
 
 /// The verbs an access implies (every one must be allowed).
@@ -640,6 +670,13 @@ impl CompiledPolicy {
                         format!("{p}/**")
                     };
                     add_glob(Space::Path, &below, true)?;
+                }
+                // The directories above the start directory: one literal glob each
+                // (globset's literal strategy, a hash lookup: nothing more per check).
+                Pattern::Path(p) if p == CWD_ANCESTORS => {
+                    for dir in expand_ancestors(env, &|dir| ancestor_listable(dir, env)) {
+                        add_glob(Space::Path, &dir, true)?;
+                    }
                 }
                 Pattern::Path(p) => add_glob(Space::Path, p, true)?,
                 Pattern::Net {
@@ -1074,7 +1111,8 @@ impl CompiledPolicy {
     ///   syscall failed with ENOENT a `probe` rule admits any path verb (a read rule admits
     ///   the failed read as well); an event without targets is a gated syscall and needs
     ///   `syscall NAME` (see [`CompiledPolicy::admits_event_with`] to gate named syscalls
-    ///   that also have targets).
+    ///   that also have targets). A mkdir that found its name ([`mkdir_found_existing`])
+    ///   is a look and is not judged.
     /// - Exec events need `exec` on the new program's path.
     /// - Spawn and exit events are always admitted.
     pub fn admits_event(&self, ev: &Event) -> Vec<(Verb, String)> {
@@ -1125,6 +1163,11 @@ impl CompiledPolicy {
                 }
                 let enoent = sc.outcome == Outcome::Errno(2);
                 for t in &sc.targets {
+                    // A look: enforce checks it (as a stat) only with --metadata, which
+                    // the event does not say; free otherwise, as here.
+                    if mkdir_found_existing(sc, t) {
+                        continue;
+                    }
                     let object = match &t.object {
                         Object::Path(p) => Object::Path(self_view(p, ev.pid)),
                         o => o.clone(),
@@ -2378,6 +2421,96 @@ mod tests {
         assert!(CompiledPolicy::load("t.profile", text, &e).is_ok());
     }
 
+    fn at(cwd: &str, home: &str, text: &str) -> CompiledPolicy {
+        let env = Env {
+            cwd: cwd.into(),
+            home: home.into(),
+            tmpdir: "/tmp".into(),
+            vars: BTreeMap::new(),
+        };
+        CompiledPolicy::load("t.profile", text, &env).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// `${CWD_ANCESTORS}` matches exactly the directories above this run's start directory:
+    /// not the start directory, not a sibling or any other child of an ancestor, not a file
+    /// in one, not the recording's old parents; HOME itself when it is one.
+    /// See: docs/profile-format.md, "The directories above the start directory"
+    #[test]
+    fn cwd_ancestors_are_exactly_the_start_directorys_parents() {
+        let p = at("/home/u/w/a/proj", "/home/u", "read ${CWD_ANCESTORS}\n");
+        let read = |abs: &str| short(&p.decide(acc(R), &path(abs)));
+        for dir in ["/", "/home", "/home/u", "/home/u/w", "/home/u/w/a"] {
+            assert_eq!(read(dir), "allow", "{dir}");
+            // A look at one (with --metadata) is allowed by the read rule.
+            assert_eq!(short(&p.decide(acc(&[Access::Stat]), &path(dir))), "allow");
+            // Listing is all: no write (chmod 0777 ~), no delete.
+            assert_eq!(short(&p.decide(acc(W), &path(dir))), "deny write no-rule");
+        }
+        for other in [
+            "/home/u/w/a/proj",
+            "/home/u/w/a/proj/src",
+            "/home/u/w/a/other",
+            "/home/u/w/a/secret.txt",
+            "/home/u/.ssh",
+            "/home/u/.ssh/id_rsa",
+            "/home/u/.npmrc",
+            "/home/uu",
+            "/home/u/w/ab",
+            "/srv/ci/build-7",
+            "/etc",
+        ] {
+            assert_eq!(read(other), "deny read no-rule", "{other}");
+        }
+        // Both names are checked: a symlink in an ancestor leading elsewhere admits nothing.
+        assert_eq!(
+            short(&p.decide(acc(R), &linked("/home/u/w", "/home/u/.ssh"))),
+            "deny read no-rule"
+        );
+    }
+
+    /// Deny rules win over it; a start directory at `/` has no ancestors; glob characters in
+    /// a parent are literal; a start directory inside a secret place does not get to list it.
+    #[test]
+    fn cwd_ancestors_edge_cases() {
+        let p = at(
+            "/w/proj",
+            "/home/u",
+            "read /**\ndeny read ${CWD_ANCESTORS}\n",
+        );
+        assert_eq!(
+            short(&p.decide(acc(R), &path("/w"))).split(' ').next(),
+            Some("deny")
+        );
+        assert_eq!(short(&p.decide(acc(R), &path("/w/proj"))), "allow");
+        let root = at("/", "/home/u", "read ${CWD_ANCESTORS}\n");
+        for abs in ["/", "/home"] {
+            assert_eq!(short(&root.decide(acc(R), &path(abs))), "deny read no-rule");
+        }
+        let star = at("/w/a*b/proj", "/home/u", "read ${CWD_ANCESTORS}\n");
+        assert_eq!(short(&star.decide(acc(R), &path("/w/a*b"))), "allow");
+        assert_eq!(
+            short(&star.decide(acc(R), &path("/w/axb"))),
+            "deny read no-rule"
+        );
+        let inside = at(
+            "/home/u/.ssh/keys/proj",
+            "/home/u",
+            "read ${CWD_ANCESTORS}\n",
+        );
+        assert_eq!(short(&inside.decide(acc(R), &path("/home/u"))), "allow");
+        for abs in ["/home/u/.ssh", "/home/u/.ssh/keys"] {
+            assert_eq!(
+                short(&inside.decide(acc(R), &path(abs))),
+                "deny read no-rule"
+            );
+        }
+        // Never from the environment, never a value.
+        let mut env = env();
+        env.vars.insert("CWD_ANCESTORS".into(), "/".into());
+        let e = CompiledPolicy::load("t.profile", "read ${CWD_ANCESTORS}/**\n", &env);
+        assert!(e.is_err());
+    }
+
     #[test]
     fn a_project_area_is_refused_when_the_workload_starts_at_home() {
         let text = "read ${CWD}/**\n";
@@ -2577,6 +2710,30 @@ mod tests {
             pol.admits_event(&open("/home/a b", R, Outcome::Errno(13))),
             vec![(Verb::Read, "\"/home/a b\"".to_string())]
         );
+        // A mkdir that found its name (EEXIST, settled as a write) is a look; one that
+        // failed otherwise, or with `..` as written (the kernel answers it), is a write.
+        let mkdir = |p: &str, literal: &str, outcome| {
+            let mut e = open(p, W, outcome);
+            if let EventKind::Syscall(sc) = &mut e.kind {
+                sc.name = "mkdirat".into();
+                if let Object::Path(o) = &mut sc.targets[0].object {
+                    o.literal = literal.as_bytes().to_vec();
+                }
+            }
+            e
+        };
+        assert_eq!(
+            pol.admits_event(&mkdir("/home", "/home", Outcome::Errno(17))),
+            none
+        );
+        let write_home = vec![(Verb::Write, "/home".to_string())];
+        for e in [
+            mkdir("/home", "../home", Outcome::Errno(17)),
+            mkdir("/home", "/home", Outcome::Errno(13)),
+            mkdir("/home", "/home", Outcome::Killed),
+        ] {
+            assert_eq!(pol.admits_event(&e), write_home);
+        }
         let exec = |p: &str| {
             ev(EventKind::Exec(crate::event::Exec {
                 path: p.as_bytes().to_vec(),

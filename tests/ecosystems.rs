@@ -1525,25 +1525,21 @@ mod ci {
     }
 
     #[test]
-    #[ignore = "issue 38: pnpm keeps /tmp/pnpm-store-operation-locks-UID whatever TMPDIR says (S1: read /tmp/pnpm-store-operation-locks-0, made by the recorded run, not owned) and its store ~/.local/share/pnpm is not a known cache (S3, recorded warm: create ${HOME}/.local/share/pnpm)"]
     fn pnpm() {
         run(Eco::Pnpm);
     }
 
     #[test]
-    #[ignore = "issue 38: yarn's cache ~/.cache/yarn is not a known cache (S3, recorded warm: create ${HOME}/.cache/yarn by node)"]
     fn yarn() {
         run(Eco::Yarn);
     }
 
     #[test]
-    #[ignore = "issue 38: pytest 8+ makes ${CWD}/pytest-cache-files-XXXXXXXX with tempfile.mkdtemp, learned by its looks (S2, S4, S5: create ${CWD}/pytest-cache-files-esi1nrvn; S3 passes or not with the recorded name)"]
     fn pytest() {
         run(Eco::Pytest);
     }
 
     #[test]
-    #[ignore = "issue 38: through `bash -c` bash is on cargo's exec chain and the CARGO_HOME rules learned `by cargo` refuse it (S1: write ${HOME}/.cargo/registry; S2-S5: create ${HOME}/.cargo/registry/src/-HASH/eco-alpha-0.1.0 by cargo <- bash)"]
     fn cargo() {
         run(Eco::Cargo);
     }
@@ -1564,7 +1560,6 @@ mod ci {
     }
 
     #[test]
-    #[ignore = "issue 38: uv's cache ~/.cache/uv is not a known cache: its build environments ~/.cache/uv/builds-v0/.tmpXXXXXX are learned by their looks (S2, S4, S5, unless the recorded name looked random: read ${HOME}/.cache/uv/builds-v0/.tmpQxYHst/bin/python by uv), and the warm cache skips the build unannounced (S3: read /usr/bin/python3 by python3 <- uv)"]
     fn uv() {
         run(Eco::Uv);
     }

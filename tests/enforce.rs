@@ -3315,8 +3315,11 @@ fn an_exec_no_other_task_could_race_is_identified_from_its_check() {
 
 /// mkdir of a name that exists (a directory, a file, a dangling symlink) is answered EEXIST by
 /// sbx without running it (`answers_exists`): the workload sees what it sees bare, and `mkdir
-/// -p` through existing directories works. The answer comes only after the decision: a mkdir
-/// of an existing name no rule allows is still a violation.
+/// -p` through existing directories works. Such a mkdir makes and changes nothing: it is
+/// decided as the look it is (a stat, free without `--metadata`), also where no rule allows
+/// writing the name (`mkdir /etc`, `mkdir -p` of a checkout's parents); a mkdir that would
+/// make a name no rule allows is still a violation.
+/// See: issue 38 item 3 (`write ${HOME}` learned from `mkdir -p`)
 #[test]
 fn mkdir_of_an_existing_name_answers_as_bare() {
     let d = Dir::new();
@@ -3333,14 +3336,29 @@ fn mkdir_of_an_existing_name_answers_as_bare() {
     assert!(out.stderr.is_empty(), "{}", out.stderr);
     assert!(std::fs::symlink_metadata(d.join("l")).unwrap().is_symlink());
     assert!(d.join("d/e/g").is_dir());
-    // /etc exists; no rule lets the workload make or write it.
+    // /etc exists: no rule lets the workload write it, and looking at it needs none.
+    let etc = std::fs::metadata("/etc").unwrap();
     let out = enforce(
         d.path(),
         "kill",
-        &["sh", "-c", &format!("{script}; mkdir /etc; echo no")],
+        &["sh", "-c", &format!("{script}; mkdir /etc; echo etc=$?")],
+    );
+    out.assert_code(0);
+    assert_eq!(out.stdout, format!("{want}etc=1\n"));
+    assert!(out.stderr.contains("File exists"), "{}", out.stderr);
+    assert!(violations(&out).is_empty(), "{}", out.stderr);
+    let after = std::fs::metadata("/etc").unwrap();
+    assert_eq!(after.permissions(), etc.permissions());
+    // A name that does not exist there: no rule lets the workload make it.
+    let name = format!("/etc/{}", unique("mkdir"));
+    let out = enforce(
+        d.path(),
+        "kill",
+        &["sh", "-c", &format!("{script}; mkdir {name}; echo no")],
     );
     out.assert_code(VIOLATION);
     assert_eq!(out.stdout, want);
     let v = violations(&out);
-    assert!(v.len() == 1 && v[0].contains("/etc"), "{}", out.stderr);
+    assert!(v.len() == 1 && v[0].contains(&name), "{}", out.stderr);
+    assert!(!Path::new(&name).exists());
 }

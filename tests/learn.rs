@@ -438,3 +438,108 @@ fn npm_run_is_admitted_by_its_own_profile_without_exceptions() {
     let strict = not_admitted_with(&pol, &ev, false);
     assert!(strict.is_empty(), "refused:\n  {}", strict.join("\n  "));
 }
+
+/// A step that walks up from its checkout (node opening every parent as a directory, as
+/// esbuild and vite resolve modules) after `mkdir -p "$PWD/out/x"` (EEXIST on every
+/// existing parent).
+const WALK_UP: &str = "mkdir -p \"$PWD/out/x\" && node -e \"const fs = require('fs'), path = require('path'); \
+     let d = process.cwd(); for (;;) { fs.readdirSync(d); fs.opendirSync(d).closeSync(); \
+     const p = path.dirname(d); if (p === d) break; d = p; }\"";
+
+/// `sbx enforce --mode kill PROFILE -- bash -c STEP` in `cwd` with `site`'s HOME and TMPDIR.
+fn enforce_step(site: &Site, cwd: &Path, profile: &Path, step: &str) -> crate::util::Output {
+    let mut sbx = crate::util::Sbx::new([
+        std::ffi::OsStr::new("enforce"),
+        "--mode".as_ref(),
+        "kill".as_ref(),
+        profile.as_os_str(),
+        "--".as_ref(),
+        "bash".as_ref(),
+        "-c".as_ref(),
+        step.as_ref(),
+    ])
+    .cwd(cwd);
+    for (k, v) in site.envs() {
+        match v {
+            Some(v) => sbx = sbx.env(k, v),
+            None => {
+                sbx.cmd.env_remove(k);
+            }
+        }
+    }
+    sbx.cmd.env_remove("GITHUB_ACTIONS");
+    sbx.run()
+}
+
+/// The parents of a checkout, listed and `mkdir -p`'d, are learned as `${CWD_ANCESTORS}`:
+/// the profile names none of the recording's parents and writes none, holds in kill mode
+/// in a checkout at another path and depth (below another HOME, which is then one of the
+/// parents), and still refuses a file in a parent and HOME's key.
+/// See: issue 38 item 3 (esbuild, vite, cmake's `mkdir -p` killed in another checkout)
+#[test]
+fn a_checkouts_parents_hold_at_another_path_and_depth() {
+    let d = Dir::new();
+    let root = d.path();
+    let a = Site::new(root, "a");
+    let proj_a = a.work.join("proj");
+    std::fs::create_dir_all(&proj_a).unwrap();
+    let trace = root.join("a.bin");
+    let (out, _, _) = crate::util::record_env(&proj_a, &trace, &["bash", "-c", WALK_UP], &a.envs());
+    out.assert_code(0);
+    let p = learn_cli(&[&trace], &root.join("p.profile"), &[]);
+    assert!(p.contains("\nread ${CWD_ANCESTORS}\n"), "{p}");
+    // No parent of the recording's checkout by name (they all lie under the test's root).
+    let root_text = root.to_string_lossy();
+    assert!(!p.contains(root_text.as_ref()), "{p}");
+    assert!(!p.lines().any(|l| l == "read /" || l == "write /"), "{p}");
+
+    let b = Site::new(root, "b");
+    let proj_b = b.home.join("w/deep/er/proj");
+    std::fs::create_dir_all(&proj_b).unwrap();
+    let profile = root.join("p.profile");
+    let ok = enforce_step(&b, &proj_b, &profile, WALK_UP);
+    ok.assert_code(0);
+    assert!(proj_b.join("out/x").is_dir());
+    // No parent of either checkout (HOME among B's) may be written: chmod 0777 ~ is refused.
+    for (site, proj) in [(&a, &proj_a), (&b, &proj_b)] {
+        let env = Env {
+            cwd: proj.to_string_lossy().into_owned(),
+            home: site.home.to_string_lossy().into_owned(),
+            tmpdir: site.tmp.to_string_lossy().into_owned(),
+            vars: Default::default(),
+        };
+        let pol = policy(&p, &env);
+        for dir in proj.ancestors().skip(1) {
+            let obj = Object::Path(PathObj {
+                literal: vec![],
+                abs: dir.as_os_str().as_encoded_bytes().to_vec(),
+                resolved: None,
+            });
+            for access in [Access::Write, Access::Chmod, Access::Delete] {
+                let d = pol.decide(AccessSet::of(access), &obj);
+                assert!(
+                    matches!(d, sbx::policy::Decision::Deny { .. }),
+                    "{access:?} {}: {d:?}",
+                    dir.display()
+                );
+            }
+        }
+    }
+    // A file in a parent, and HOME's key, are still refused.
+    std::fs::write(proj_b.parent().unwrap().join("secret.txt"), "sbx-test\n").unwrap();
+    for (step, what) in [
+        (format!("{WALK_UP} && cat ../secret.txt"), "/er/secret.txt"),
+        (format!("{WALK_UP} && cat ~/.ssh/id_rsa"), "/.ssh/id_rsa"),
+    ] {
+        let out = enforce_step(&b, &proj_b, &profile, &step);
+        assert_ne!(out.code, Some(0), "{step}: {out:?}");
+        assert!(
+            out.stderr
+                .lines()
+                .any(|l| l.starts_with("sbx: violation:") && l.contains(what)),
+            "{step}: {}",
+            out.stderr
+        );
+        assert!(!out.stdout.contains("sbx-test"), "{}", out.stdout);
+    }
+}

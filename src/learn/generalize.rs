@@ -1098,6 +1098,18 @@ pub fn search_probe(path: &[u8], cwd: &[u8], exec: bool) -> Option<String> {
     Some(format!("/**/{text}"))
 }
 
+/// Is `path` a strict ancestor of the start directory `cwd` (`/`, `/a` and `/a/b` for
+/// `/a/b/c`)? Both absolute and normalized (the trace's paths and header are). A read of one
+/// is a listing of a directory above the project, learned as `${CWD_ANCESTORS}`.
+/// See: docs/learning.md, "Ancestors of the start directory"
+pub fn is_cwd_ancestor(path: &[u8], cwd: &[u8]) -> bool {
+    let (path, cwd) = (trim_slash(path), trim_slash(cwd));
+    if !path.starts_with(b"/") || path.len() >= cwd.len() {
+        return false;
+    }
+    path == b"/" || (cwd.starts_with(path) && cwd[path.len()] == b'/')
+}
+
 /// A direct child of `${TMPDIR}` made by mkdtemp/mkstemp/mkstemps, whose six random
 /// alphanumerics may happen to be all letters:
 /// - `prefix-XXXXXX` (after a separator): `prefix-*`;

@@ -21,7 +21,9 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::dns::DnsBook;
-use crate::event::{Event, EventKind, Object, Outcome, PathObj, ResolveSource, SockAddr, Syscall};
+use crate::event::{
+    Access, AccessSet, Event, EventKind, Object, Outcome, PathObj, ResolveSource, SockAddr, Syscall,
+};
 use crate::profile::{Effect, Include, Pattern, Profile, Proto, Rule, Span, Verb};
 use crate::trace::Header;
 
@@ -689,7 +691,12 @@ impl Learner {
         let missing = matches!(sc.outcome, Outcome::Errno(ENOENT | ENOTDIR));
         let ok = matches!(sc.outcome, Outcome::Value(_) | Outcome::Unknown);
         for t in &sc.targets {
-            let verbs = verbs_of(t.access, self.ctx.metadata);
+            let access = if crate::policy::mkdir_found_existing(sc, t) {
+                AccessSet::of(Access::Stat)
+            } else {
+                t.access
+            };
+            let verbs = verbs_of(access, self.ctx.metadata);
             if verbs.is_empty() {
                 continue;
             }
@@ -970,6 +977,15 @@ impl Learner {
                 self.scope_use(ev, (verb, exact.clone()));
                 self.secrets.insert((verb, exact));
             }
+            return;
+        }
+        // A directory above the start directory, listed or looked at (module resolvers and
+        // git walk up to `/`): the set of them, wherever the next checkout is.
+        if matches!(verb, Verb::Read | Verb::Stat)
+            && generalize::is_cwd_ancestor(path, &self.ctx.cwd)
+        {
+            let set = self.paths.entry(verb).or_default();
+            set.insert(crate::profile::vars::CWD_ANCESTORS.to_string());
             return;
         }
         let g =

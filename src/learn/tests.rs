@@ -2507,3 +2507,177 @@ fn persistence_writes_are_kept_exact_with_a_warning() {
         "${CWD}/.git/hooks/pre-commit.sample"
     ));
 }
+
+/// A checkout's parents, listed (module resolvers and git walk up to `/`) and `mkdir -p`'d
+/// (EEXIST: the name was there), in format-5 events: `read ${CWD_ANCESTORS}` and nothing of
+/// the recording's own parents, no `write` of any of them; a file in a parent stays exact.
+/// See: issue 38 item 3 (esbuild, vite, cmake's `mkdir -p` in another checkout)
+fn ancestors_run(env: &Env, metadata: bool, reads: bool) -> (Profile, String) {
+    let cwd = env.cwd;
+    let mut events = Vec::new();
+    let mut dirs: Vec<String> = crate::profile::vars::ancestors_of(cwd)
+        .into_iter()
+        .map(String::from)
+        .collect();
+    dirs.push(cwd.to_string());
+    for d in &dirs {
+        if reads {
+            events.push(open(1, &[Access::Read], d, Outcome::Value(3)));
+        }
+        if d != "/" {
+            // `mkdir -p $PWD/build`: every existing component answers EEXIST.
+            events.push(sys(
+                1,
+                "mkdir",
+                vec![path_target(&[Access::Write], d)],
+                Outcome::Errno(17),
+            ));
+        }
+    }
+    let parent = &dirs[dirs.len() - 2];
+    events.push(open(
+        1,
+        &[Access::Read],
+        &format!("{parent}/settings.json"),
+        Outcome::Value(3),
+    ));
+    events.push(sys(
+        1,
+        "mkdir",
+        vec![path_target(&[Access::Create], &format!("{cwd}/build"))],
+        Outcome::Value(0),
+    ));
+    let mut h = header(env);
+    h.metadata = metadata;
+    let mut l = Learner::new(LearnOptions::default());
+    l.begin_trace(&h);
+    for e in &events {
+        l.observe(e);
+    }
+    let p = l.finish();
+    let t = text(&p);
+    (p, t)
+}
+
+#[test]
+fn parents_of_the_start_directory_are_learned_as_its_ancestors() {
+    let (p, t) = ancestors_run(&ENV_B, false, true);
+    assert!(t.contains("\nread ${CWD_ANCESTORS}\n"), "{t}");
+    assert!(t.contains("\nread /srv/ci/build-7/settings.json\n"), "{t}");
+    assert!(t.contains("\nown ${CWD}/build\n"), "{t}");
+    for r in &p.rules {
+        let Pattern::Path(g) = &r.pattern else {
+            continue;
+        };
+        // No parent of the recording's checkout by name, and nothing written but the output.
+        assert!(
+            !g.starts_with("/srv") || g.ends_with("settings.json"),
+            "{}",
+            crate::profile::render::render_rule(r)
+        );
+        assert!(
+            !matches!(r.verb, Verb::Write | Verb::Create | Verb::Delete),
+            "{}",
+            crate::profile::render::render_rule(r)
+        );
+    }
+    // The profile holds in another checkout at another depth, with HOME among the parents;
+    // it admits neither the old parents nor a file of a new one.
+    let env = crate::profile::vars::Env {
+        cwd: "/home/alice/w/x/y/proj".into(),
+        home: "/home/alice".into(),
+        tmpdir: "/tmp".into(),
+        vars: BTreeMap::new(),
+    };
+    let pol = crate::policy::CompiledPolicy::load("t", &crate::profile::render::render(&p), &env)
+        .unwrap();
+    let read = |abs: &str| {
+        let obj = Object::Path(PathObj {
+            literal: vec![],
+            abs: abs.as_bytes().to_vec(),
+            resolved: None,
+        });
+        pol.decide(AccessSet::of(Access::Read), &obj) == crate::policy::Decision::Allow
+    };
+    for dir in [
+        "/",
+        "/home",
+        "/home/alice",
+        "/home/alice/w/x",
+        "/home/alice/w/x/y",
+    ] {
+        assert!(read(dir), "{dir}");
+    }
+    for other in [
+        "/srv",
+        "/srv/ci",
+        "/home/alice/.ssh",
+        "/home/alice/.ssh/id_rsa",
+        "/home/alice/w/x/y/secret.txt",
+        "/home/alice/w/x/y/other",
+    ] {
+        assert!(!read(other), "{other}");
+    }
+}
+
+/// With `--metadata`, a mkdir that found its name is a look: `stat`, never `write`. With
+/// `..` in the path as written enforce lets the kernel answer, and decides the write the
+/// trace says: learn keeps it.
+#[test]
+fn mkdir_of_an_existing_name_is_a_look() {
+    let (_, t) = ancestors_run(&ENV_B, true, false);
+    assert!(t.contains("\nstat ${CWD_ANCESTORS}\nstat ${CWD}\n"), "{t}");
+    assert!(!t.contains("\nwrite ") && !t.contains("/srv/ci\n"), "{t}");
+    // Without --metadata it is nothing at all.
+    let (_, t) = ancestors_run(&ENV_B, false, false);
+    assert!(!t.contains("ANCESTORS") && !t.contains("\nwrite "), "{t}");
+    let mut l = Learner::new(LearnOptions::default());
+    l.begin_trace(&header(&ENV_B));
+    let mut up = path_target(&[Access::Write], "/srv/ci/build-7");
+    if let Object::Path(p) = &mut up.object {
+        p.literal = b"../build-7".to_vec();
+    }
+    l.observe(&sys(1, "mkdir", vec![up], Outcome::Errno(17)));
+    // A refused mkdir (enforce's outcome) of a name that existed is still its write.
+    l.observe(&sys(
+        1,
+        "mkdirat",
+        vec![path_target(&[Access::Write], "/srv/ci/build-7/checkout/x")],
+        Outcome::Killed,
+    ));
+    let t = text(&l.finish());
+    assert!(t.contains("\nwrite /srv/ci/build-7\n"), "{t}");
+    assert!(t.contains("\nwrite ${CWD}/x\n"), "{t}");
+}
+
+/// HOME among the parents is listed as one of them, not as `${HOME}`; files below it keep
+/// their rules (a secret one exact, with its WARNING).
+#[test]
+fn home_among_the_parents_is_one_of_them() {
+    let env = Env {
+        cwd: "/home/runner/work/proj/proj",
+        home: "/home/runner",
+        tmpdir: "/tmp",
+        uid: 1001,
+    };
+    let (p, t) = ancestors_run(&env, false, true);
+    assert!(t.contains("\nread ${CWD_ANCESTORS}\n"), "{t}");
+    assert!(!t.contains("read ${HOME}\n"), "{t}");
+    assert!(
+        t.contains("\nread ${HOME}/work/proj/settings.json\n"),
+        "{t}"
+    );
+    let mut l = Learner::new(LearnOptions::default());
+    l.begin_trace(&header(&env));
+    l.observe(&open(1, &[Access::Read], "/home/runner", Outcome::Value(3)));
+    l.observe(&open(
+        1,
+        &[Access::Read],
+        "/home/runner/.ssh/id_rsa",
+        Outcome::Value(3),
+    ));
+    let t2 = text(&l.finish());
+    assert!(t2.contains("\nread ${HOME}/.ssh/id_rsa\n"), "{t2}");
+    assert!(t2.contains("WARNING"), "{t2}");
+    assert!(p.rules.iter().all(|r| r.verb != Verb::Write), "{t}");
+}

@@ -295,18 +295,59 @@ pub fn glob_builder(pattern: &str) -> GlobBuilder<'_> {
     b
 }
 
-/// Check a path pattern: variable syntax, absoluteness, glob syntax (vars masked).
+/// Check a path pattern: variable syntax, absoluteness, glob syntax (vars masked). The
+/// ancestor set `${CWD_ANCESTORS}` is refused here: only [`check_rule_path`] admits it.
 pub fn check_path_pattern(text: &str) -> Result<(), ParseErrorKind> {
     let pieces = vars::scan(text).map_err(|e| ParseErrorKind::BadVar {
         pattern: text.to_string(),
         message: e.to_string(),
     })?;
+    refuse_ancestors(text, &pieces)?;
     if !(text.starts_with('/') || text.starts_with("${") || text.starts_with("**")) {
         return Err(ParseErrorKind::RelativePath {
             path: text.to_string(),
         });
     }
     check_glob_masked(text, &pieces)
+}
+
+/// `${CWD_ANCESTORS}` is a set, not a value: refused inside any pattern but the whole
+/// object of a path rule.
+fn refuse_ancestors(text: &str, pieces: &[Piece<'_>]) -> Result<(), ParseErrorKind> {
+    match pieces
+        .iter()
+        .find(|p| matches!(p, Piece::Var { name, .. } if *name == "CWD_ANCESTORS"))
+    {
+        Some(&Piece::Var { offset, .. }) => Err(ParseErrorKind::BadVar {
+            pattern: text.to_string(),
+            message: vars::VarError::Ancestors { offset }.to_string(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Check the object of a path rule: [`check_path_pattern`], or the ancestor set
+/// `${CWD_ANCESTORS}` alone, which only `read` and `stat` rules may allow (listing a
+/// directory above the project, looking at it) and any deny rule but `own` may refuse.
+pub fn check_rule_path(effect: Effect, verb: Verb, text: &str) -> Result<(), ParseErrorKind> {
+    if text != vars::CWD_ANCESTORS {
+        return check_path_pattern(text);
+    }
+    let ok = match effect {
+        Effect::Allow => matches!(verb, Verb::Read | Verb::Stat),
+        Effect::Deny => verb != Verb::Own,
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(ParseErrorKind::BadVar {
+        pattern: text.to_string(),
+        message: format!(
+            "the directories above the start directory may only be read (listed) or looked at: \"{}{}\" is not allowed (use \"read {text}\" or \"stat {text}\")",
+            if effect == Effect::Deny { "deny " } else { "" },
+            verb.name()
+        ),
+    })
 }
 
 fn check_glob_masked(text: &str, pieces: &[Piece<'_>]) -> Result<(), ParseErrorKind> {
@@ -334,6 +375,7 @@ pub fn check_unix_pattern(text: &str) -> Result<(), ParseErrorKind> {
                 pattern: text.to_string(),
                 message: e.to_string(),
             })?;
+            refuse_ancestors(text, &pieces)?;
             check_glob_masked(text, &pieces)
         }
         None => check_path_pattern(text),
@@ -641,7 +683,7 @@ fn parse_tokens(tokens: &[Token], line_no: u32) -> Result<Parsed, (Span, ParseEr
                     },
                 ));
             }
-            check_path_pattern(&obj.text).map_err(|k| (span_of(obj), k))?;
+            check_rule_path(effect, verb, &obj.text).map_err(|k| (span_of(obj), k))?;
             Pattern::Path(obj.text.clone())
         }
         Verb::Connect | Verb::Bind | Verb::Send => {
@@ -1019,6 +1061,16 @@ mod tests {
         launcher_net: "launcher tcp 1.2.3.4:1" => "\"launcher\" takes a path";
         deny_program: "deny program npm /x" => "cannot apply to \"program\"";
         env_without_by: "env NPM_TOKEN" => "an env rule needs a \"by\" list";
+        ancestors_with_suffix: "read ${CWD_ANCESTORS}/x" => "is a set of directories, not a value";
+        ancestors_inside: "read /a/${CWD_ANCESTORS}" => "t.profile:1:6: bad variable in";
+        ancestors_written: "write ${CWD_ANCESTORS}" => "may only be read (listed) or looked at";
+        ancestors_created: "create ${CWD_ANCESTORS}" => "\"create\" is not allowed";
+        ancestors_owned: "own ${CWD_ANCESTORS}" => "may only be read";
+        ancestors_deny_owned: "deny own ${CWD_ANCESTORS}" => "\"deny own\" is not allowed";
+        ancestors_exec: "exec ${CWD_ANCESTORS}" => "may only be read";
+        ancestors_program: "program p ${CWD_ANCESTORS}" => "is a set of directories";
+        ancestors_unix: "connect unix ${CWD_ANCESTORS}" => "is a set of directories";
+        ancestors_abstract: "connect unix @${CWD_ANCESTORS}" => "is a set of directories";
         env_bad_name: "env NPM-TOKEN by npm" => "bad environment variable name";
         deny_env: "deny env NPM_TOKEN by npm" => "cannot apply to \"env\"";
         bad_syscall: "syscall Ptrace" => "bad syscall name";
@@ -1026,6 +1078,26 @@ mod tests {
         unknown_number: "syscall syscall_999" => "unknown syscall";
         not_gated: "syscall openat" => "\"openat\" is not a gated syscall";
         bad_unix: "connect unix rel/sock" => "relative path";
+    }
+
+    /// `${CWD_ANCESTORS}` alone is the object of read and stat rules and of deny rules.
+    #[test]
+    fn ancestor_set_rules() {
+        for text in [
+            "read ${CWD_ANCESTORS}\n",
+            "stat ${CWD_ANCESTORS}\n",
+            "deny read ${CWD_ANCESTORS}\n",
+            "deny write ${CWD_ANCESTORS}\n",
+            "read ${CWD_ANCESTORS} by npm\n",
+        ] {
+            let got = p(text);
+            assert_eq!(
+                got.rules[0].pattern,
+                Pattern::Path("${CWD_ANCESTORS}".into()),
+                "{text}"
+            );
+            assert_eq!(crate::profile::render::render(&got), text);
+        }
     }
 
     #[test]

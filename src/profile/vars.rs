@@ -5,6 +5,10 @@
 //! variables with [`abstract_path`]. Every substituted value is glob-ESCAPED first, so a `HOME`
 //! containing `*` or `[` cannot widen a rule.
 //!
+//! [`CWD_ANCESTORS`] is no value but a set: the directories above the start directory. It is
+//! only ever a whole pattern, which [`expand_ancestors`] turns into one literal glob per
+//! ancestor; [`expand`] refuses it, and it is never taken from the environment.
+//!
 //! Paths are bytes, globs are `str`: [`path_to_text`] maps a path to pattern text losslessly
 //! (bytes that are not UTF-8 become one reserved code point each, U+10FF80..=U+10FFFF), and
 //! [`text_to_path`] maps back. Policy matching runs candidates through the same mapping.
@@ -61,6 +65,43 @@ pub enum VarError {
     },
     #[error("{message} at byte {offset}")]
     Syntax { offset: usize, message: String },
+    /// `${CWD_ANCESTORS}` inside a longer pattern, or where one value is needed.
+    #[error(
+        "\"${{CWD_ANCESTORS}}\" at byte {offset} of the pattern is a set of directories, not a value: write it alone, as the whole pattern of a read, stat or deny rule"
+    )]
+    Ancestors { offset: usize },
+}
+
+/// The pattern that stands for every strict ancestor directory of the start directory
+/// (`/`, `/home`, `/home/u` for a start directory `/home/u/proj`), as directories: never
+/// their other children, never the start directory itself.
+pub const CWD_ANCESTORS: &str = "${CWD_ANCESTORS}";
+
+/// The strict ancestors of `cwd` (absolute; a trailing `/` is ignored), `/` first: for
+/// `/home/u/proj`, `/`, `/home`, `/home/u`. None for `/` or a relative path.
+pub fn ancestors_of(cwd: &str) -> Vec<&str> {
+    let cwd = cwd.trim_end_matches('/');
+    if !cwd.starts_with('/') {
+        return Vec::new();
+    }
+    let mut out = vec!["/"];
+    out.extend(
+        cwd.match_indices('/')
+            .skip(1)
+            .map(|(i, _)| &cwd[..i])
+            .filter(|a| !a.ends_with('/')),
+    );
+    out
+}
+
+/// [`CWD_ANCESTORS`] expanded: one escaped literal glob per ancestor of `${CWD}` for which
+/// `keep` holds (the policy leaves out secret places), `/` first.
+pub fn expand_ancestors(env: &Env, keep: &dyn Fn(&str) -> bool) -> Vec<String> {
+    ancestors_of(&env.cwd)
+        .into_iter()
+        .filter(|a| keep(a))
+        .map(|a| escape_glob(&path_to_text(a.as_bytes())))
+        .collect()
 }
 
 /// One piece of a pattern: literal text or a variable reference.
@@ -167,6 +208,10 @@ pub fn expand(pattern: &str, env: &Env) -> Result<String, VarError> {
     for piece in scan(pattern)? {
         match piece {
             Piece::Lit(s) => out.push_str(s),
+            Piece::Var {
+                name: "CWD_ANCESTORS",
+                offset,
+            } => return Err(VarError::Ancestors { offset }),
             Piece::Var { name, offset } => {
                 let value = env.get(name).ok_or_else(|| VarError::Undefined {
                     name: name.to_string(),
@@ -385,6 +430,32 @@ mod tests {
             Err(VarError::NotAbsolute { .. })
         ));
         assert_eq!(expand("/opt/${REL}/x", &e).as_deref(), Ok("/opt/lib/x"));
+    }
+
+    #[test]
+    fn ancestors_of_the_start_directory() {
+        assert_eq!(ancestors_of("/home/u/proj"), ["/", "/home", "/home/u"]);
+        assert_eq!(ancestors_of("/home/u/proj/"), ["/", "/home", "/home/u"]);
+        assert_eq!(ancestors_of("/a"), ["/"]);
+        assert!(ancestors_of("/").is_empty());
+        assert!(ancestors_of("rel/x").is_empty());
+        assert!(ancestors_of("").is_empty());
+        let e = Env {
+            cwd: "/w/a*b/proj".into(),
+            ..env()
+        };
+        assert_eq!(expand_ancestors(&e, &|d| d != "/w"), ["/", "/w/a\\*b"]);
+        // A set, not a value: never expanded into one string, never from the environment.
+        let mut e = env();
+        e.vars.insert("CWD_ANCESTORS".into(), "/".into());
+        assert_eq!(
+            expand("${CWD_ANCESTORS}", &e),
+            Err(VarError::Ancestors { offset: 0 })
+        );
+        assert_eq!(
+            expand("/x/${CWD_ANCESTORS}/y", &e),
+            Err(VarError::Ancestors { offset: 3 })
+        );
     }
 
     #[test]

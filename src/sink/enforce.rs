@@ -133,6 +133,9 @@ struct Stopped {
     link_hit: bool,
     /// A read-only open the memo may remember once it is decided and handed over.
     memo: Option<MemoCandidate>,
+    /// A mkdir of a name that exists, which sbx answers EEXIST itself
+    /// ([`EnforceSink::mkdir_look`]).
+    exists_answer: bool,
 }
 
 /// A read-only open of an absolute path that [`super::memo::OpenMemo`] may answer
@@ -898,6 +901,34 @@ impl EnforceSink<'_> {
             && super::owned::exists_without_symlinks(p.effective())
     }
 
+    /// A mkdir of a name that exists (its create settled as a write) makes and changes
+    /// nothing when sbx answers EEXIST itself ([`Self::answers_exists`]): a look at the name,
+    /// decided as the `stat` it is (free without `--metadata`), never as a write of the
+    /// directory, which is what learn learns from it (`mkdir -p` of the project's parents).
+    /// In audit mode, where sbx answers nothing, decided the same, so that the report says
+    /// what kill mode would do. Otherwise (`..` in the path, another uid, a profile allowing
+    /// chroot or namespaces) the kernel answers, and the write is decided. Returns whether
+    /// sbx answers the call EEXIST.
+    fn mkdir_look(
+        &self,
+        stop: &SyscallStop<'_>,
+        def: Option<&SyscallDef>,
+        sc: &mut Syscall,
+    ) -> bool {
+        let settled_write = matches!(sc.targets.as_slice(), [t]
+            if t.access == AccessSet::of(Access::Write));
+        if !settled_write || !def.is_some_and(is_mkdir) {
+            return false;
+        }
+        let answered = self.answers_exists(stop, def, sc);
+        let audit = self.mode == Mode::Audit
+            && only_path(sc).is_some_and(|p| !p.literal.split(|&b| b == b'/').any(|c| c == b".."));
+        if answered || audit {
+            sc.targets[0].access = AccessSet::of(Access::Stat);
+        }
+        answered
+    }
+
     /// The conditions of [`Self::answers_exists`] that do not depend on the path: checked
     /// again when the answer comes from the memo.
     fn exists_answerable(&self, stop: &SyscallStop<'_>) -> bool {
@@ -1379,6 +1410,7 @@ impl EnforceSink<'_> {
         } else {
             Vec::new()
         };
+        let exists_answer = self.mkdir_look(stop, def, &mut d.syscall);
         if let Some(def) = def {
             // A send to port 53: its query names are checked too.
             let q = super::dns::query_targets(stop, def, &d.syscall.targets);
@@ -1460,6 +1492,7 @@ impl EnforceSink<'_> {
             pins,
             link_hit,
             memo,
+            exists_answer,
         })))
     }
 
@@ -1479,6 +1512,7 @@ impl EnforceSink<'_> {
             pins,
             link_hit: _,
             memo,
+            exists_answer,
         } = *ob;
         let def = event.def;
         let listen_name = event.listen_name;
@@ -1592,7 +1626,7 @@ impl EnforceSink<'_> {
             // the call never runs).
             answered_absent = true;
             Verdict::Deny(errno)
-        } else if self.answers_exists(stop, def, &sc) {
+        } else if exists_answer {
             // mkdir of a name that exists: the kernel's EEXIST, without running the call.
             answered_absent = true;
             if let (Some(c), Some(p)) = (memo, only_path(&sc)) {
