@@ -22,3 +22,6 @@ own ${HOME}/.local/share/pnpm by pnpm
 own ${HOME}/.cache/pnpm by pnpm
 # pnpm's state (the last update check).
 own ${HOME}/.local/state/pnpm by pnpm
+# pnpm keeps its store's operation locks in /tmp whatever TMPDIR says, one directory per uid,
+# left for the next run (sbx cannot name the uid here: any such directory, for pnpm alone).
+own /tmp/pnpm-store-operation-locks-* by pnpm

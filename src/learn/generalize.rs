@@ -1092,7 +1092,9 @@ pub fn search_probe(path: &[u8], cwd: &[u8], exec: bool) -> Option<String> {
     }
     let text: Vec<String> = segs.iter().map(|s| escape_segment(s)).collect();
     let text = text.join("/");
-    if is_secret(&format!("${{HOME}}/{text}")) {
+    // Tools look for their config files in every parent (yarn's `.yarnrc`): a probe admits
+    // nothing that exists, so a credential file's name may be searched for anywhere.
+    if is_secret(&format!("${{HOME}}/{text}")) && !credential_file(&text) {
         return None;
     }
     Some(format!("/**/{text}"))
@@ -1280,8 +1282,11 @@ mod tests {
             ("/usr/lib/locale/locale-archive", false, None),
             ("/srv/ci/b/a/b/c", false, None),
             ("/srv/ci/b/tmp/pip-build-tracker-3t1cx3md/x", false, None),
-            // Secret-looking names are left alone (learned exact by the caller).
-            ("/srv/ci/.npmrc", false, None),
+            // Secret-looking names are left alone (learned exact by the caller), but for a
+            // tool's config file, looked for in every parent (yarn's `.yarnrc`).
+            ("/srv/ci/.npmrc", false, Some("/**/.npmrc")),
+            ("/srv/ci/.yarnrc", false, Some("/**/.yarnrc")),
+            ("/srv/ci/api_token", false, None),
             ("/srv/ci/id_rsa", false, None),
             ("/srv/ci/b/.ssh/config", false, None),
             ("/home/u/.aws", true, None),

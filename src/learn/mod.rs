@@ -1245,9 +1245,18 @@ impl Learner {
 
         // What the runs created in places they did not create: `own` and `create` rules.
         let mut paths = self.paths.clone();
-        // Tool stores are owned warm or cold; a tool-bound one is read by everyone.
+        // Tool stores are owned warm or cold; a tool-bound one is read by everyone. A cold
+        // HOME lacks the directories above a store too (`.cache`, `.local/share`): the run
+        // may create them (a name that does not exist, nothing more).
         for (root, kind) in &self.stores {
             paths.entry(Verb::Own).or_default().insert(root.clone());
+            if let Some(rel) = root.strip_prefix("${HOME}/") {
+                let parents = rel.match_indices('/').map(|(i, _)| &rel[..i]);
+                for parent in parents {
+                    let text = format!("${{HOME}}/{parent}");
+                    paths.entry(Verb::Create).or_default().insert(text);
+                }
+            }
             if matches!(kind.bind, stores::Bind::Tool(_)) {
                 paths
                     .entry(Verb::Read)
