@@ -4,6 +4,8 @@
 //!
 //! Pure: a fold over events, no I/O.
 
+use std::collections::BTreeSet;
+
 use crate::event::{Access, Event, EventKind, ExitStatus, Object, Outcome};
 
 /// What one trace shows about its own completeness.
@@ -17,11 +19,33 @@ pub struct Evidence {
     built_wheel: bool,
     /// The trace's HOME (where the stores of [`super::stores`] are looked for).
     home: Vec<u8>,
-    /// Tool stores the run used: root -> (what it is, whether the run wrote into it).
-    stores: std::collections::BTreeMap<Vec<u8>, (&'static str, bool)>,
+    /// Tool stores the run used: root -> what it is, and what the run wrote there and has not
+    /// removed again (`None` once that is more than a probe of the store would write).
+    stores: std::collections::BTreeMap<Vec<u8>, (&'static str, Option<BTreeSet<Vec<u8>>>)>,
 }
 
 const PIP_WHEELS: &[u8] = b"/.cache/pip/wheels/";
+
+/// Names written into a store beyond which it was surely filled (no probe writes as many).
+const FILLED: usize = 64;
+
+/// A store's own bookkeeping, written on every run warm or cold (pnpm's SQLite index, locks):
+/// no sign that the run filled the store.
+fn bookkeeping(path: &[u8]) -> bool {
+    const ENDS: &[&[u8]] = &[
+        b".db",
+        b".db-wal",
+        b".db-shm",
+        b".db-journal",
+        b".sqlite",
+        b".sqlite3",
+        b"-wal",
+        b"-shm",
+        b"-journal",
+        b".lock",
+    ];
+    ENDS.iter().any(|e| path.ends_with(e))
+}
 
 impl Evidence {
     /// The evidence of a trace recorded with this HOME.
@@ -39,12 +63,18 @@ impl Evidence {
                 self.root_exit = Some(x.status);
             }
             EventKind::Syscall(sc) if matches!(sc.outcome, Outcome::Value(_)) => {
-                for t in &sc.targets {
+                for (i, t) in sc.targets.iter().enumerate() {
                     let Object::Path(p) = &t.object else {
                         continue;
                     };
                     let path = p.effective();
-                    self.store_use(path, t.access);
+                    // The source of a hard link (pnpm linking a package's files out of its
+                    // store) is read, not filled.
+                    if i == 0 && sc.name.starts_with("link") {
+                        self.store_use(path, crate::event::AccessSet::of(Access::Read));
+                    } else {
+                        self.store_use(path, t.access);
+                    }
                     let in_cache = path.windows(PIP_WHEELS.len()).any(|w| w == PIP_WHEELS);
                     if !in_cache || !path.ends_with(b".whl") {
                         continue;
@@ -65,19 +95,27 @@ impl Evidence {
         let Some((kind, len)) = super::stores::store_of(path, &self.home) else {
             return;
         };
-        let wrote = [
-            Access::Create,
-            Access::Write,
-            Access::Delete,
-            Access::Rename,
-        ]
-        .into_iter()
-        .any(|a| access.contains(a));
-        let e = self
+        let wrote = [Access::Create, Access::Write]
+            .into_iter()
+            .any(|a| access.contains(a))
+            && !bookkeeping(path);
+        let removed = access.contains(Access::Delete) || access.contains(Access::Rename);
+        let (_, kept) = self
             .stores
             .entry(path[..len].to_vec())
-            .or_insert((kind.what, false));
-        e.1 |= wrote;
+            .or_insert((kind.what, Some(BTreeSet::new())));
+        // A name written and removed again (pnpm's `_tmp_PID_*` check that the store is
+        // writable) did not fill the store; many names surely did.
+        if let Some(set) = kept {
+            if wrote {
+                set.insert(path.to_vec());
+            } else if removed {
+                set.remove(path);
+            }
+            if set.len() > FILLED {
+                *kept = None;
+            }
+        }
     }
 
     /// One line per reason to doubt the profile (empty when there is none).
@@ -97,8 +135,8 @@ impl Evidence {
                 "the recorded run was killed by signal {s}: what it did not get to is not in the profile"
             )),
         }
-        for (root, (what, wrote)) in &self.stores {
-            if !wrote {
+        for (root, (what, kept)) in &self.stores {
+            if kept.as_ref().is_some_and(BTreeSet::is_empty) {
                 out.push(format!(
                     "the run found {what} warm ({}) and wrote nothing there: a run with it cold fills it (downloads, builds), and steps this run skipped (network, compilers) are not in the profile; learn from a cold and a warm trace together (docs/learning.md)",
                     String::from_utf8_lossy(root)
@@ -202,6 +240,24 @@ mod tests {
         e.observe(&open(
             AccessSet::of(Access::Create),
             "/h/.cache/uv/wheels-v5/c",
+        ));
+        assert!(e.warnings().is_empty());
+        // pnpm's index database is written on every run: not a fill.
+        let mut e = Evidence::with_home(b"/h");
+        e.observe(&exit(0, ExitStatus::Code(0)));
+        let store = "/h/.local/share/pnpm/store/v11";
+        e.observe(&open(
+            AccessSet::of(Access::Read),
+            &format!("{store}/files/00/ab"),
+        ));
+        e.observe(&open(
+            AccessSet::of(Access::Write),
+            &format!("{store}/index.db-wal"),
+        ));
+        assert_eq!(e.warnings().len(), 1);
+        e.observe(&open(
+            AccessSet::of(Access::Create),
+            &format!("{store}/files/00/cd"),
         ));
         assert!(e.warnings().is_empty());
         // Outside HOME's stores nothing is said.

@@ -389,7 +389,7 @@ const CREDENTIAL_PAIRS: &[(&str, &str)] = &[
 ];
 
 /// Is the last segment of `p` (with its directory) a [`CREDENTIAL_FILES`] file?
-fn credential_file(p: &str) -> bool {
+pub fn credential_file(p: &str) -> bool {
     let mut segs = p.rsplit('/');
     let file = segs.next().unwrap_or("").to_ascii_lowercase();
     let dir = segs.next().unwrap_or("").to_ascii_lowercase();

@@ -914,7 +914,10 @@ impl Learner {
                 && self.ctx.cwd.get(self.ctx.home.len()) == Some(&b'/');
             let sibling =
                 exact.starts_with("${TMPDIR}") || (exact.starts_with("${HOME}") && !below_home);
-            let search = if generalize::is_secret(&exact) || (!exec && sibling) {
+            // A tool's config file is looked for in every parent (yarn's `.yarnrc`): that
+            // search is a probe like any other (it admits nothing that exists).
+            let secret = generalize::is_secret(&exact) && !generalize::credential_file(&exact);
+            let search = if secret || (!exec && sibling) {
                 None
             } else {
                 generalize::search_probe(path, &self.ctx.cwd, exec)
