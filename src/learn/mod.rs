@@ -13,6 +13,7 @@
 pub mod evidence;
 pub mod generalize;
 pub mod own;
+pub mod tempnames;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -256,6 +257,9 @@ pub struct Learner {
     exec_probes: BTreeSet<String>,
     /// `own` and `create` rules of the root creations of finished traces.
     owned_rules: BTreeSet<(Verb, String)>,
+    /// Thrown-away names of finished traces, to align with each other's (docs/learning.md
+    /// section 0).
+    aligned: tempnames::Alignment,
 }
 
 impl fmt::Debug for Learner {
@@ -311,6 +315,7 @@ impl Learner {
             base_project_deny: None,
             exec_probes: BTreeSet::new(),
             owned_rules: BTreeSet::new(),
+            aligned: tempnames::Alignment::default(),
         };
         if let Some(base) = opts.base.take() {
             l.absorb_base(base);
@@ -407,6 +412,13 @@ impl Learner {
         self.forbidden.extend(forbidden.iter().cloned());
         let done = self.ctx.own.rules(&self.ctx.vars, &self.ctx.forbidden);
         self.owned_rules.extend(done);
+        if self.traces > 1 {
+            let thrown = self
+                .ctx
+                .own
+                .thrown_names(&self.ctx.vars, &self.ctx.forbidden);
+            self.aligned.add_trace(thrown);
+        }
         self.ctx = TraceCtx {
             vars,
             cwd: header.cwd.clone(),
@@ -901,6 +913,11 @@ impl Learner {
             }
             return;
         }
+        // A program the run made below a directory it created: learned with that
+        // directory's shape at the end of the trace (`own::Ownership::defer_exec`).
+        if verb == Verb::Exec && self.ctx.own.defer_exec(path) {
+            return;
+        }
         let g =
             generalize::generalize_path(path, ev.pid, ev.tid, &self.ctx.vars, &self.ctx.forbidden);
         let set = self.paths.entry(verb).or_default();
@@ -1156,6 +1173,13 @@ impl Learner {
         let current = self.ctx.own.rules(&self.ctx.vars, &self.ctx.forbidden);
         for (verb, text) in self.owned_rules.iter().cloned().chain(current) {
             paths.entry(verb).or_default().insert(text);
+        }
+        let thrown = self
+            .ctx
+            .own
+            .thrown_names(&self.ctx.vars, &self.ctx.forbidden);
+        for text in self.aligned.rules(thrown) {
+            paths.entry(Verb::Create).or_default().insert(text);
         }
         let areas: Vec<String> = paths
             .get(&Verb::Own)
