@@ -1701,6 +1701,8 @@ fn tmpdir_is_private(header: &Header) -> bool {
 }
 
 #[cfg(test)]
+mod temp_tests;
+#[cfg(test)]
 mod tests;
 
 /// Does a profile path pattern contain an unescaped glob metacharacter (`${NAME}` variables
