@@ -324,9 +324,16 @@ impl Ownership {
         }
         let (dir_text, last) = text.rsplit_once('/')?;
         let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+        // Thrown away: a generator's exact shape first (`tmp????????`, where the path rules
+        // alone say `tmp*`, which admits `tmp` itself).
+        let thrown = root.died && root.alive == 0;
         let temp = root
             .temp_for
             .and_then(|k| temp_for_glob(name, k))
+            .or_else(|| {
+                let name = std::str::from_utf8(name).ok().filter(|_| thrown)?;
+                tempnames::temp_glob(name, tempnames::Seen::ThrownAway)
+            })
             .or_else(|| mkstemp_in_tmpdir(root, dir_text, last));
         let random = temp.is_some() || last.contains(['*', '?']);
         let shape = match temp {

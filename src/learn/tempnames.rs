@@ -75,8 +75,8 @@ impl Alphabet {
 /// The literal part before the random run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Prefix {
-    /// Chosen by the caller: any text that does not end in a character of the alphabet (else
-    /// the run's start would be a guess), or nothing.
+    /// Chosen by the caller: nothing, or text that ends in a separator (`-`, `_`, `.`) or in a
+    /// character outside the alphabet (else where the run starts would be a guess).
     Caller,
     /// Exactly this.
     Exact(&'static str),
@@ -400,7 +400,9 @@ fn prefix_fits(g: &Generator, p: &[u8]) -> bool {
         // A caller's prefix before a fixed suffix (pip's `RECORD` + random + `.tmp`) is any
         // non-empty text; before a caller's suffix it must not end in the alphabet.
         Caller if matches!(g.suffix, Suffix::Exact(s) if !s.is_empty()) => !p.is_empty(),
-        Caller => p.last().is_none_or(|&b| !g.alphabet.admits(b)),
+        Caller => p
+            .last()
+            .is_none_or(|&b| !g.alphabet.admits(b) || matches!(b, b'-' | b'_' | b'.')),
     }
 }
 
@@ -716,6 +718,7 @@ mod tests {
             ("node-X9aQ2b", ThrownAway, Some("node-??????")),
             // A caller's prefix that ends in the alphabet: where the run starts is unknown.
             ("node-jsX9aQ2", ThrownAway, None),
+            ("myproj_utrmzpnv-work", ThrownAway, Some("myproj_????????-work")),
             ("x-AbCdEf", ThrownAway, Some("x-??????")),
             ("gotest-1234567890", ThrownAway, Some("gotest-[0-9]*")),
             ("a9x_bq2z", ThrownAway, Some("????????")),
