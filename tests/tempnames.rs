@@ -259,7 +259,7 @@ fn describe(label: &str, names: Vec<String>, argv: Option<Vec<String>>) -> Pool 
         "nanoid" => (Place::Tmp, true, false, vec!["node_modules", "README.md"]),
         "rust-default" => (Place::Tmp, false, true, vec![".tmp"]),
         "rust-cargo" => (Place::Cwd, true, true, vec!["target", "targets"]),
-        "rust-custom" => (Place::Cwd, false, true, vec!["sbx-.json", "sbx-settings.json", "sbx-abcdef.txt"]),
+        "rust-custom" => (Place::Cwd, false, true, vec!["sbx.json", "sbx-settings.json", "sbx-abcdef.txt"]),
         _ => (Place::Tmp, true, true, vec!["go-build"]),
     };
     let mut siblings = siblings;
