@@ -248,7 +248,12 @@ fn describe(label: &str, names: Vec<String>, argv: Option<Vec<String>>) -> Pool 
             true,
             vec!["build-requirements.txt", "build-requirements-.txt"],
         ),
-        "py-pip" => (Place::Tmp, true, true, vec!["pip-build-env", "pip-build-env-"]),
+        "py-pip" => (
+            Place::Tmp,
+            true,
+            true,
+            vec!["pip-build-env", "pip-build-env-"],
+        ),
         "py-record" => (Place::Cwd, false, true, vec!["RECORD", "RECORD.tmp"]),
         "py-custom" => (Place::Cwd, true, true, vec!["myproj_", "myproj-work"]),
         "py-default" | "py-noprefix" | "mktemp-sbx" | "mktemp-8x" | "mktemp-default" => {
@@ -259,7 +264,12 @@ fn describe(label: &str, names: Vec<String>, argv: Option<Vec<String>>) -> Pool 
         "nanoid" => (Place::Tmp, true, false, vec!["node_modules", "README.md"]),
         "rust-default" => (Place::Tmp, false, true, vec![".tmp"]),
         "rust-cargo" => (Place::Cwd, true, true, vec!["target", "targets"]),
-        "rust-custom" => (Place::Cwd, false, true, vec!["sbx.json", "sbx-settings.json", "sbx-abcdef.txt"]),
+        "rust-custom" => (
+            Place::Cwd,
+            false,
+            true,
+            vec!["sbx.json", "sbx-settings.json", "sbx-abcdef.txt"],
+        ),
         _ => (Place::Tmp, true, true, vec!["go-build"]),
     };
     let mut siblings = siblings;
@@ -492,6 +502,11 @@ fn the_generators_made_their_pools() {
     }
     for p in pools() {
         let distinct: std::collections::BTreeSet<&String> = p.names.iter().collect();
-        assert!(distinct.len() > FRESH, "{}: {} distinct", p.label, distinct.len());
+        assert!(
+            distinct.len() > FRESH,
+            "{}: {} distinct",
+            p.label,
+            distinct.len()
+        );
     }
 }

@@ -553,6 +553,14 @@ fn random_name_glob(name: &str) -> Option<String> {
         return Some(g);
     }
     let g = generalize::generalize_segment(name)?;
+    // Found random by the random-segment rules: a generator's reading of it that agrees
+    // (`myproj_dk9tg64a-work` -> `myproj_????????-work`, not `myproj_*`, which drops the
+    // suffix and admits `myproj_` itself).
+    if let Some(t) = tempnames::temp_glob(name, tempnames::Seen::ThrownAway)
+        .filter(|t| tempnames::refines(t, &g))
+    {
+        return Some(t);
+    }
     // Python's `tempfile` without a prefix: eight of `[a-z0-9_]` (`u_g4xv_9`), whatever
     // part of it looked random this time (`c8xq2k_a` would give `c*`).
     if name.len() == 8
@@ -740,6 +748,18 @@ mod tests {
             ("3f2a9c1d4e5b6a7f", Some("????????????????")),
             ("conftest.c", None),
             ("c8xq2k_a", Some("????????")),
+            ("myproj_dk9tg64a-work", Some("myproj_????????-work")),
+            ("myproj__s9k95rm-work", Some("myproj_????????-work")),
+            ("sbx-c1wFS8.json", Some("sbx-??????.json")),
+            (
+                "package-lock.json.3516583047",
+                Some("package-lock.json.[0-9]*"),
+            ),
+            // A reading that would keep random-looking text literally is not taken.
+            (
+                "2026-12-02T19_25_25_123Z-debug-0.log",
+                Some("????????????????????????????????.log"),
+            ),
         ] {
             assert_eq!(random_name_glob(name).as_deref(), glob, "{name}");
         }

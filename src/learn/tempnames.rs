@@ -522,6 +522,25 @@ pub fn cut_shape(name: &str) -> String {
     format!("{}*{ext}", escape_segment(&stem[..cut]))
 }
 
+/// The literal text of a glob before its first and after its last glob character.
+fn literal_ends(glob: &str) -> (&str, &str) {
+    let first = glob.find(['*', '?', '[']).unwrap_or(glob.len());
+    let last = glob.rfind(['*', '?', ']']).map_or(glob.len(), |i| i + 1);
+    (&glob[..first], &glob[last.max(first)..])
+}
+
+/// Does a generator's reading `table` of a name refine the random-segment rules' glob
+/// `random` of it: its literal start is the rules' or shorter (the rules see randomness only
+/// from a digit-letter mix on: `myproj__s9k95rm-work` is `myproj__*` to them, Python's
+/// `myproj_` + `_s9k95rm`), and its literal end has no digits (a caller's suffix: `-work`,
+/// `.json`), not a date or counter the rules took as random
+/// (`[0-9]*-12-02T19_25_25_123Z-debug-0.log` is no refinement of `*.log`).
+pub fn refines(table: &str, random: &str) -> bool {
+    let (tp, ts) = literal_ends(table);
+    let (rp, _) = literal_ends(random);
+    rp.starts_with(tp) && !ts.bytes().any(|b| b.is_ascii_digit())
+}
+
 /// The shape of a name the run threw away: a generator's ([`temp_glob`]), else [`cut_shape`].
 pub fn thrown_shape(name: &str) -> String {
     if name.contains(['*', '?', '[', '{', '\\']) {
@@ -718,7 +737,11 @@ mod tests {
             ("node-X9aQ2b", ThrownAway, Some("node-??????")),
             // A caller's prefix that ends in the alphabet: where the run starts is unknown.
             ("node-jsX9aQ2", ThrownAway, None),
-            ("myproj_utrmzpnv-work", ThrownAway, Some("myproj_????????-work")),
+            (
+                "myproj_utrmzpnv-work",
+                ThrownAway,
+                Some("myproj_????????-work"),
+            ),
             ("x-AbCdEf", ThrownAway, Some("x-??????")),
             ("gotest-1234567890", ThrownAway, Some("gotest-[0-9]*")),
             ("a9x_bq2z", ThrownAway, Some("????????")),
