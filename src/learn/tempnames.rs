@@ -474,8 +474,9 @@ fn is_sep(b: u8) -> bool {
 }
 
 /// The shape of a thrown-away name that no generator explains: cut at the last separator
-/// before anything that could be random, keeping a short alphabetic extension
-/// (`pytest-cache-files-la5ne_rx` -> `pytest-cache-files-*`, `out-ab12.log` -> `out-*.log`).
+/// before anything that could be random, keeping a short extension
+/// (1-5 letters or digits with a letter: `pytest-cache-files-la5ne_rx` ->
+/// `pytest-cache-files-*`, `out-ab12.log` -> `out-*.log`); a leading dot is no separator.
 /// "Could be random" starts at the first digit or lower-to-upper change, or else anywhere
 /// (`hello-world` -> `hello-*`). Without a separator before it, the literal start up to
 /// there is kept (`conf21481` -> `conf*`; the last six of a longer stem are taken as
@@ -487,11 +488,13 @@ pub fn cut_shape(name: &str) -> String {
     if name.contains(['*', '?', '[', '{', '\\']) || !name.is_ascii() {
         return name.to_string();
     }
+    // An extension: 1-5 letters or digits with a letter (`.log`, configure's `.er1`).
     let ext_at = name
         .rfind('.')
         .filter(|&i| i > 0)
         .filter(|&i| (1..=5).contains(&(b.len() - i - 1)))
-        .filter(|&i| b[i + 1..].iter().all(u8::is_ascii_alphabetic));
+        .filter(|&i| b[i + 1..].iter().all(u8::is_ascii_alphanumeric))
+        .filter(|&i| b[i + 1..].iter().any(u8::is_ascii_alphabetic));
     let stem = &b[..ext_at.unwrap_or(b.len())];
     let ext = &name[ext_at.unwrap_or(b.len())..];
     let evidence = (0..stem.len()).find(|&i| {
@@ -499,7 +502,12 @@ pub fn cut_shape(name: &str) -> String {
             || (i > 0 && stem[i - 1].is_ascii_lowercase() && stem[i].is_ascii_uppercase())
     });
     let before = evidence.unwrap_or(stem.len());
-    if let Some(sep) = stem[..before].iter().rposition(|&c| is_sep(c)) {
+    // A separator with a word before it: not a leading dot (`.tst` is no `.*`).
+    let sep = stem[..before]
+        .iter()
+        .rposition(|&c| is_sep(c))
+        .filter(|&i| stem[..i].iter().any(u8::is_ascii_alphanumeric));
+    if let Some(sep) = sep {
         if sep + 1 == stem.len() {
             return name.to_string();
         }
@@ -767,6 +775,10 @@ mod tests {
             ("conftest.c", "conftest.c"),
             ("a{b", "a{b"),
             ("trailing-", "trailing-"),
+            // configure's stable names: a dot file, an extension with a digit.
+            (".tst", ".tst"),
+            ("conftest.er1", "conftest.er1"),
+            ("conftest2.o", "conftest*.o"),
         ] {
             assert_eq!(cut_shape(name), shape, "{name}");
         }
