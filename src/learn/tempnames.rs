@@ -80,7 +80,8 @@ pub enum Prefix {
     Caller,
     /// Exactly this.
     Exact(&'static str),
-    /// This, then lower-case words, ending in `-` (pip's `pip-build-env-`, `pip-unpack-`).
+    /// This, then lower-case words, ending in `-` (pip's `pip-build-env-`, `pip-unpack-`): the
+    /// glob keeps the family only (`pip-*-????????`), since the kind varies with the code path.
     Family(&'static str),
 }
 
@@ -152,87 +153,24 @@ const ANY: Suffix = Suffix::Caller;
 /// The temp-name generators of the runtimes and tools learn has met, with the exact shape of
 /// their names. Rows with a prefix or suffix of their own come first; the runtimes' generic
 /// rows (the caller's prefix) last. docs/learning.md section 4 lists the same table.
+#[rustfmt::skip]
 pub const GENERATORS: &[Generator] = &[
     // Python `tempfile` with its default prefix (`mkdtemp()`, `TemporaryDirectory()`).
-    row(
-        "Python tempfile, default prefix",
-        Exact("tmp"),
-        PyLower,
-        (8, 8),
-        ANY,
-        Created,
-        true,
-    ),
+    row("Python tempfile, default prefix", Exact("tmp"), PyLower, (8, 8), ANY, Created, true),
     // pytest 8 makes its cache as `mkdtemp(prefix="pytest-cache-files-")`, then renames it.
-    row(
-        "pytest cache",
-        Exact("pytest-cache-files-"),
-        PyLower,
-        (8, 8),
-        NONE,
-        Anywhere,
-        false,
-    ),
+    row("pytest cache", Exact("pytest-cache-files-"), PyLower, (8, 8), NONE, Anywhere, false),
     // `python -m build`: `NamedTemporaryFile(prefix="build-requirements-", suffix=".txt")`.
-    row(
-        "python -m build",
-        Exact("build-requirements-"),
-        PyLower,
-        (8, 8),
-        ANY,
-        Anywhere,
-        false,
-    ),
+    row("python -m build", Exact("build-requirements-"), PyLower, (8, 8), ANY, Anywhere, false),
     // pip's `TempDirectory(kind=...)`: `mkdtemp(prefix=f"pip-{kind}-")`.
-    row(
-        "pip temp directories",
-        Family("pip-"),
-        PyLower,
-        (8, 8),
-        NONE,
-        Created,
-        false,
-    ),
+    row("pip temp directories", Family("pip-"), PyLower, (8, 8), NONE, Created, false),
     // pip writes RECORD, INSTALLER... as `NamedTemporaryFile(prefix=NAME, suffix=".tmp")`.
-    row(
-        "pip atomic writes",
-        Caller,
-        PyLower,
-        (8, 8),
-        Suffix::Exact(".tmp"),
-        Anywhere,
-        false,
-    ),
+    row("pip atomic writes", Caller, PyLower, (8, 8), Suffix::Exact(".tmp"), Anywhere, false),
     // coreutils `mktemp` without a template: `tmp.XXXXXXXXXX`.
-    row(
-        "mktemp(1) default",
-        Exact("tmp."),
-        Alnum,
-        (10, 10),
-        NONE,
-        Created,
-        true,
-    ),
+    row("mktemp(1) default", Exact("tmp."), Alnum, (10, 10), NONE, Created, true),
     // The Rust `tempfile` crate's default prefix (`NamedTempFile::new`, `tempdir()`).
-    row(
-        "Rust tempfile, default prefix",
-        Exact(".tmp"),
-        Alnum,
-        (6, 6),
-        ANY,
-        Created,
-        true,
-    ),
+    row("Rust tempfile, default prefix", Exact(".tmp"), Alnum, (6, 6), ANY, Created, true),
     // git writes loose objects as `tmp_obj_XXXXXX` (mkstemp), then renames them.
-    row(
-        "git objects",
-        Exact("tmp_obj_"),
-        Alnum,
-        (6, 6),
-        NONE,
-        Anywhere,
-        false,
-    ),
+    row("git objects", Exact("tmp_obj_"), Alnum, (6, 6), NONE, Anywhere, false),
     // gcc's `make_temp_file`: `ccXXXXXX` + suffix (`.s`, `.o`, `.res`, `.cdtor.o`).
     row("gcc", Exact("cc"), Alnum, (6, 6), ANY, Created, true),
     // GNU make 4.4's temp files (jobserver fifo, `.ONESHELL` scripts): `GmXXXXXX`.
@@ -243,96 +181,24 @@ pub const GENERATORS: &[Generator] = &[
     row("rustc", Exact("rmeta"), Alnum, (6, 6), NONE, Anywhere, true),
     row("rustc", Exact("rustc"), Alnum, (6, 6), NONE, Anywhere, true),
     // cargo creates `target` as `targetXXXXXX` and renames it (tempfile's Builder).
-    row(
-        "cargo target",
-        Exact("target"),
-        Alnum,
-        (6, 6),
-        NONE,
-        Anywhere,
-        true,
-    ),
+    row("cargo target", Exact("target"), Alnum, (6, 6), NONE, Anywhere, true),
     // cargo rewrites Cargo.toml through `Cargo.tomlXXXXXX` (tempfile's Builder).
-    row(
-        "cargo Cargo.toml",
-        Exact("Cargo.toml"),
-        Alnum,
-        (6, 6),
-        NONE,
-        Created,
-        true,
-    ),
+    row("cargo Cargo.toml", Exact("Cargo.toml"), Alnum, (6, 6), NONE, Created, true),
     // coreutils `ln -f`/`ln -sf` make the new link as `CuXXXXXX`, then rename it over.
-    row(
-        "coreutils ln",
-        Exact("Cu"),
-        Alnum,
-        (6, 6),
-        NONE,
-        Anywhere,
-        true,
-    ),
+    row("coreutils ln", Exact("Cu"), Alnum, (6, 6), NONE, Anywhere, true),
     // autoconf's `conf$$` (the shell's pid): `conf21481`, `conf21481.sh`, `conf21481subs.awk`.
-    row(
-        "autoconf",
-        Exact("conf"),
-        Digits,
-        (1, 7),
-        ANY,
-        Created,
-        true,
-    ),
+    row("autoconf", Exact("conf"), Digits, (1, 7), ANY, Created, true),
     // Go's build directory: `os.MkdirTemp("", "go-build")`.
-    row(
-        "go build",
-        Exact("go-build"),
-        Digits,
-        (1, 10),
-        NONE,
-        Anywhere,
-        false,
-    ),
+    row("go build", Exact("go-build"), Digits, (1, 10), NONE, Anywhere, false),
     // nanoid's default: 21 URL-safe characters (JS test runners' temp directories).
     row("nanoid", Caller, Nanoid, (21, 21), ANY, Created, true),
     // The runtimes' generic generators, with the caller's prefix and suffix.
-    row(
-        "Python tempfile",
-        Caller,
-        PyLower,
-        (8, 8),
-        ANY,
-        ThrownAway,
-        true,
-    ),
-    row(
-        "mkstemp, mkdtemp, Node fs.mkdtemp",
-        Caller,
-        Alnum,
-        (6, 6),
-        ANY,
-        ThrownAway,
-        true,
-    ),
-    row(
-        "Rust tempfile Builder",
-        Caller,
-        Alnum,
-        (6, 6),
-        ANY,
-        ThrownAway,
-        true,
-    ),
+    row("Python tempfile", Caller, PyLower, (8, 8), ANY, ThrownAway, true),
+    row("mkstemp, mkdtemp, Node fs.mkdtemp", Caller, Alnum, (6, 6), ANY, ThrownAway, true),
+    row("Rust tempfile Builder", Caller, Alnum, (6, 6), ANY, ThrownAway, true),
     // (A `uint32` in decimal has 3 digits or more but once in 43 million draws; a shorter
     // number is more likely a counter in a name.)
-    row(
-        "Go os.MkdirTemp, os.CreateTemp",
-        Caller,
-        Digits,
-        (3, 10),
-        ANY,
-        ThrownAway,
-        true,
-    ),
+    row("Go os.MkdirTemp, os.CreateTemp", Caller, Digits, (3, 10), ANY, ThrownAway, true),
 ];
 
 /// One way a generator could have made a name: `name[..start]` + random + `name[end..]`.
@@ -436,11 +302,13 @@ fn render(g: &Generator, name: &[u8], s: Split) -> String {
     } else {
         "?".repeat(s.end - s.start)
     };
-    format!(
-        "{}{random}{}",
-        escape_segment(&name[..s.start]),
-        escape_segment(&name[s.end..])
-    )
+    // A family's kind differs with the code path (pip's `pip-install-`, `pip-wheel-`...): the
+    // family, not the kind this run happened to use.
+    let prefix = match g.prefix {
+        Family(p) => format!("{}*-", escape_segment(p.as_bytes())),
+        _ => escape_segment(&name[..s.start]),
+    };
+    format!("{prefix}{random}{}", escape_segment(&name[s.end..]))
 }
 
 /// The glob of a name one of [`GENERATORS`] could have made, given what is known of it
@@ -726,11 +594,7 @@ mod tests {
             ("tmpa_b3xk9z", Created, Some("tmp????????")),
             ("tmp.AbC123xyz0", Created, Some("tmp.??????????")),
             ("Cargo.tomlAFK9OQ", Created, Some("Cargo.toml??????")),
-            (
-                "pip-build-env-abcdefgh",
-                Created,
-                Some("pip-build-env-????????"),
-            ),
+            ("pip-build-env-abcdefgh", Created, Some("pip-*-????????")),
             ("pip-build-env-abcdefgh", Anywhere, None),
             (
                 "tSoQgW-8_IUyPeharJunJ",
@@ -759,6 +623,20 @@ mod tests {
         ];
         for (name, seen, want) in cases {
             assert_eq!(temp_glob(name, *seen).as_deref(), *want, "{name} {seen:?}");
+        }
+    }
+
+    /// docs/learning.md section 4 lists the table: every tool's prefix is there.
+    #[test]
+    fn the_documented_table_names_every_prefix() {
+        let doc = include_str!("../../docs/learning.md");
+        for g in GENERATORS {
+            let named = match g.prefix {
+                Exact(p) => format!("`{p}`"),
+                Family(p) => format!("`{p}"),
+                Caller => continue,
+            };
+            assert!(doc.contains(&named), "{} ({named}) missing", g.who);
         }
     }
 
