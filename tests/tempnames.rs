@@ -510,3 +510,56 @@ fn the_generators_made_their_pools() {
         );
     }
 }
+
+/// pytest 8's cache directory as pytest makes it (real Python `tempfile.mkdtemp`, filled,
+/// renamed onto `.pytest_cache`): learn writes its shape, and enforce without that rule, in
+/// every mode, proposes the same rule in its diff, never the literal name the run drew.
+/// See: issue 38 item 1 (kill mode proposed `own ${CWD}/pytest-cache-files-ypoq47gn`).
+#[test]
+fn enforce_proposes_the_rule_learn_learned_for_pytests_cache_directory() {
+    let d = Dir::new();
+    d.write(
+        "mk.py",
+        "import os, shutil, tempfile\n\
+         t = tempfile.mkdtemp(prefix='pytest-cache-files-', dir='.')\n\
+         os.mkdir(os.path.join(t, 'v'))\n\
+         open(os.path.join(t, 'v', 'nodeids'), 'w').write('[]')\n\
+         shutil.rmtree('.pytest_cache', ignore_errors=True)\n\
+         os.rename(t, '.pytest_cache')\n",
+    );
+    let run = ["/usr/bin/python3", "mk.py"];
+    let mut rec = vec!["record", "-o", "trace.bin", "--"];
+    rec.extend(run);
+    crate::util::Sbx::new(rec)
+        .cwd(d.path())
+        .run()
+        .assert_code(0);
+    crate::util::Sbx::new(["learn", "trace.bin", "-o", "p.profile"])
+        .cwd(d.path())
+        .run()
+        .assert_code(0);
+    let learned = std::fs::read_to_string(d.join("p.profile")).unwrap();
+    let rule = "create ${CWD}/pytest-cache-files-????????";
+    assert!(learned.contains(rule), "{learned}");
+    let without: String = learned
+        .lines()
+        .filter(|l| *l != rule)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(d.join("q.profile"), without).unwrap();
+    for mode in ["kill", "deny", "audit"] {
+        let mut a = vec!["enforce", "--mode", mode, "q.profile", "--"];
+        a.extend(run);
+        let mut s = crate::util::Sbx::new(a).cwd(d.path());
+        s.cmd.env_remove("GITHUB_ACTIONS");
+        let out = s.run();
+        let added: Vec<&str> = out
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+            .map(|l| &l[1..])
+            .filter(|l| !l.is_empty())
+            .collect();
+        assert_eq!(added, vec![rule], "{mode}\n{}", out.stderr);
+    }
+}

@@ -278,8 +278,18 @@ impl Ownership {
             .filter(|(k, _)| at_or_below(k, from))
             .map(|(k, d)| (k.clone(), *d))
             .collect();
+        // What was at `to` is gone, but a root creation named `to` is there again (the
+        // moved object): `.pytest_cache`, made by renaming pytest's temp directory onto it,
+        // survives the run and is no thrown-away name.
+        let at_to = self.roots.get(&root_key(to)).map(|r| r.died);
         self.deleted(from);
         self.deleted(to);
+        if let Some(died) = at_to
+            && let Some(r) = self.roots.get_mut(&root_key(to))
+        {
+            r.alive += 1;
+            r.died = died;
+        }
         for (k, shallow) in moved {
             let mut new = to.to_vec();
             new.extend_from_slice(&k[from.len()..]);
@@ -813,6 +823,21 @@ mod tests {
         let rules = o.rules(&vars(), &[]);
         assert_eq!(
             rules,
+            vec![
+                (Verb::Own, "${CWD}/.pytest_cache".to_string()),
+                (
+                    Verb::Create,
+                    "${CWD}/pytest-cache-files-????????".to_string()
+                ),
+            ]
+        );
+        // As learn sees a rename (the new name first, then the move): the same rules.
+        let mut o = Ownership::default();
+        o.created(b"/w/pytest-cache-files-abcdefgh", true, true, 1, 1);
+        o.created(b"/w/.pytest_cache", false, true, 1, 1);
+        o.renamed(b"/w/pytest-cache-files-abcdefgh", b"/w/.pytest_cache");
+        assert_eq!(
+            o.rules(&vars(), &[]),
             vec![
                 (Verb::Own, "${CWD}/.pytest_cache".to_string()),
                 (
