@@ -345,8 +345,8 @@ fn is_sep(b: u8) -> bool {
 /// before anything that could be random, keeping a short extension
 /// (1-5 letters or digits with a letter: `pytest-cache-files-la5ne_rx` ->
 /// `pytest-cache-files-*`, `out-ab12.log` -> `out-*.log`); a leading dot is no separator.
-/// "Could be random" starts at the first digit or lower-to-upper change, or else anywhere
-/// (`hello-world` -> `hello-*`). Without a separator before it, the literal start up to
+/// "Could be random" starts at the first digit or lower-to-upper change, or else anywhere in
+/// a last word of six characters or more (`cache-abcdefg` -> `cache-*`; `hello-world` stays). Without a separator before it, the literal start up to
 /// there is kept (`conf21481` -> `conf*`; the last six of a longer stem are taken as
 /// mkstemp's: `Xyab1cde` -> `Xy*`), a name random from its first character keeps its length
 /// (`a1b2c3` -> `??????`), and a name with no sign of randomness is kept (`conftest.c`: the
@@ -371,10 +371,13 @@ pub fn cut_shape(name: &str) -> String {
     });
     let before = evidence.unwrap_or(stem.len());
     // A separator with a word before it: not a leading dot (`.tst` is no `.*`).
+    // Without a digit or case change, a word after the separator shorter than any
+    // generator's run is a word (`new-file.txt`, `hello-world` stay as they are).
     let sep = stem[..before]
         .iter()
         .rposition(|&c| is_sep(c))
-        .filter(|&i| stem[..i].iter().any(u8::is_ascii_alphanumeric));
+        .filter(|&i| stem[..i].iter().any(u8::is_ascii_alphanumeric))
+        .filter(|&i| evidence.is_some() || stem.len() - i > 6);
     if let Some(sep) = sep {
         if sep + 1 == stem.len() {
             return name.to_string();
@@ -645,7 +648,9 @@ mod tests {
         for (name, shape) in [
             ("pytest-cache-files-la5ne_r", "pytest-cache-files-*"),
             ("out-ab12.log", "out-*.log"),
-            ("hello-world", "hello-*"),
+            ("hello-world", "hello-world"),
+            ("new-file.txt", "new-file.txt"),
+            ("cache-abcdefg", "cache-*"),
             ("conf21481x", "conf*"),
             ("Xyab1cde", "Xy*"),
             ("1a2b3", "?????"),
