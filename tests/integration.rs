@@ -15,6 +15,10 @@ mod trace_cli;
 /// Learn quality on real recorded runs: stability, portability, tightness, determinism.
 mod learn;
 
+/// Temp names of the real generators (Python, mktemp, Node, nanoid, Rust's tempfile, Go):
+/// learned from one name, the rule admits the generator's next 10,000 and no sibling.
+mod tempnames;
+
 /// sbx enforce: each verb stopped, modes, report, diff, fail-closed cases, no false alarms.
 mod enforce;
 

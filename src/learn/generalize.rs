@@ -20,6 +20,8 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::tempnames;
+
 // A child module of this file, kept beside it (src/learn/versions.rs).
 #[path = "versions.rs"]
 mod versions;
@@ -293,6 +295,8 @@ pub fn is_random_segment(seg: &str) -> bool {
 ///
 /// - a temp prefix (`tmp`, `.tmp`, `npm-`, `pip-`, `yarn--`) followed by 4+ characters:
 ///   `prefix*`;
+/// - the name of a temp-name generator whose prefix is a tool's own
+///   ([`tempnames::GENERATORS`], [`tempnames::Seen::Anywhere`]): `st??????`, `go-build[0-9]*`;
 /// - a versioned shared object `libX.so.1.2.3`: `libX.so.*` (upgrades keep working);
 /// - otherwise the segment is cut at its first random token (or uuid): the literal prefix is
 ///   kept, the rest becomes `*`, and a short alphabetic extension is kept (`*.log`).
@@ -302,10 +306,11 @@ pub fn generalize_segment(seg: &str) -> Option<String> {
     }
     // See: tests/learn.rs npm-demo: `npm-cli.js`, `npm-package-arg`, `tmpfiles.d` are names,
     // not temp files; a temp suffix outside `${TMPDIR}` has a digit (all-letter ones are
-    // handled under `${TMPDIR}` by `temp_name`).
+    // handled under `${TMPDIR}` by `temp_name`). The names of the generators whose prefix
+    // is a tool's own (`st??????`, `RECORD????????.tmp`, `go-build[0-9]*`) come from the
+    // table in `tempnames`.
     if let Some(g) = temp_prefix(seg, true)
-        .or_else(|| tool_temp_name(seg))
-        .or_else(|| python_named_tmp(seg))
+        .or_else(|| tempnames::temp_glob(seg, tempnames::Seen::Anywhere))
         .or_else(|| rustc_session(seg))
     {
         return Some(g);
@@ -956,36 +961,6 @@ fn temp_prefix(seg: &str, need_digit: bool) -> Option<String> {
     })
 }
 
-/// Prefixes that tools put before exactly six random alphanumerics (glibc `mkstemp`'s
-/// `XXXXXX`, the Rust `tempfile` crate's default length), outside `${TMPDIR}`:
-/// - `st`: binutils `ar` writes the new archive to `stXXXXXX` next to it, then renames it;
-/// - `rmeta`, `rustc`: rustc's scratch directories inside `target/debug/build/*/`;
-/// - `target`: cargo creates `targetXXXXXX` and renames it to `target` on the first build;
-/// - `Cu`: coreutils (gnulib's `force_linkat`/`force_symlinkat`, template `CuXXXXXX`) makes
-///   the new link of `ln -f`/`ln -sf` under a temporary name beside the old one, then renames
-///   it over: `ln -sf a lib/b` symlinks `lib/CuBXLyov`.
-///
-/// See: docs/real-world.md make (ar) and cargo (rustc, cargo).
-pub const TOOL_TEMP_PREFIXES: &[&str] = &["st", "rmeta", "rustc", "target", "Cu"];
-
-/// A [`TOOL_TEMP_PREFIXES`] name: the prefix and exactly six ASCII alphanumerics, at least one
-/// of them an uppercase letter or a digit (so `strings`, `targets`, `rustcflags` stay names):
-/// `prefix??????` (exactly six more characters: `st??????` does not admit `strings`). An all-lowercase suffix (about 0.5% of random ones) is missed: learn from two
-/// traces.
-///
-/// See: docs/real-world.md make, cargo
-fn tool_temp_name(seg: &str) -> Option<String> {
-    TOOL_TEMP_PREFIXES.iter().find_map(|p| {
-        let rest = seg.strip_prefix(p)?;
-        (rest.len() == 6
-            && rest.bytes().all(|b| b.is_ascii_alphanumeric())
-            && rest
-                .bytes()
-                .any(|b| b.is_ascii_uppercase() || b.is_ascii_digit()))
-        .then(|| format!("{}??????", escape_segment(p.as_bytes())))
-    })
-}
-
 /// rustc's incremental session directories `s-<time>-<random>` (base 36), with the
 /// `-working` and `.lock` variants: `s-*`. Each build makes a new one.
 ///
@@ -1010,17 +985,6 @@ fn is_python_random(s: &str) -> bool {
     s.len() == 8
         && s.bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-}
-
-/// `NamedTemporaryFile(prefix=NAME, suffix=".tmp")`, as pip writes `RECORD`, `INSTALLER`...
-/// next to their final name: `NAME` + eight random `[a-z0-9_]` + `.tmp`: `NAME????????.tmp`.
-///
-/// See: docs/real-world.md pip (`RECORDgnccdr_s.tmp` is all letters and underscore).
-fn python_named_tmp(seg: &str) -> Option<String> {
-    let stem = seg.strip_suffix(".tmp")?;
-    let cut = stem.len().checked_sub(8).filter(|c| *c > 0)?;
-    (stem.is_char_boundary(cut) && is_python_random(&stem[cut..]))
-        .then(|| format!("{}????????.tmp", escape_segment(&stem.as_bytes()[..cut])))
 }
 
 /// A direct child of `${TMPDIR}` named by Python's `tempfile` with an empty prefix and suffix

@@ -15,6 +15,7 @@ pub mod evidence;
 pub mod generalize;
 pub mod own;
 pub mod stores;
+pub mod tempnames;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -264,6 +265,9 @@ pub struct Learner {
     owned_rules: BTreeSet<(Verb, String)>,
     /// The tool stores the runs used ([`stores`]), by their root's glob.
     stores: BTreeMap<String, &'static stores::Kind>,
+    /// Thrown-away names of finished traces, to align with each other's (docs/learning.md
+    /// section 0).
+    aligned: tempnames::Alignment,
 }
 
 impl fmt::Debug for Learner {
@@ -320,6 +324,7 @@ impl Learner {
             exec_probes: BTreeSet::new(),
             owned_rules: BTreeSet::new(),
             stores: BTreeMap::new(),
+            aligned: tempnames::Alignment::default(),
         };
         if let Some(base) = opts.base.take() {
             l.absorb_base(base);
@@ -418,6 +423,13 @@ impl Learner {
         self.forbidden.extend(forbidden.iter().cloned());
         let done = self.ctx.own.rules(&self.ctx.vars, &self.ctx.forbidden);
         self.owned_rules.extend(done);
+        if self.traces > 1 {
+            let thrown = self
+                .ctx
+                .own
+                .thrown_names(&self.ctx.vars, &self.ctx.forbidden);
+            self.aligned.add_trace(thrown);
+        }
         self.ctx = TraceCtx {
             vars,
             cwd: header.cwd.clone(),
@@ -991,6 +1003,11 @@ impl Learner {
             set.insert(crate::profile::vars::CWD_ANCESTORS.to_string());
             return;
         }
+        // A program the run made below a directory it created: learned with that
+        // directory's shape at the end of the trace (`own::Ownership::defer_exec`).
+        if verb == Verb::Exec && self.ctx.own.defer_exec(path) {
+            return;
+        }
         let g =
             generalize::generalize_path(path, ev.pid, ev.tid, &self.ctx.vars, &self.ctx.forbidden);
         let set = self.paths.entry(verb).or_default();
@@ -1270,6 +1287,13 @@ impl Learner {
         let current = self.ctx.own.rules(&self.ctx.vars, &self.ctx.forbidden);
         for (verb, text) in self.owned_rules.iter().cloned().chain(current) {
             paths.entry(verb).or_default().insert(text);
+        }
+        let thrown = self
+            .ctx
+            .own
+            .thrown_names(&self.ctx.vars, &self.ctx.forbidden);
+        for text in self.aligned.rules(thrown) {
+            paths.entry(Verb::Create).or_default().insert(text);
         }
         let areas: Vec<String> = paths
             .get(&Verb::Own)
@@ -1851,6 +1875,8 @@ fn tmpdir_is_private(header: &Header) -> bool {
     tmp.starts_with(b"/") && tmp != b"/" && !covers(&header.home) && !covers(&header.cwd)
 }
 
+#[cfg(test)]
+mod temp_tests;
 #[cfg(test)]
 mod tests;
 

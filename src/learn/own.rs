@@ -22,6 +22,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::generalize::{self, Var};
+use super::tempnames;
 use crate::profile::Verb;
 
 /// A root creation: a name the run made in a directory it did not create. Names that differ
@@ -87,6 +88,10 @@ pub struct Ownership {
     /// The name template of each process running mktemp(1), by pid (`wXXXX` of `mktemp -d
     /// DIR/wXXXX`): the random part of what it makes is exactly the template's X's.
     templates: std::collections::HashMap<i32, Vec<u8>>,
+    /// Directories among the random roots, by path: their name's glob (for [`Self::exec_rules`]).
+    random_dirs: std::collections::HashMap<Vec<u8>, String>,
+    /// Programs the run executed below a directory it created: (that directory, the path).
+    execs: BTreeSet<(Vec<u8>, Vec<u8>)>,
 }
 
 /// The template's last component, if `argv` runs mktemp(1) with one: its last operand
@@ -201,6 +206,9 @@ impl Ownership {
                 .or_else(|| std::str::from_utf8(last).ok().and_then(random_name_glob));
             match (glob, parent(path)) {
                 (Some(g), Some(d)) => {
+                    if dir {
+                        self.random_dirs.insert(path.to_vec(), g.clone());
+                    }
                     self.random_roots.insert((d.to_vec(), g), dir);
                 }
                 _ => {
@@ -270,8 +278,18 @@ impl Ownership {
             .filter(|(k, _)| at_or_below(k, from))
             .map(|(k, d)| (k.clone(), *d))
             .collect();
+        // What was at `to` is gone, but a root creation named `to` is there again (the
+        // moved object): `.pytest_cache`, made by renaming pytest's temp directory onto it,
+        // survives the run and is no thrown-away name.
+        let at_to = self.roots.get(&root_key(to)).map(|r| r.died);
         self.deleted(from);
         self.deleted(to);
+        if let Some(died) = at_to
+            && let Some(r) = self.roots.get_mut(&root_key(to))
+        {
+            r.alive += 1;
+            r.died = died;
+        }
         for (k, shallow) in moved {
             let mut new = to.to_vec();
             new.extend_from_slice(&k[from.len()..]);
@@ -285,7 +303,8 @@ impl Ownership {
         }
     }
 
-    /// The rules the root creations need, as (verb, glob text) with this trace's variables.
+    /// The rules the root creations need, as (verb, glob text) with this trace's variables,
+    /// and the `exec` rules of programs the run made below them ([`Ownership::defer_exec`]).
     pub fn rules(&self, vars: &[Var], forbidden: &[String]) -> Vec<(Verb, String)> {
         let mut out = Vec::new();
         for (dir, glob) in self.random_roots.keys() {
@@ -296,73 +315,195 @@ impl Ownership {
             }
         }
         for root in self.roots.values() {
-            let path = &root.path;
-            let text = generalize::generalize_path(path, root.pid, root.tid, vars, forbidden);
-            let exact = generalize::abstract_vars(path, vars);
-            if generalize::is_secret(&exact) {
-                continue;
-            }
-            let survived = root.alive > 0;
-            let (dir_text, last) = match text.rsplit_once('/') {
-                Some((d, l)) => (d, l),
-                None => continue,
-            };
-            let temp = root.temp_for.and_then(|k| {
-                let name = path.rsplit(|&b| b == b'/').next()?;
-                (k < name.len()).then(|| {
-                    format!(
-                        "{}{}",
-                        generalize::escape_path(&name[..k]),
-                        "?".repeat(name.len() - k)
-                    )
-                })
-            });
-            // A name thrown away directly in TMPDIR with mkstemp's shape (a prefix, then six
-            // letters or digits, no extension: make's `GmXXXXXX`) is random whatever its six
-            // look like this time (`Gmabcdef`, all lower case, about one run in 185).
-            let temp = temp.or_else(|| {
-                let b = last.as_bytes();
-                (dir_text == "${TMPDIR}"
-                    && root.died
-                    && !survived
-                    && !root.dir
-                    && b.len() >= 7
-                    && b.len() <= 16
-                    && b.iter().all(u8::is_ascii_alphanumeric)
-                    && b[..b.len() - 6].iter().any(u8::is_ascii_alphabetic))
-                .then(|| format!("{}??????", &last[..last.len() - 6]))
-            });
-            let random = temp.is_some() || last.contains(['*', '?']);
-            let shape = match temp {
-                Some(t) => t,
-                None if random => last.to_string(),
-                None => transient_shape(last),
-            };
-            // A name the run threw away that has no random part (`conftest.c`, `a.txt`) is
-            // the same on every run: a run killed before it removed it leaves it for the
-            // next one, which then rewrites or removes it. Own it like an output.
-            let stable = !random && shape == last;
-            if (root.died && !stable) || random {
-                out.push((Verb::Create, format!("{dir_text}/{shape}")));
-            }
-            if random || (!survived && !stable) {
-                continue;
-            }
-            if !root.shallow && (ownable(&text) || !root.dir) {
-                // A file left in a shallow place (`${HOME}/.gitconfig`-like) stays exact,
-                // like every own rule of a file.
-                if ownable(&text) {
-                    out.push((Verb::Own, text));
-                } else {
-                    out.push((Verb::Create, text.clone()));
-                    out.push((Verb::Write, text));
-                }
-            } else {
-                out.push((Verb::Create, text));
+            if let Some(shape) = self.shape_of(root, vars, forbidden) {
+                out.extend(shape.rules(root));
             }
         }
+        out.extend(self.exec_rules(vars, forbidden));
         out.sort();
         out.dedup();
+        out
+    }
+
+    /// What one root creation becomes.
+    fn shape_of(&self, root: &Root, vars: &[Var], forbidden: &[String]) -> Option<RootShape> {
+        let path = &root.path;
+        let text = generalize::generalize_path(path, root.pid, root.tid, vars, forbidden);
+        if generalize::is_secret(&generalize::abstract_vars(path, vars)) {
+            return None;
+        }
+        let (dir_text, last) = text.rsplit_once('/')?;
+        let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+        // Thrown away: a generator's exact shape first (`tmp????????`, where the path rules
+        // alone say `tmp*`, which admits `tmp` itself).
+        let thrown = root.died && root.alive == 0;
+        let temp = root
+            .temp_for
+            .and_then(|k| temp_for_glob(name, k))
+            .or_else(|| {
+                let name = std::str::from_utf8(name).ok().filter(|_| thrown)?;
+                tempnames::temp_glob(name, tempnames::Seen::ThrownAway)
+            })
+            .or_else(|| mkstemp_in_tmpdir(root, dir_text, last));
+        let random = temp.is_some() || last.contains(['*', '?']);
+        let shape = match temp {
+            Some(t) => t,
+            None if random => last.to_string(),
+            None => transient_shape(last),
+        };
+        Some(RootShape {
+            dir_text: dir_text.to_string(),
+            stable: !random && shape == last,
+            shape,
+            random,
+            text,
+        })
+    }
+
+    /// The names of root creations that did not survive and that no generator explained
+    /// (their glob text is the literal name), as (directory glob text, name): for aligning
+    /// them with other traces' ([`tempnames::Alignment`]).
+    pub fn thrown_names(&self, vars: &[Var], forbidden: &[String]) -> Vec<(String, String)> {
+        self.roots
+            .values()
+            .filter(|r| r.died && r.alive == 0)
+            .filter_map(|r| {
+                let s = self.shape_of(r, vars, forbidden)?;
+                let name = s.text.rsplit_once('/')?.1.to_string();
+                (!s.random && !name.contains(['*', '?', '[', '{', '\\']))
+                    .then_some((s.dir_text, name))
+            })
+            .collect()
+    }
+
+    /// The run executed `path`: when it lies below a directory the run made in a place it
+    /// did not own (`${TMPDIR}/go-build344541410/b059/calc.test`), its `exec` rule waits for
+    /// the end of the trace, where that directory's name gets its shape
+    /// (`exec ${TMPDIR}/go-build[0-9]*/b059/calc.test`). Returns whether it was kept here.
+    pub fn defer_exec(&mut self, path: &[u8]) -> bool {
+        let Some(root) = self.root_dir_of(path) else {
+            return false;
+        };
+        let root = root.to_vec();
+        self.execs.insert((root, path.to_vec()));
+        true
+    }
+
+    /// The highest directory the run created that holds `path`, below any shallow one.
+    fn root_dir_of<'a>(&self, path: &'a [u8]) -> Option<&'a [u8]> {
+        let mut found = None;
+        let mut p = path;
+        while let Some(d) = parent(p) {
+            match self.dirs.get(d) {
+                Some(false) => found = Some(d),
+                _ => break,
+            }
+            p = d;
+        }
+        found
+    }
+
+    /// The `exec` rules of [`Ownership::defer_exec`]: the created directory's shape, then the
+    /// rest of the path as usual.
+    fn exec_rules(&self, vars: &[Var], forbidden: &[String]) -> Vec<(Verb, String)> {
+        let mut out = Vec::new();
+        for (root, path) in &self.execs {
+            let full = generalize::generalize_path(path, 0, 0, vars, forbidden);
+            let depth = generalize::segments(&generalize::abstract_vars(root, vars)).len();
+            let segs = generalize::segments(&full);
+            let random = self.random_dirs.get(root).zip(parent(root)).map(|(g, d)| {
+                format!(
+                    "{}/{g}",
+                    generalize::generalize_path(d, 0, 0, vars, forbidden)
+                )
+            });
+            let head = random.or_else(|| {
+                let r = self.roots.get(&root_key(root))?;
+                let s = self.shape_of(r, vars, forbidden)?;
+                Some(if s.random || !s.stable {
+                    format!("{}/{}", s.dir_text, s.shape)
+                } else {
+                    s.text
+                })
+            });
+            let text = match head {
+                Some(h) if segs.len() > depth => format!("{h}/{}", segs[depth..].join("/")),
+                _ => full,
+            };
+            out.push((Verb::Exec, text));
+        }
+        out
+    }
+}
+
+/// A temp name renamed onto the sibling whose name is its first `keep` bytes (an atomic
+/// replace: cargo's `targetXXXXXX` -> `target`): that name, then one `?` per extra byte,
+/// whatever the extra bytes look like this time (`targetlzjxqa`, all lower case).
+fn temp_for_glob(name: &[u8], keep: usize) -> Option<String> {
+    (keep < name.len()).then(|| {
+        format!(
+            "{}{}",
+            generalize::escape_path(&name[..keep]),
+            "?".repeat(name.len() - keep)
+        )
+    })
+}
+
+/// A file thrown away directly in TMPDIR with mkstemp's shape (a prefix, then six letters or
+/// digits, no extension, 7 to 16 characters): the prefix and six `?` whatever the six look
+/// like this time, for a prefix the generator table does not know.
+fn mkstemp_in_tmpdir(root: &Root, dir_text: &str, last: &str) -> Option<String> {
+    let b = last.as_bytes();
+    (dir_text == "${TMPDIR}"
+        && root.died
+        && root.alive == 0
+        && !root.dir
+        && (7..=16).contains(&b.len())
+        && b.iter().all(u8::is_ascii_alphanumeric)
+        && b[..b.len() - 6].iter().any(u8::is_ascii_alphabetic))
+    .then(|| format!("{}??????", &last[..last.len() - 6]))
+}
+
+/// What a root creation becomes ([`Ownership::shape_of`]).
+#[derive(Debug)]
+struct RootShape {
+    /// The generalized directory and the name's shape in it.
+    dir_text: String,
+    shape: String,
+    /// The name is random (a glob already, or a temp name for an atomic replace).
+    random: bool,
+    /// Thrown away, it would still be the same name on the next run (`conftest.c`).
+    stable: bool,
+    /// The generalized path.
+    text: String,
+}
+
+impl RootShape {
+    fn rules(self, root: &Root) -> Vec<(Verb, String)> {
+        let mut out = Vec::new();
+        let survived = root.alive > 0;
+        // A name the run threw away that has no random part (`conftest.c`, `a.txt`) is the
+        // same on every run: a run killed before it removed it leaves it for the next one,
+        // which then rewrites or removes it. Own it like an output.
+        if (root.died && !self.stable) || self.random {
+            out.push((Verb::Create, format!("{}/{}", self.dir_text, self.shape)));
+        }
+        if self.random || (!survived && !self.stable) {
+            return out;
+        }
+        let text = self.text;
+        if !root.shallow && (ownable(&text) || !root.dir) {
+            // A file left in a shallow place (`${HOME}/.gitconfig`-like) stays exact, like
+            // every own rule of a file.
+            if ownable(&text) {
+                out.push((Verb::Own, text));
+            } else {
+                out.push((Verb::Create, text.clone()));
+                out.push((Verb::Write, text));
+            }
+        } else {
+            out.push((Verb::Create, text));
+        }
         out
     }
 }
@@ -417,7 +558,19 @@ impl crate::policy::Provenance for Ownership {
 /// would admit any new name there. `None` when the name does not look random (then the
 /// root is judged by whether it survived, and a thrown-away one gets [`transient_shape`]).
 fn random_name_glob(name: &str) -> Option<String> {
+    // A generator's name, by its exact shape (`cc??????.s`, `tmp????????`, nanoid's 21).
+    if let Some(g) = tempnames::temp_glob(name, tempnames::Seen::Created) {
+        return Some(g);
+    }
     let g = generalize::generalize_segment(name)?;
+    // Found random by the random-segment rules: a generator's reading of it that agrees
+    // (`myproj_dk9tg64a-work` -> `myproj_????????-work`, not `myproj_*`, which drops the
+    // suffix and admits `myproj_` itself).
+    if let Some(t) = tempnames::temp_glob(name, tempnames::Seen::ThrownAway)
+        .filter(|t| tempnames::refines(t, &g))
+    {
+        return Some(t);
+    }
     // Python's `tempfile` without a prefix: eight of `[a-z0-9_]` (`u_g4xv_9`), whatever
     // part of it looked random this time (`c8xq2k_a` would give `c*`).
     if name.len() == 8
@@ -430,7 +583,7 @@ fn random_name_glob(name: &str) -> Option<String> {
     if !g.starts_with(['*', '?']) {
         return Some(g);
     }
-    let shape = transient_shape(name);
+    let shape = tempnames::cut_shape(name);
     if !shape.starts_with('*') {
         return Some(shape);
     }
@@ -457,57 +610,16 @@ pub fn ownable(text: &str) -> bool {
     }
 }
 
-/// The shape of a name the run used and threw away: the literal start of the name, up to
-/// where it turns random, then `*`. Random starts at the first digit, or where a lower-case
-/// letter is followed by an upper-case one (`Cargo.tomlAFK9OQ`); a short alphabetic extension
-/// after the random part is kept (`conf123.c` -> `conf*.c`). A name with neither stays as it
-/// is (`conftest.c`); a name that is random from its first character keeps only its extension.
+/// The shape of a name the run used and threw away (or that enforce refused to create): the
+/// generator's shape when a generator of [`tempnames::GENERATORS`] could have made it
+/// (`pytest-cache-files-????????`, `conf[0-9]*`), else the name cut at the last separator
+/// before anything random (`out-*.log`), else the name itself (`conftest.c`: no sign of
+/// randomness; the same name on every run). See [`tempnames::thrown_shape`].
 ///
 /// A loose shape costs little: `create` admits only names that do not exist yet, and what is
 /// made under them is the run's own, nothing else.
 pub fn transient_shape(name: &str) -> String {
-    if name.contains(['*', '?', '[', '{', '\\']) {
-        return name.to_string();
-    }
-    let b = name.as_bytes();
-    let mut cut = None;
-    for i in 0..b.len() {
-        if b[i].is_ascii_digit()
-            || (i > 0 && b[i - 1].is_ascii_lowercase() && b[i].is_ascii_uppercase())
-        {
-            cut = Some(i);
-            break;
-        }
-    }
-    let Some(mut cut) = cut else {
-        return name.to_string();
-    };
-    // mkstemp's random part is its last six characters (before an extension): where the
-    // first digit or case change falls inside them, the random part began earlier, at its
-    // start (`Gmab1cde` is make's `GmXXXXXX`: `Gm*`, not `Gmab*`, which the next run's name
-    // would not match). A name ending in a number (`conf21481`) keeps the start of it.
-    let stem_len = name.find('.').filter(|&i| i > cut).unwrap_or(name.len());
-    let ends_in_number = b[..stem_len].last().is_some_and(u8::is_ascii_digit)
-        && b[cut..stem_len].iter().all(u8::is_ascii_digit);
-    if !ends_in_number
-        && stem_len >= 8
-        && stem_len - cut < 6
-        && b[stem_len - 6..stem_len]
-            .iter()
-            .all(u8::is_ascii_alphanumeric)
-    {
-        cut = stem_len - 6;
-    }
-    let rest = &name[cut..];
-    let ext = rest
-        .rsplit_once('.')
-        .map(|(_, e)| e)
-        .filter(|e| (1..=5).contains(&e.len()) && e.bytes().all(|c| c.is_ascii_alphabetic()));
-    let prefix = generalize::escape_path(&b[..cut]);
-    match ext {
-        Some(e) => format!("{prefix}*.{e}"),
-        None => format!("{prefix}*"),
-    }
+    tempnames::thrown_shape(name)
 }
 
 /// Group `own` rules of files: where at least `threshold` owned files of one directory share
@@ -567,17 +679,26 @@ mod tests {
 
     #[test]
     fn shapes_of_thrown_away_names() {
+        // The generators' exact shapes (tempnames::GENERATORS), or a cut at a separator.
         for (name, shape) in [
-            ("conf21481", "conf*"),
-            ("Gmab1cde", "Gm*"),
-            ("ccabCdef.s", "cc*.s"),
-            ("cc0eRYnn.s", "cc*.s"),
-            ("Cargo.tomlAFK9OQ", "Cargo.toml*"),
-            ("pytest-cache-files-3yqw9sdy", "pytest-cache-files-*"),
-            ("package-lock.json.3516583047", "package-lock.json.*"),
-            ("conf123.c", "conf*.c"),
+            ("conf21481", "conf[0-9]*"),
+            ("Gmab1cde", "Gm??????"),
+            ("Gmabcdef", "Gm??????"),
+            ("ccabCdef.s", "cc??????.s"),
+            ("cc0eRYnn.s", "cc??????.s"),
+            ("Cargo.tomlAFK9OQ", "Cargo.toml??????"),
+            ("pytest-cache-files-3yqw9sdy", "pytest-cache-files-????????"),
+            ("pytest-cache-files-la5ne_rx", "pytest-cache-files-????????"),
+            ("pytest-cache-files-qwertyui", "pytest-cache-files-????????"),
+            (
+                "build-requirements-4n9_vhlp.txt",
+                "build-requirements-????????.txt",
+            ),
+            ("package-lock.json.3516583047", "package-lock.json.[0-9]*"),
+            ("conf123.c", "conf[0-9]*.c"),
             ("conftest.c", "conftest.c"),
-            ("12345.tmp", "*.tmp"),
+            ("12345.tmp", "[0-9]*.tmp"),
+            ("out-ab12.log", "out-*.log"),
             ("a{b", "a{b"),
         ] {
             assert_eq!(transient_shape(name), shape, "{name}");
@@ -631,11 +752,24 @@ mod tests {
     #[test]
     fn random_names_keep_their_literal_start_or_length() {
         for (name, glob) in [
-            ("cc4IAwp9.s", Some("cc*.s")),
-            ("tmpa_b3xk9z", Some("tmp*")),
+            ("cc4IAwp9.s", Some("cc??????.s")),
+            ("tmpa_b3xk9z", Some("tmp????????")),
+            ("tSoQgW-8_IUyPeharJunJ", Some("?????????????????????")),
             ("3f2a9c1d4e5b6a7f", Some("????????????????")),
             ("conftest.c", None),
             ("c8xq2k_a", Some("????????")),
+            ("myproj_dk9tg64a-work", Some("myproj_????????-work")),
+            ("myproj__s9k95rm-work", Some("myproj_????????-work")),
+            ("sbx-c1wFS8.json", Some("sbx-??????.json")),
+            (
+                "package-lock.json.3516583047",
+                Some("package-lock.json.[0-9]*"),
+            ),
+            // A reading that would keep random-looking text literally is not taken.
+            (
+                "2026-12-02T19_25_25_123Z-debug-0.log",
+                Some("????????????????????????????????.log"),
+            ),
         ] {
             assert_eq!(random_name_glob(name).as_deref(), glob, "{name}");
         }
@@ -671,7 +805,7 @@ mod tests {
             vec![
                 (Verb::Own, "${CWD}/build".to_string()),
                 (Verb::Own, "${CWD}/config.log".to_string()),
-                (Verb::Create, "${CWD}/conf*".to_string()),
+                (Verb::Create, "${CWD}/conf[0-9]*".to_string()),
             ]
         );
     }
@@ -691,7 +825,25 @@ mod tests {
             rules,
             vec![
                 (Verb::Own, "${CWD}/.pytest_cache".to_string()),
-                (Verb::Create, "${CWD}/pytest-cache-files-*".to_string()),
+                (
+                    Verb::Create,
+                    "${CWD}/pytest-cache-files-????????".to_string()
+                ),
+            ]
+        );
+        // As learn sees a rename (the new name first, then the move): the same rules.
+        let mut o = Ownership::default();
+        o.created(b"/w/pytest-cache-files-abcdefgh", true, true, 1, 1);
+        o.created(b"/w/.pytest_cache", false, true, 1, 1);
+        o.renamed(b"/w/pytest-cache-files-abcdefgh", b"/w/.pytest_cache");
+        assert_eq!(
+            o.rules(&vars(), &[]),
+            vec![
+                (Verb::Own, "${CWD}/.pytest_cache".to_string()),
+                (
+                    Verb::Create,
+                    "${CWD}/pytest-cache-files-????????".to_string()
+                ),
             ]
         );
         // A file the run did not make, renamed over an owned name: not owned.
