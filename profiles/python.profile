@@ -14,6 +14,9 @@ program pip /**/site-packages/pip/__pip-runner__.py
 
 # The interpreter as installed by the distribution or built into /usr/local.
 exec /usr/{,local/}bin/python3*
+# Python reads its own executable to find the C library's version (platform.libc_ver: the
+# wheel tags pip and uv compute, once per interpreter when uv's cache is cold).
+read /usr/{,local/}bin/python3*
 # The standard library and site-packages of the distribution interpreter.
 read /usr/lib/python3*/**
 # The standard library of a /usr/local build, and pip installs into it.

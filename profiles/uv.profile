@@ -18,5 +18,9 @@ own ${HOME}/.cache/uv by uv
 read ${HOME}/.local/share/uv/**
 # ...installed by uv alone (same risk for interpreters).
 own ${HOME}/.local/share/uv by uv
+# uv asks the project's virtual environment's interpreter about itself (a venv's python is
+# a link to an interpreter other rules allow) and caches the answer: a run recorded with a
+# warm cache never shows it.
+exec ${CWD}/.venv/bin/python{,3,3.[0-9]*}
 # uv looks for its user config; admitted only while it does not exist.
 probe ${HOME}/.config/uv/uv.toml

@@ -21,10 +21,13 @@ pub struct Evidence {
     home: Vec<u8>,
     /// Tool stores the run used: root -> what it is, and what the run wrote there and has not
     /// removed again (`None` once that is more than a probe of the store would write).
-    stores: std::collections::BTreeMap<Vec<u8>, (&'static str, Option<BTreeSet<Vec<u8>>>)>,
+    stores: std::collections::BTreeMap<Vec<u8>, (&'static str, Option<Names>)>,
 }
 
 const PIP_WHEELS: &[u8] = b"/.cache/pip/wheels/";
+
+/// Paths, for the names a run wrote into a store.
+type Names = BTreeSet<Vec<u8>>;
 
 /// Names written into a store beyond which it was surely filled (no probe writes as many).
 const FILLED: usize = 64;

@@ -797,6 +797,29 @@ impl Learner {
         }
     }
 
+    /// The `exec` glob of `path` when it lies inside a tool store and a segment below the
+    /// store's root is a temp name (`${HOME}/.cache/uv/builds-v0/.tmp??????/bin/python`).
+    fn store_exec(&self, ev: &Event, path: &[u8]) -> Option<String> {
+        let (_, len) = stores::store_of(path, &self.ctx.home)?;
+        let root = generalize::generalize_path(
+            &path[..len],
+            ev.pid,
+            ev.tid,
+            &self.ctx.vars,
+            &self.ctx.forbidden,
+        );
+        let mut any = false;
+        let mut out = root;
+        for seg in path[len..].split(|&b| b == b'/').filter(|s| !s.is_empty()) {
+            let text = std::str::from_utf8(seg).ok()?;
+            let temp = tempnames::temp_glob(text, tempnames::Seen::ThrownAway);
+            any |= temp.is_some();
+            out.push('/');
+            out.push_str(&temp.unwrap_or_else(|| generalize::escape_segment(seg)));
+        }
+        any.then_some(out)
+    }
+
     /// A tool store ([`stores`]) was used: the run owns it, bound as its kind says.
     fn store_use(&mut self, ev: &Event, verb: Verb, path: &[u8]) {
         let Some((kind, len)) = stores::store_of(path, &self.ctx.home) else {
@@ -1001,6 +1024,14 @@ impl Learner {
         {
             let set = self.paths.entry(verb).or_default();
             set.insert(crate::profile::vars::CWD_ANCESTORS.to_string());
+            return;
+        }
+        // A program inside a tool's store (uv's build environments `.tmpXXXXXX` in its
+        // cache): the store's temp names are the tool's own.
+        if verb == Verb::Exec
+            && let Some(g) = self.store_exec(ev, path)
+        {
+            self.paths.entry(verb).or_default().insert(g);
             return;
         }
         // A program the run made below a directory it created: learned with that
@@ -1701,7 +1732,9 @@ fn include_globs(names: &[String]) -> BTreeMap<Verb, Vec<String>> {
         return out;
     };
     for (rule, _) in &resolved.rules {
-        if rule.effect != Effect::Allow {
+        // A rule bound to programs does not cover what others need (uv's cache, written by
+        // uv and by the build backends it starts).
+        if rule.effect != Effect::Allow || !rule.by.is_empty() {
             continue;
         }
         match &rule.pattern {
