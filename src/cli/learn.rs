@@ -216,7 +216,7 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
         super::show::for_each_event(t, |h, ev| {
             if !begun {
                 learner.begin_trace(h);
-                evidence = crate::learn::evidence::Evidence::with_home(&h.home);
+                evidence = crate::learn::evidence::Evidence::for_run(&h.home, &h.cwd);
                 begun = true;
             }
             learner.observe(ev);

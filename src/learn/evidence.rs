@@ -22,7 +22,24 @@ pub struct Evidence {
     /// Tool stores the run used: root -> what it is, and what the run wrote there and has not
     /// removed again (`None` once that is more than a probe of the store would write).
     stores: std::collections::BTreeMap<Vec<u8>, (&'static str, Option<Names>)>,
+    /// The trace's start directory (where a build leaves its outputs).
+    cwd: Vec<u8>,
+    /// Build outputs of the project seen so far ([`BUILD_OUTPUTS`]), and the first one the
+    /// run found in place instead of making it.
+    outputs_seen: Names,
+    found_output: Option<Vec<u8>>,
 }
+
+/// Names a build makes in the project on its first run in a clean checkout: autoconf's and
+/// automake's (`config.status`, `.deps`), CMake's cache. Found in place (not made), they say
+/// the run rebuilt an already built tree.
+const BUILD_OUTPUTS: &[&[u8]] = &[
+    b"config.status",
+    b".deps",
+    b".dirstamp",
+    b"CMakeCache.txt",
+    b"CMakeFiles",
+];
 
 const PIP_WHEELS: &[u8] = b"/.cache/pip/wheels/";
 
@@ -59,6 +76,40 @@ impl Evidence {
         }
     }
 
+    /// The evidence of a trace recorded with this HOME, started in `cwd`.
+    pub fn for_run(home: &[u8], cwd: &[u8]) -> Evidence {
+        Evidence {
+            cwd: cwd.to_vec(),
+            ..Evidence::with_home(home)
+        }
+    }
+
+    /// A successful access to `path`: is it the first one to a build output of the project,
+    /// and was that output there already?
+    fn output_use(&mut self, path: &[u8], access: crate::event::AccessSet) {
+        if self.cwd.len() <= 1 || self.found_output.is_some() {
+            return;
+        }
+        let Some(rel) = path.strip_prefix(self.cwd.as_slice()) else {
+            return;
+        };
+        if rel.first() != Some(&b'/') {
+            return;
+        }
+        let mut end = self.cwd.len();
+        for seg in rel[1..].split(|&b| b == b'/') {
+            end += 1 + seg.len();
+            if BUILD_OUTPUTS.contains(&seg) {
+                let output = path[..end].to_vec();
+                let made = access.contains(Access::Create) && end == path.len();
+                if self.outputs_seen.insert(output.clone()) && !made {
+                    self.found_output = Some(output);
+                }
+                return;
+            }
+        }
+    }
+
     pub fn observe(&mut self, ev: &Event) {
         self.events += 1;
         match &ev.kind {
@@ -71,6 +122,7 @@ impl Evidence {
                         continue;
                     };
                     let path = p.effective();
+                    self.output_use(path, t.access);
                     // The source of a hard link (pnpm linking a package's files out of its
                     // store) is read, not filled.
                     if i == 0 && sc.name.starts_with("link") {
@@ -145,6 +197,12 @@ impl Evidence {
                     String::from_utf8_lossy(root)
                 ));
             }
+        }
+        if let Some(found) = &self.found_output {
+            out.push(format!(
+                "the run found build outputs of an earlier run in the project ({}): a clean checkout makes them, which this profile does not cover; learn from a cold and a warm trace together (a clean checkout's and this one, docs/learning.md)",
+                String::from_utf8_lossy(found)
+            ));
         }
         if self.reused_wheel && !self.built_wheel {
             out.push(
@@ -223,6 +281,37 @@ mod tests {
         e.observe(&open(AccessSet::of(Access::Read), wheel));
         assert!(e.warnings()[0].contains("cold cache"));
         e.observe(&open(AccessSet::of(Access::Create), wheel));
+        assert!(e.warnings().is_empty());
+    }
+
+    #[test]
+    fn a_built_tree_is_said() {
+        let ok = |e: &mut Evidence| e.observe(&exit(0, ExitStatus::Code(0)));
+        // A clean checkout: configure makes config.status, make makes .deps.
+        let mut e = Evidence::for_run(b"/h", b"/w/p");
+        ok(&mut e);
+        e.observe(&open(AccessSet::of(Access::Create), "/w/p/config.status"));
+        e.observe(&open(AccessSet::of(Access::Create), "/w/p/src/.deps"));
+        e.observe(&open(
+            AccessSet::of(Access::Write),
+            "/w/p/src/.deps/hello.Po",
+        ));
+        e.observe(&open(AccessSet::of(Access::Read), "/w/p/config.status"));
+        assert!(e.warnings().is_empty(), "{:?}", e.warnings());
+        // The same run in a built tree.
+        let mut e = Evidence::for_run(b"/h", b"/w/p");
+        ok(&mut e);
+        e.observe(&open(
+            AccessSet::of(Access::Write),
+            "/w/p/src/.deps/hello.Po",
+        ));
+        let w = e.warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("build outputs of an earlier run in the project (/w/p/src/.deps)"));
+        // Outside the project: not the project's build.
+        let mut e = Evidence::for_run(b"/h", b"/w/p");
+        ok(&mut e);
+        e.observe(&open(AccessSet::of(Access::Read), "/usr/lib/x/.deps/a"));
         assert!(e.warnings().is_empty());
     }
 

@@ -644,7 +644,7 @@ pub fn group_owned(own: &BTreeSet<String>, threshold: usize) -> BTreeSet<String>
         if let Some((stem, ext)) = last.rsplit_once('.')
             && !stem.is_empty()
             && (1..=5).contains(&ext.len())
-            && ext.bytes().all(|c| c.is_ascii_alphanumeric())
+            && ext.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-')
             && !KEYS.contains(&ext.to_ascii_lowercase().as_str())
         {
             groups
@@ -660,6 +660,42 @@ pub fn group_owned(own: &BTreeSet<String>, threshold: usize) -> BTreeSet<String>
                 out.remove(m);
             }
             out.insert(format!("{dir}/*.{ext}"));
+        }
+    }
+    group_by_stem(out, threshold, KEYS)
+}
+
+/// The second grouping of [`group_owned`]: at least `threshold` owned names of one directory
+/// that share a stem of four characters or more before their first dot (autoconf's scratch
+/// files `conftest.c`, `conftest.err`, `conftest.o`...) become `own DIR/STEM.*`; never for a
+/// key-like extension among them.
+fn group_by_stem(own: BTreeSet<String>, threshold: usize, keys: &[&str]) -> BTreeSet<String> {
+    // Per (directory, stem): the members, and whether one has a key-like extension.
+    let mut groups: BTreeMap<(String, String), (Vec<String>, bool)> = BTreeMap::new();
+    for p in &own {
+        let Some((dir, last)) = p.rsplit_once('/') else {
+            continue;
+        };
+        let Some((stem, ext)) = last.split_once('.') else {
+            continue;
+        };
+        if stem.len() >= 4 && !last.contains(['*', '?', '[', '{', '\\']) {
+            let g = groups
+                .entry((dir.to_string(), stem.to_string()))
+                .or_default();
+            g.0.push(p.clone());
+            g.1 |= ext
+                .split('.')
+                .any(|e| keys.contains(&e.to_ascii_lowercase().as_str()));
+        }
+    }
+    let mut out = own;
+    for ((dir, stem), (members, keyed)) in groups {
+        if members.len() >= threshold && !keyed {
+            for m in &members {
+                out.remove(m);
+            }
+            out.insert(format!("{dir}/{stem}.*"));
         }
     }
     out
@@ -911,6 +947,34 @@ mod tests {
                 (Verb::Own, "${HOME}/.cache/pip".to_string()),
                 (Verb::Create, "${HOME}/.cache".to_string()),
             ]
+        );
+    }
+
+    #[test]
+    fn owned_names_group_by_stem() {
+        let names: BTreeSet<String> = [
+            "c", "err", "o", "i", "sed", "sh", "sym", "make", "one", "two", "dir",
+        ]
+        .iter()
+        .map(|e| format!("${{CWD}}/conftest.{e}"))
+        .chain(["${CWD}/conftest".to_string(), "${CWD}/hello.c".to_string()])
+        .collect();
+        let g = group_owned(&names, 8);
+        assert!(g.contains("${CWD}/conftest.*"), "{g:?}");
+        assert!(g.contains("${CWD}/conftest"), "{g:?}");
+        assert!(g.contains("${CWD}/hello.c"), "{g:?}");
+        assert_eq!(g.len(), 3, "{g:?}");
+        // Fewer than the threshold, or a key among them: listed.
+        let few: BTreeSet<String> = names.iter().take(5).cloned().collect();
+        assert_eq!(group_owned(&few, 8), few);
+        let mut keyed = names.clone();
+        keyed.insert("${CWD}/conftest.pem".to_string());
+        assert!(!group_owned(&keyed, 8).contains("${CWD}/conftest.*"));
+        // sed's `-t` scratch names group by their extension.
+        let t: BTreeSet<String> = (0..9).map(|i| format!("${{CWD}}/lib/h{i}.h-t")).collect();
+        assert_eq!(
+            group_owned(&t, 8),
+            BTreeSet::from(["${CWD}/lib/*.h-t".to_string()])
         );
     }
 
