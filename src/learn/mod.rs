@@ -797,17 +797,24 @@ impl Learner {
         }
     }
 
+    /// The tool store `path` is in: its kind, the length of its root in `path`, and the root
+    /// as a glob of this trace.
+    fn store_root(
+        &self,
+        ev: &Event,
+        path: &[u8],
+    ) -> Option<(&'static stores::Kind, usize, String)> {
+        let (kind, len) = stores::store_of(path, &self.ctx.home)?;
+        let vars = &self.ctx.vars;
+        let root =
+            generalize::generalize_path(&path[..len], ev.pid, ev.tid, vars, &self.ctx.forbidden);
+        Some((kind, len, root))
+    }
+
     /// The `exec` glob of `path` when it lies inside a tool store and a segment below the
     /// store's root is a temp name (`${HOME}/.cache/uv/builds-v0/.tmp??????/bin/python`).
     fn store_exec(&self, ev: &Event, path: &[u8]) -> Option<String> {
-        let (_, len) = stores::store_of(path, &self.ctx.home)?;
-        let root = generalize::generalize_path(
-            &path[..len],
-            ev.pid,
-            ev.tid,
-            &self.ctx.vars,
-            &self.ctx.forbidden,
-        );
+        let (_, len, root) = self.store_root(ev, path)?;
         let mut any = false;
         let mut out = root;
         for seg in path[len..].split(|&b| b == b'/').filter(|s| !s.is_empty()) {
@@ -822,16 +829,9 @@ impl Learner {
 
     /// A tool store ([`stores`]) was used: the run owns it, bound as its kind says.
     fn store_use(&mut self, ev: &Event, verb: Verb, path: &[u8]) {
-        let Some((kind, len)) = stores::store_of(path, &self.ctx.home) else {
+        let Some((kind, _, root)) = self.store_root(ev, path) else {
             return;
         };
-        let root = generalize::generalize_path(
-            &path[..len],
-            ev.pid,
-            ev.tid,
-            &self.ctx.vars,
-            &self.ctx.forbidden,
-        );
         if !own::ownable(&root) {
             return;
         }

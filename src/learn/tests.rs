@@ -2207,14 +2207,7 @@ fn secrets_and_peers_are_bound_to_the_programs_that_used_them() {
         "{t}"
     );
     // The profile compiles: every name of a `by` list is defined.
-    let env = crate::profile::vars::Env {
-        cwd: ENV_A.cwd.into(),
-        home: ENV_A.home.into(),
-        tmpdir: ENV_A.tmpdir.into(),
-        vars: Default::default(),
-    };
-    let resolved = crate::profile::snippets::resolve(&p, "learned").expect("resolves");
-    crate::policy::CompiledPolicy::compile(&resolved, &env).expect("compiles");
+    compiled_at_a(&p);
 
     // --base: the binding is kept; a new user widens it, with a WARNING.
     let base = p.clone();
@@ -2257,6 +2250,18 @@ fn secrets_and_peers_are_bound_to_the_programs_that_used_them() {
             .any(|l| !l.starts_with('#') && (l.contains(" by ") || l.starts_with("program "))),
         "{t4}"
     );
+}
+
+/// Profile `p` resolved and compiled for a run at site A.
+fn compiled_at_a(p: &Profile) -> crate::policy::CompiledPolicy {
+    let env = crate::profile::vars::Env {
+        cwd: ENV_A.cwd.into(),
+        home: ENV_A.home.into(),
+        tmpdir: ENV_A.tmpdir.into(),
+        vars: Default::default(),
+    };
+    let resolved = crate::profile::snippets::resolve(p, "learned").expect("resolves");
+    crate::policy::CompiledPolicy::compile(&resolved, &env).expect("compiles")
 }
 
 /// A CI step runs through a shell (`bash -c 'npm ci'`, `bash -c 'make'` whose recipe runs
@@ -2305,14 +2310,7 @@ fn rights_are_bound_without_the_launchers_above_them() {
         "{t}"
     );
 
-    let env = crate::profile::vars::Env {
-        cwd: ENV_A.cwd.into(),
-        home: ENV_A.home.into(),
-        tmpdir: ENV_A.tmpdir.into(),
-        vars: Default::default(),
-    };
-    let resolved = crate::profile::snippets::resolve(&p, "learned").expect("resolves");
-    let policy = crate::policy::CompiledPolicy::compile(&resolved, &env).expect("compiles");
+    let policy = compiled_at_a(&p);
     let chain = |programs: &[&str]| {
         programs.iter().fold(crate::policy::Scope::ROOT, |s, prog| {
             s.exec(
