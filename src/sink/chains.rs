@@ -179,6 +179,33 @@ mod tests {
         assert_eq!(c.text(10), "");
     }
 
+    /// The CI step's shell starts the chain without narrowing it; below npm, the same shell
+    /// is an ordinary program (an install script's).
+    #[test]
+    fn a_launcher_starts_a_chain_without_narrowing_it() {
+        let p = policy(
+            "include base\nprogram npm /usr/lib/node_modules/npm/bin/npm-cli.js\n\
+             read /home/u/.npmrc by npm\n",
+        );
+        let npm = b"/usr/lib/node_modules/npm/bin/npm-cli.js".as_slice();
+        let bash = b"/usr/bin/bash".as_slice();
+        let mut c = Chains::default();
+        c.exec(&p, 10, true, bash, "bash".into());
+        assert!(
+            !c.scope(10).holds(0),
+            "the shell itself holds nothing bound"
+        );
+        c.fork(10, 11);
+        c.exec(&p, 11, false, npm, label(&p, b"/usr/bin/node", npm));
+        assert!(c.scope(11).holds(0), "bash -c 'npm ci' is npm's chain");
+        c.fork(11, 12);
+        c.exec(&p, 12, false, bash, "bash".into());
+        assert!(!c.scope(12).holds(0), "a shell below npm is no launcher");
+        c.exec(&p, 12, false, npm, label(&p, b"/usr/bin/node", npm));
+        assert!(!c.scope(12).holds(0));
+        assert_eq!(c.text(12), "npm <- bash <- npm <- bash");
+    }
+
     #[test]
     fn labels_name_scripts() {
         let p = policy("read /x\n");
