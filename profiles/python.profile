@@ -52,6 +52,10 @@ probe /{etc,usr/etc,usr/local/etc}/pyenv.d/**
 exec /usr/bin/lsb_release
 # ...which is a Python script.
 read /usr/bin/lsb_release
+# pytest 8+ makes its cache directory as tempfile.mkdtemp(prefix="pytest-cache-files-") in
+# the project's root, then renames it to .pytest_cache: a run that found .pytest_cache in
+# place (a second CI run in the same checkout) never shows the temp name.
+create ${CWD}/**/pytest-cache-files-????????
 # Byte-code caches next to the project's modules (directory and files).
 write ${CWD}/**/__pycache__
 # Byte-code files are written to a temporary name first.

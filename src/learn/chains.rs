@@ -17,6 +17,8 @@ pub struct Chain {
     /// it), and the next program starts the chain afresh.
     launching: bool,
     names: BTreeSet<String>,
+    /// The program the process runs now (its last exec).
+    last: String,
 }
 
 impl Chain {
@@ -29,11 +31,17 @@ impl Chain {
         } else {
             before.map(|c| c.names.clone()).unwrap_or_default()
         };
-        names.insert(name);
+        names.insert(name.clone());
         Rc::new(Chain {
             launching: fresh && launcher,
             names,
+            last: name,
         })
+    }
+
+    /// The program the process runs now.
+    pub fn runs(&self) -> &str {
+        &self.last
     }
 
     /// The program names a right this process used is bound to.
@@ -94,6 +102,7 @@ mod tests {
             ("npm", false),
         ]);
         assert_eq!(names(&c), ["dash", "npm"]);
+        assert_eq!(c.runs(), "npm");
     }
 
     #[test]

@@ -841,10 +841,17 @@ impl Learner {
             stores::Bind::Users => self.scope_use(ev, key),
             stores::Bind::Tool(tool) => {
                 if self.opts.scope {
-                    let tool = tool.to_string();
-                    self.scopes.entry(key.clone()).or_default().insert(tool);
+                    let owned = tool.to_string();
+                    self.scopes.entry(key.clone()).or_default().insert(owned);
                 }
-                if matches!(verb, Verb::Write | Verb::Create | Verb::Delete) {
+                // The tool itself, wherever it runs from (rustup's proxy under pip's build
+                // backend makes its home on a cold HOME), and whoever else wrote there.
+                let by_tool = self
+                    .ctx
+                    .chains
+                    .get(&ev.pid)
+                    .is_some_and(|c| c.runs() == tool);
+                if by_tool || matches!(verb, Verb::Write | Verb::Create | Verb::Delete) {
                     self.scope_use(ev, key);
                 }
             }
