@@ -1598,6 +1598,7 @@ impl Learner {
         }
         rules.extend(project_deny);
         rules.extend(launcher_rules);
+        merge_path_searches(&mut rules);
         rules.sort_by(|a, b| {
             (a.effect, a.verb, &a.pattern, &a.comments).cmp(&(
                 b.effect,
@@ -1802,6 +1803,57 @@ fn shipped_programs() -> &'static BTreeMap<String, Vec<String>> {
         }
         out
     })
+}
+
+/// The PATH searches (`probe /**/NAME`, one per program looked for) as one rule,
+/// `probe /**/{cc,gcc,make,...}`: a probe admits nothing that exists, so the one rule admits
+/// exactly what the many did, and a build's profile does not list fifty programs a line each.
+/// Names with glob characters, and rules with comments or `by`, stay as they are.
+fn merge_path_searches(rules: &mut Vec<Rule>) {
+    let plain = |n: &str| {
+        !n.is_empty() && !n.contains(['/', '*', '?', '[', ']', '{', '}', ',', '\\', '$', ' ', '"'])
+    };
+    let names_of = |r: &Rule| -> Option<Vec<String>> {
+        let Pattern::Path(p) = &r.pattern else {
+            return None;
+        };
+        if r.verb != Verb::Probe || r.effect != Effect::Allow || !r.by.is_empty() {
+            return None;
+        }
+        if !r.comments.is_empty() {
+            return None;
+        }
+        let rest = p.strip_prefix("/**/")?;
+        let names: Vec<String> = match rest.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
+            Some(list) => list.split(',').map(str::to_string).collect(),
+            None => vec![rest.to_string()],
+        };
+        names.iter().all(|n| plain(n)).then_some(names)
+    };
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    rules.retain(|r| match names_of(r) {
+        Some(n) => {
+            names.extend(n);
+            false
+        }
+        None => true,
+    });
+    let pattern = match names.len() {
+        0 => return,
+        1 => format!("/**/{}", names.iter().next().map_or("", String::as_str)),
+        _ => format!(
+            "/**/{{{}}}",
+            names.into_iter().collect::<Vec<_>>().join(",")
+        ),
+    };
+    rules.push(Rule {
+        effect: Effect::Allow,
+        verb: Verb::Probe,
+        pattern: Pattern::Path(pattern),
+        comments: Vec::new(),
+        span: Span::default(),
+        by: Vec::new(),
+    });
 }
 
 /// The `launcher` globs of the shipped snippets and of the base profile.

@@ -2679,3 +2679,61 @@ fn home_among_the_parents_is_one_of_them() {
     assert!(t2.contains("WARNING"), "{t2}");
     assert!(p.rules.iter().all(|r| r.verb != Verb::Write), "{t}");
 }
+
+/// PATH searches are one rule: `probe /**/{cc,gcc,...}`, admitting what the single ones did;
+/// learning the profile again from itself (`--base`) keeps it.
+#[test]
+fn path_searches_are_one_rule() {
+    let run = Run {
+        header: header(&ENV_A),
+        events: ["cc", "gcc", "make", "c[1]"]
+            .iter()
+            .map(|n| {
+                open(
+                    1,
+                    &[Access::Exec],
+                    &format!("/usr/local/sbin/{n}"),
+                    Outcome::Errno(2),
+                )
+            })
+            .collect(),
+        needs: vec![],
+    };
+    let p = learn(&run);
+    let t = text(&p);
+    assert!(t.contains("\nprobe /**/{cc,gcc,make}\n"), "{t}");
+    assert!(t.contains("\nprobe /**/c\\[1\\]\n"), "{t}");
+    let pol = compiled_at_a(&p);
+    for (path, admitted) in [("/opt/x/bin/gcc", true), ("/opt/x/bin/gccx", false)] {
+        let obj = Object::Path(PathObj {
+            literal: path.into(),
+            abs: path.into(),
+            resolved: None,
+        });
+        let d = pol.decide_in(
+            crate::policy::Scope::ROOT,
+            AccessSet::of(Access::Exec),
+            &obj,
+            None,
+        );
+        assert_eq!(
+            d == crate::policy::Decision::AllowIfAbsent,
+            admitted,
+            "{path}: {d:?}"
+        );
+    }
+    let again = learn_runs(
+        &[&run],
+        LearnOptions {
+            base: Some(p.clone()),
+            ..LearnOptions::default()
+        },
+    );
+    let rules = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(rules(&text(&again)), rules(&t));
+}
