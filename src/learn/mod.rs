@@ -832,7 +832,13 @@ impl Learner {
         let Some((kind, _, root)) = self.store_root(ev, path) else {
             return;
         };
-        if !own::ownable(&root) {
+        // A store is known by its layout: one level below HOME is deep enough for one
+        // (`${HOME}/.rustup`), where an area learned from creations needs two.
+        let home_store = root
+            .strip_prefix("${HOME}/")
+            .is_some_and(|r| !r.contains('/'))
+            && !generalize::is_secret(&root);
+        if !own::ownable(&root) && !home_store {
             return;
         }
         self.stores.insert(root.clone(), kind);

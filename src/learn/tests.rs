@@ -496,16 +496,19 @@ fn matcher(pat: &str, env: &Env) -> GlobMatcher {
 fn admits(p: &Profile, env: &Env, verb: Verb, path: &str, pid: i32) -> bool {
     let own = format!("/proc/{pid}/");
     let alt = path.strip_prefix(&own).map(|r| format!("/proc/self/{r}"));
+    let matches = |g: &str| {
+        let m = matcher(g, env);
+        m.is_match(path) || alt.as_deref().is_some_and(|a| m.is_match(a))
+    };
     p.rules.iter().any(|r| {
+        let Pattern::Path(g) = &r.pattern else {
+            return false;
+        };
+        // An area (`own`) holds every file verb but exec, on itself and below.
+        let area = r.verb == Verb::Own && verb != Verb::Exec;
         r.effect == Effect::Allow
-            && r.verb == verb
-            && match &r.pattern {
-                Pattern::Path(g) => {
-                    let m = matcher(g, env);
-                    m.is_match(path) || alt.as_deref().is_some_and(|a| m.is_match(a))
-                }
-                _ => false,
-            }
+            && (r.verb == verb || area)
+            && (matches(g) || (area && matches(&format!("{g}/**"))))
     })
 }
 
@@ -532,7 +535,8 @@ fn learns_expected_npm_rules() {
         "delete ${CWD}/package-lock.json.*\n",
         "write ${TMPDIR}/npm-*/package.tgz\n",
         "read ${TMPDIR}/npm-*/package.tgz\n",
-        "write ${HOME}/.npm/_logs/*.log\n",
+        // npm's cache is its store, owned whole (learn/stores.rs).
+        "own ${HOME}/.npm\n",
         "probe ${CWD}/node_modules/**\n",
         "exec /usr/bin/node\n",
         "exec /bin/sh\n",
