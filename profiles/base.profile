@@ -80,6 +80,11 @@ read /etc/{os-release,lsb-release,debian_version,redhat-release,alpine-release}
 # configuration there; admitted only while it does not exist.
 probe /usr/local/ssl/openssl.cnf
 
+# The kernel's overcommit policy: glibc's malloc reads it the first time it gives a heap's
+# memory back (so one run of a program reads it and the next may not), V8 to size its heap.
+# See: docs/real-world.md (git gc read it in one run of three).
+read /proc/sys/vm/overcommit_memory
+
 # The system's MIME type table: Python's mimetypes (pip, http.server), Perl's and other
 # HTTP clients load it when they first guess a type, not on every run.
 # See: docs/real-world.md (pip-sdist's second run read it, its first did not).

@@ -52,8 +52,6 @@ probe /**/node_modules/.bin/*
 probe /**/package.json
 # Node's resolver (c-ares) looks for these BSD/AIX resolver configs; admitted while absent.
 probe /etc/{netsvc,svc}.conf
-# V8 reads the kernel's overcommit policy to size its heap reservations.
-read /proc/sys/vm/overcommit_memory
 # npm (detect-libc) reads ldd, a shell script, to tell glibc from musl.
 read /usr/bin/ldd
 # npm and node-gyp read the node binary's own file (process.execPath).
