@@ -729,7 +729,9 @@ impl Learner {
                         {
                             self.cache_use(ev);
                         }
-                        if verb != Verb::Exec {
+                        // A store the run only looked for (the loader searching a library
+                        // path that runs through one) is none of its business.
+                        if verb != Verb::Exec && ok {
                             self.store_use(ev, verb, p.effective());
                         }
                         if self.owned_access(ev, sc, verb, p, ok, missing) {
