@@ -2323,30 +2323,17 @@ fn rights_are_bound_without_the_launchers_above_them() {
             )
         })
     };
-    let reads = |programs: &[&str], path: &str| {
-        policy.decide_in(
-            chain(programs),
-            AccessSet::of(Access::Read),
-            &Object::Path(PathObj {
-                literal: path.as_bytes().to_vec(),
-                abs: path.as_bytes().to_vec(),
-                resolved: None,
-            }),
-            None,
-        ) == crate::policy::Decision::Allow
+    let allows = |access: Access, programs: &[&str], path: &str| {
+        let obj = Object::Path(PathObj {
+            literal: path.as_bytes().to_vec(),
+            abs: path.as_bytes().to_vec(),
+            resolved: None,
+        });
+        policy.decide_in(chain(programs), AccessSet::of(access), &obj, None)
+            == crate::policy::Decision::Allow
     };
-    let writes = |programs: &[&str], path: &str| {
-        policy.decide_in(
-            chain(programs),
-            AccessSet::of(Access::Write),
-            &Object::Path(PathObj {
-                literal: path.as_bytes().to_vec(),
-                abs: path.as_bytes().to_vec(),
-                resolved: None,
-            }),
-            None,
-        ) == crate::policy::Decision::Allow
-    };
+    let reads = |programs: &[&str], path: &str| allows(Access::Read, programs, path);
+    let writes = |programs: &[&str], path: &str| allows(Access::Write, programs, path);
     assert!(reads(&["/usr/bin/bash", npm_cli], &npmrc));
     assert!(reads(&["/usr/bin/bash", "/usr/bin/env", npm_cli], &npmrc));
     assert!(!reads(&["/usr/bin/bash"], &npmrc), "the shell itself");
