@@ -45,3 +45,7 @@ mod scoping;
 /// What CI reads: job summary, annotations at the profile line, SARIF (schema-validated),
 /// Code Quality, and the GitHub Action's steps in a simulated runner with a tool cache.
 mod ci;
+
+/// Container conditions (a runtime's default seccomp profile, dropped capabilities, a
+/// non-root user) reproduced with a small seccomp loader and setpriv.
+mod containers;

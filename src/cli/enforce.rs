@@ -140,6 +140,7 @@ pub fn run_report(a: super::ReportArgs) -> anyhow::Result<u8> {
 
 fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
     check_kernel()?;
+    super::check_environment()?;
     // Ask mode needs someone to ask: refuse to start without a terminal.
     let tty = if a.mode == Mode::Ask {
         Some(

@@ -470,6 +470,20 @@ pub fn note_no_new_privs() {
     }
 }
 
+/// Find out what this environment lets sbx do (by trying: `tracer::facilities`), say it under
+/// `-v`, and fail (exit 125, one line naming the refused feature and the option that allows
+/// it) where sbx cannot run safely.
+pub fn check_environment() -> anyhow::Result<crate::tracer::facilities::Facilities> {
+    let f = crate::tracer::facilities::probe();
+    if verbose() {
+        eprintln!("{}", f.describe());
+    }
+    if let Some(e) = f.refusal() {
+        anyhow::bail!(e);
+    }
+    Ok(f)
+}
+
 /// `-v`: what the seccomp filter makes the workload stop on, before the run.
 pub fn describe_filter(
     arch: crate::arch::Arch,

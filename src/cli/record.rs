@@ -14,6 +14,7 @@ use crate::trace::TraceWriter;
 use crate::tracer::Tracer;
 
 pub fn run(a: RecordArgs) -> anyhow::Result<u8> {
+    super::check_environment()?;
     let arch = Arch::native();
     let spec = FilterSpec {
         cwd_changes: false,

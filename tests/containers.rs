@@ -1,0 +1,200 @@
+//! sbx where CI jobs run: the conditions of a container reproduced in the ordinary suite.
+//!
+//! `tests/fixtures/seccomp_deny.c` puts sbx under a seccomp filter that refuses calls the way a
+//! container runtime's default profile does (Docker's and podman's refuse `pidfd_getfd`,
+//! `process_vm_readv`/`writev` and `kcmp` without `CAP_SYS_PTRACE`); `setpriv` gives the user
+//! (root, or nobody). Each case runs record -> learn -> enforce, or shows the precise error.
+
+use std::ffi::OsStr;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::util::{Dir, Output, fixture, run_guarded, sbx_bin};
+
+/// The uids to run as: root and nobody when the suite runs as root, else the suite's own.
+fn users() -> Vec<Option<u32>> {
+    if nix::unistd::geteuid().is_root() {
+        vec![None, Some(65534)]
+    } else {
+        vec![None]
+    }
+}
+
+/// A directory every user of [`users`] can work in.
+fn open_dir() -> Dir {
+    let d = Dir::new();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    d
+}
+
+/// `[setpriv ...] env HOME=dir [seccomp_deny SET --] PROGRAM ARGS` in `dir`.
+fn run_as(
+    user: Option<u32>,
+    deny: Option<&str>,
+    dir: &Path,
+    program: &str,
+    args: &[&str],
+) -> Output {
+    let mut cmd = match user {
+        Some(uid) => {
+            let mut c = Command::new("setpriv");
+            c.arg(format!("--reuid={uid}"))
+                .arg(format!("--regid={uid}"))
+                .arg("--clear-groups")
+                .arg("env");
+            c
+        }
+        None => Command::new("env"),
+    };
+    cmd.arg(format!("HOME={}", dir.display()))
+        .arg(format!("TMPDIR={}", dir.display()));
+    if let Some(set) = deny {
+        cmd.arg(fixture("seccomp_deny")).arg(set).arg("--");
+    }
+    cmd.arg(program)
+        .args(args.iter().map(OsStr::new))
+        .current_dir(dir);
+    run_guarded(cmd, Duration::from_secs(60))
+}
+
+fn sbx_as(user: Option<u32>, deny: Option<&str>, dir: &Path, args: &[&str]) -> Output {
+    run_as(user, deny, dir, sbx_bin(), args)
+}
+
+fn who(user: Option<u32>) -> &'static str {
+    if user.is_some() {
+        "nobody"
+    } else {
+        "the suite's user"
+    }
+}
+
+/// Docker's and podman's default seccomp profile without CAP_SYS_PTRACE: `pidfd_getfd` is
+/// refused, and sbx cannot tell a socket's type or pin an fd without it. record and enforce
+/// fail closed before the workload starts: exit 125 and one line naming the refused call and
+/// the option that allows it, never a fake exec failure or a violation, and no trace.
+#[test]
+fn a_refused_pidfd_getfd_fails_closed_and_names_the_option() {
+    for user in users() {
+        let d = open_dir();
+        d.write("p.profile", "include base\nread ${CWD}/**\n");
+        let rec = sbx_as(
+            user,
+            Some("docker"),
+            d.path(),
+            &[
+                "record",
+                "-o",
+                "t.bin",
+                "--",
+                "sh",
+                "-c",
+                "echo ran > ran.txt",
+            ],
+        );
+        let enf = sbx_as(
+            user,
+            Some("docker"),
+            d.path(),
+            &[
+                "enforce",
+                "p.profile",
+                "--",
+                "sh",
+                "-c",
+                "echo ran > ran.txt",
+            ],
+        );
+        for (what, out) in [("record", &rec), ("enforce", &enf)] {
+            assert_eq!(out.code, Some(125), "{what} as {}: {out:?}", who(user));
+            let errors: Vec<&str> = out
+                .stderr
+                .lines()
+                .filter(|l| l.starts_with("sbx: error:"))
+                .collect();
+            assert_eq!(errors.len(), 1, "{what}: {}", out.stderr);
+            assert!(
+                errors[0].contains("pidfd_getfd is refused")
+                    && errors[0].contains("--cap-add SYS_PTRACE"),
+                "{what}: {}",
+                out.stderr
+            );
+            assert!(!out.stderr.contains("violation") && !out.stderr.contains("cannot execute"));
+        }
+        assert!(!d.join("ran.txt").exists(), "the workload must not start");
+        assert!(
+            !d.join("t.bin").exists(),
+            "no trace of a run that never started"
+        );
+    }
+}
+
+/// Where `process_vm_readv`, `process_vm_writev` and `kcmp` are refused but `pidfd_getfd` is
+/// not, sbx reads the workload's memory through `/proc/PID/mem` and guards every `CLONE_VM`
+/// sharer: record -> learn -> enforce holds for a shell step with a threaded python, and the
+/// secret read of the same step is still killed (first shown to work without sbx, under the
+/// same filter).
+#[test]
+fn refused_memory_calls_fall_back_to_proc() {
+    let step = "cat ok.txt; python3 -c 'import threading; t = threading.Thread(target=lambda: print(open(\"ok.txt\").read().strip())); t.start(); t.join()'";
+    for user in users() {
+        let d = open_dir();
+        d.write("ok.txt", "fine\n");
+        let secret = d.write("secret.txt", "TOPSECRET\n");
+        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let attack = format!("cat ok.txt; cat {}", secret.display());
+
+        let bare = run_as(user, Some("memcalls"), d.path(), "sh", &["-c", &attack]);
+        bare.assert_code(0);
+        assert!(bare.stdout.contains("TOPSECRET"), "the attack works bare");
+
+        let rec = sbx_as(
+            user,
+            Some("memcalls"),
+            d.path(),
+            &["-v", "record", "-o", "t.bin", "--", "sh", "-c", step],
+        );
+        rec.assert_code(0);
+        assert!(
+            rec.stderr.contains("process_vm_readv refused") && rec.stderr.contains("/proc/PID/mem"),
+            "-v names the fallback: {}",
+            rec.stderr
+        );
+        let learn = Command::new(sbx_bin())
+            .args(["learn", "t.bin", "-o", "p.profile"])
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        assert!(learn.status.success(), "{learn:?}");
+        // The profile names the same paths whoever recorded it (CWD is the recording's).
+        let text = std::fs::read_to_string(d.join("p.profile")).unwrap();
+        assert!(text.contains("${CWD}/ok.txt"), "{text}");
+        std::fs::set_permissions(d.join("p.profile"), std::fs::Permissions::from_mode(0o644))
+            .unwrap();
+
+        let ok = sbx_as(
+            user,
+            Some("memcalls"),
+            d.path(),
+            &["enforce", "p.profile", "--", "sh", "-c", step],
+        );
+        ok.assert_code(0);
+        assert_eq!(ok.stdout, "fine\nfine\n", "as {}", who(user));
+
+        let bad = sbx_as(
+            user,
+            Some("memcalls"),
+            d.path(),
+            &["enforce", "p.profile", "--", "sh", "-c", &attack],
+        );
+        bad.assert_code(124);
+        assert!(!bad.stdout.contains("TOPSECRET"), "{bad:?}");
+        assert!(
+            bad.stderr.contains("sbx: violation:") && bad.stderr.contains("secret.txt"),
+            "{}",
+            bad.stderr
+        );
+    }
+}
