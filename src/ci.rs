@@ -333,7 +333,7 @@ pub fn sarif(r: &Report) -> Value {
             let message = described(v);
             let mut location = json!({
                 "physicalLocation": {
-                    "artifactLocation": { "uri": uri(&r.profile), "index": 0 },
+                    "artifactLocation": { "uri": uri(r.profile_location()), "index": 0 },
                 }
             });
             if let Some(line) = v.profile_line {
@@ -390,7 +390,7 @@ pub fn sarif(r: &Report) -> Value {
                 }
             },
             "artifacts": [{
-                "location": { "uri": uri(&r.profile) },
+                "location": { "uri": uri(r.profile_location()) },
                 "roles": ["analysisTarget"],
             }],
             "invocations": [invocation],
@@ -443,9 +443,9 @@ pub fn code_quality(r: &Report) -> Value {
                 "description": description,
                 "categories": ["Security"],
                 "severity": if v.action == Action::Audited { "major" } else { "blocker" },
-                "fingerprint": fingerprint(&format!("{} {} {}", r.profile, v.verb, v.object)),
+                "fingerprint": fingerprint(&format!("{} {} {}", r.profile_location(), v.verb, v.object)),
                 "location": {
-                    "path": r.profile.strip_prefix("./").unwrap_or(&r.profile),
+                    "path": r.profile_location().strip_prefix("./").unwrap_or(r.profile_location()),
                     "lines": { "begin": v.profile_line.unwrap_or(1).max(1) },
                 },
             })

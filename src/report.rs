@@ -146,6 +146,12 @@ pub struct Report {
     pub sbx_version: String,
     pub command: Vec<String>,
     pub profile: String,
+    /// The profile's path from the repository's root (`GITHUB_WORKSPACE`, `CI_PROJECT_DIR`, or
+    /// the checkout holding it), where it differs from `profile`: what annotations, SARIF and
+    /// Code Quality name, since CI resolves their paths from the root whatever directory the
+    /// step ran in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_in_repo: Option<String>,
     pub mode: String,
     pub violations: Vec<Violation>,
     /// Unified diff of the profile against the profile widened by the violations.
@@ -159,6 +165,13 @@ pub struct Report {
     /// Why sbx stopped without a workload status (exit 125, 126, 127): the message it printed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+impl Report {
+    /// The profile's path as CI tools resolve it: from the repository's root where known.
+    pub fn profile_location(&self) -> &str {
+        self.profile_in_repo.as_deref().unwrap_or(&self.profile)
+    }
 }
 
 #[cfg(test)]
@@ -222,6 +235,7 @@ mod tests {
             sbx_version: "0.1.0".into(),
             command: vec!["npm".into(), "install".into()],
             profile: "npm.profile".into(),
+            profile_in_repo: None,
             mode: "kill".into(),
             violations: vec![v()],
             diff: "+read x\n".into(),

@@ -691,3 +691,74 @@ fn gitlab_template_job_with_code_quality() {
     out.assert_code(2);
     assert!(out.stderr.contains("SBX_MODE must be"), "{}", out.stderr);
 }
+
+/// A monorepo step (the Action's `working-directory: web`, GitLab's `cd web`): annotations,
+/// SARIF locations and Code Quality paths name the profile from the repository's root, where
+/// GitHub and GitLab resolve them, not from the step's directory. The root comes from
+/// `GITHUB_WORKSPACE`, else from the checkout's `.git`.
+#[test]
+fn a_step_in_a_subdirectory_names_the_profile_from_the_repository_root() {
+    let d = Dir::new();
+    let ws = d.join("ws");
+    let web = ws.join("web");
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    std::fs::create_dir_all(web.join(".sbx")).unwrap();
+    std::fs::write(web.join("in.txt"), "hello\n").unwrap();
+    std::fs::create_dir_all(d.join("home/.ssh")).unwrap();
+    std::fs::write(d.join("home/.ssh/id_rsa"), "KEY\n").unwrap();
+    Sbx::new(["record", "-o", "t.bin", "--", "sh", "-c", SCRIPT])
+        .cwd(&web)
+        .env("HOME", d.join("home"))
+        .run()
+        .assert_code(0);
+    Sbx::new(["learn", "t.bin", "-o", ".sbx/p.profile"])
+        .cwd(&web)
+        .run()
+        .assert_code(0);
+    for workspace in [Some(&ws), None] {
+        let mut s = Sbx::new([
+            "enforce",
+            "--mode",
+            "deny",
+            "--report",
+            "r.json",
+            "--sarif",
+            "r.sarif",
+            ".sbx/p.profile",
+            "--",
+            "sh",
+            "-c",
+            SCRIPT,
+        ])
+        .cwd(&web)
+        .env("HOME", d.join("home"))
+        .env("GITHUB_ACTIONS", "true")
+        .env("EVIL", "1");
+        s.cmd.env_remove("CI_PROJECT_DIR");
+        match workspace {
+            Some(w) => s = s.env("GITHUB_WORKSPACE", w),
+            None => {
+                s.cmd.env_remove("GITHUB_WORKSPACE");
+            }
+        }
+        let out = s.run();
+        out.assert_code(VIOLATION);
+        let annotations: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("::")).collect();
+        assert!(!annotations.is_empty(), "{out:?}");
+        for a in &annotations {
+            assert!(a.contains("file=web/.sbx/p.profile,"), "{workspace:?}: {a}");
+        }
+        let sarif = json(&web.join("r.sarif"));
+        let uri = &sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+            ["uri"];
+        assert_eq!(uri, "web/.sbx/p.profile", "{sarif:#}");
+        let r = json(&web.join("r.json"));
+        assert_eq!(r["profile"], ".sbx/p.profile");
+        assert_eq!(r["profile_in_repo"], "web/.sbx/p.profile");
+        // The saved report renders the same paths later (`sbx report`), from any directory.
+        assert!(render(&web.join("r.json"), "annotations").contains("file=web/.sbx/p.profile,"));
+        assert!(
+            render(&web.join("r.json"), "codequality").contains("\"path\": \"web/.sbx/p.profile\"")
+        );
+    }
+}

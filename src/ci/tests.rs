@@ -24,6 +24,7 @@ fn report(mode: &str, violations: Vec<Violation>) -> Report {
         sbx_version: "0.1.0".into(),
         command: vec!["npm".into(), "ci".into(), "--foo=a b".into()],
         profile: ".sbx/npm.profile".into(),
+        profile_in_repo: None,
         mode: mode.into(),
         violations,
         diff: "--- a\n+++ b\n@@ -1,3 +1,4 @@\n read /x\n+read /home/u/.ssh/id_rsa\n".into(),

@@ -83,6 +83,7 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
                 .iter()
                 .map(|c| c.to_string_lossy().into_owned())
                 .collect(),
+            profile_in_repo: super::profile_in_repo(&a.profile).filter(|p| *p != o.profile),
             profile: o.profile,
             mode: format!("{:?}", a.mode).to_lowercase(),
             violations: o.violations,
@@ -124,7 +125,7 @@ pub fn run_report(a: super::ReportArgs) -> anyhow::Result<u8> {
         super::ReportFormat::Annotations => r
             .violations
             .iter()
-            .map(|v| v.github_annotation(&r.profile) + "\n")
+            .map(|v| v.github_annotation(r.profile_location()) + "\n")
             .collect(),
         super::ReportFormat::Sarif => serde_json::to_string_pretty(&crate::ci::sarif(&r))? + "\n",
         super::ReportFormat::Codequality => {
@@ -335,8 +336,9 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
     }
     // Under GitHub Actions: one annotation per violation on the profile, where its rule goes.
     if github {
+        let at = super::profile_in_repo(&a.profile).unwrap_or_else(|| profile_name.clone());
         for v in &violations {
-            println!("{}", v.github_annotation(&profile_name));
+            println!("{}", v.github_annotation(&at));
         }
     }
     if w.interrupted {

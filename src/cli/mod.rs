@@ -470,6 +470,26 @@ pub fn note_no_new_privs() {
     }
 }
 
+/// The profile's path from the repository's root, as CI resolves annotation and SARIF paths:
+/// the root is `GITHUB_WORKSPACE` (GitHub), `CI_PROJECT_DIR` (GitLab), else the nearest
+/// directory above the profile holding `.git`. `None` when the profile lies outside it.
+pub fn profile_in_repo(profile: &std::path::Path) -> Option<String> {
+    let abs = std::fs::canonicalize(profile).ok()?;
+    let from_env = ["GITHUB_WORKSPACE", "CI_PROJECT_DIR"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .filter(|v| !v.is_empty())
+        .find_map(|v| std::fs::canonicalize(v).ok());
+    let root = from_env.or_else(|| {
+        abs.ancestors()
+            .skip(1)
+            .find(|d| d.join(".git").exists())
+            .map(std::path::Path::to_path_buf)
+    })?;
+    let rel = abs.strip_prefix(&root).ok()?;
+    Some(rel.to_string_lossy().into_owned())
+}
+
 /// Find out what this environment lets sbx do (by trying: `tracer::facilities`), say it under
 /// `-v`, and fail (exit 125, one line naming the refused feature and the option that allows
 /// it) where sbx cannot run safely.
