@@ -762,3 +762,34 @@ fn a_step_in_a_subdirectory_names_the_profile_from_the_repository_root() {
         );
     }
 }
+
+/// The README's install line lists every Debian package `.ci/run` installs for the test
+/// command, so a user who follows the README can run the suite (issue 41, item 5).
+#[test]
+fn the_readme_install_line_names_every_package_ci_installs() {
+    let packages = |text: &str| -> std::collections::BTreeSet<String> {
+        let joined = text.replace("\\\n", " ");
+        joined
+            .lines()
+            .filter_map(|l| l.split_once("apt-get install").map(|(_, rest)| rest))
+            .flat_map(|rest| {
+                rest.split_whitespace()
+                    .take_while(|w| !w.starts_with('>') && !w.starts_with('#'))
+                    .filter(|w| !w.starts_with('-'))
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let ci = packages(&std::fs::read_to_string(repo().join(".ci/run")).unwrap());
+    let readme = packages(&std::fs::read_to_string(repo().join("README.md")).unwrap());
+    assert!(
+        ci.contains("python3-jsonschema") && ci.contains("gcc"),
+        "{ci:?}"
+    );
+    let missing: Vec<&String> = ci.difference(&readme).collect();
+    assert!(
+        missing.is_empty(),
+        "README's install line lacks {missing:?}"
+    );
+}
