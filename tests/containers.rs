@@ -198,3 +198,56 @@ fn refused_memory_calls_fall_back_to_proc() {
         );
     }
 }
+
+/// A feature sbx sets up before the workload's exec, refused by the kernel: one `sbx: error:`
+/// line naming it and the option that allows it, exit 125, never a fake exec failure of the
+/// command (126) and no trace left behind.
+#[test]
+fn refused_features_name_themselves() {
+    let cases: [(&str, &str); 2] = [
+        ("seccomp", "the kernel refused sbx's seccomp filter"),
+        ("ptrace", "cannot trace the workload (PTRACE_SEIZE"),
+    ];
+    for (set, says) in cases {
+        let d = open_dir();
+        let out = sbx_as(
+            None,
+            Some(set),
+            d.path(),
+            &[
+                "record",
+                "-o",
+                "t.bin",
+                "--",
+                "sh",
+                "-c",
+                "echo ran > ran.txt",
+            ],
+        );
+        assert_eq!(out.code, Some(125), "{set}: {out:?}");
+        let errors: Vec<&str> = out
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("sbx: error:"))
+            .collect();
+        assert_eq!(errors.len(), 1, "{set}: {}", out.stderr);
+        assert!(errors[0].contains(says), "{set}: {}", out.stderr);
+        assert!(
+            !out.stderr.contains("cannot execute"),
+            "{set}: {}",
+            out.stderr
+        );
+        assert!(!d.join("ran.txt").exists() && !d.join("t.bin").exists());
+        let partials = std::fs::read_dir(d.path())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .contains("sbx-partial")
+            })
+            .count();
+        assert_eq!(partials, 0, "{set}: a partial trace was left");
+    }
+}

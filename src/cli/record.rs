@@ -64,7 +64,17 @@ pub fn run(a: RecordArgs) -> anyhow::Result<u8> {
         .finish()
         .with_context(|| format!("cannot write {partial:?}"))?;
     let succeeded = matches!(&result, Ok(w) if w.code() == 0);
-    if !in_place && (succeeded || !a.output.exists()) {
+    // sbx could not set the run up (a refused kernel feature): the workload never started and
+    // there is no trace to keep, whatever was there before.
+    let refused = matches!(
+        &result,
+        Err(crate::tracer::Error::Refused { .. } | crate::tracer::Error::Attach(_))
+    );
+    if refused {
+        if !in_place {
+            let _ = std::fs::remove_file(&partial);
+        }
+    } else if !in_place && (succeeded || !a.output.exists()) {
         std::fs::rename(&partial, &a.output)
             .with_context(|| format!("cannot rename {partial:?} to {:?}", a.output))?;
     } else if !in_place

@@ -48,7 +48,7 @@ pub enum Error {
     },
     /// The workload could not be attached to: sbx itself is traced, or ptrace is restricted.
     #[error(
-        "cannot trace the workload (PTRACE_SEIZE: {0}); is sbx itself running under a tracer (strace, gdb), or is ptrace restricted (kernel.yama.ptrace_scope = 3, a seccomp or LSM policy of the container)?"
+        "cannot trace the workload (PTRACE_SEIZE: {0}); is sbx itself running under a tracer (strace, gdb), or is ptrace restricted (kernel.yama.ptrace_scope = 3, an LSM policy, or a container's seccomp profile: Docker's and podman's default allow ptrace on Linux >= 4.8, a custom one needs ptrace allowed or --cap-add SYS_PTRACE)?"
     )]
     Attach(Errno),
     #[error("{cmd}: command not found")]
@@ -57,12 +57,37 @@ pub enum Error {
     NotExecutable { cmd: String, why: &'static str },
     #[error("cannot set up the workload: {0}")]
     Setup(Errno),
+    /// The kernel refused a feature sbx sets up in the workload before its exec.
+    #[error("{}", refused_text(*.stage, *.errno))]
+    Refused { stage: spawn::Stage, errno: Errno },
     #[error("waitpid failed: {0}")]
     Wait(Errno),
     #[error("internal error: {0}")]
     Internal(String),
     #[error("{0}")]
     Sink(String),
+}
+
+/// The one-line error of [`Error::Refused`]: what was refused, and what allows it.
+fn refused_text(stage: spawn::Stage, errno: Errno) -> String {
+    use spawn::Stage;
+    match stage {
+        Stage::SeccompFilter if errno == Errno::EACCES => format!(
+            "the kernel refused sbx's seccomp filter ({errno}): without CAP_SYS_ADMIN it needs \
+             no_new_privs on the workload"
+        ),
+        Stage::SeccompFilter => format!(
+            "the kernel refused sbx's seccomp filter ({errno}): the seccomp profile sbx runs \
+             under forbids installing another filter; allow seccomp(2) and \
+             prctl(PR_SET_SECCOMP) in it (docker/podman run --security-opt seccomp=PROFILE)"
+        ),
+        Stage::NoNewPrivs => format!("the kernel refused no_new_privs for the workload ({errno})"),
+        Stage::Capabilities => format!(
+            "cannot drop the workload's network capabilities ({errno}): capset or \
+             PR_CAPBSET_DROP was refused"
+        ),
+        Stage::Exec => format!("the workload's exec failed ({errno})"),
+    }
 }
 
 /// What the sink wants done with a stopped syscall.
@@ -536,8 +561,14 @@ impl Tracer {
             timed_out: false,
         };
         let forwarded = t.wait_loop(sink)?;
-        if let Some(errno) = spawn::exec_failure(&spawned.status_pipe) {
+        if let Some((stage, errno)) = spawn::exec_failure(&spawned.status_pipe) {
             let cmd = cmd.to_string_lossy().into_owned();
+            if stage != spawn::Stage::Exec {
+                return Err(Error::Refused {
+                    stage,
+                    errno: Errno::from_raw(errno),
+                });
+            }
             return Err(if errno == libc::ENOENT {
                 Error::CommandNotFound { cmd }
             } else {

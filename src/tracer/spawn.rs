@@ -84,8 +84,42 @@ pub type Program = seccompiler::BpfProgram;
 #[derive(Debug)]
 pub struct Spawned {
     pub pid: i32,
-    /// Read end of the exec-status pipe: EOF after a successful exec, else 4 bytes of errno.
+    /// Read end of the exec-status pipe: EOF after a successful exec, else the [`Stage`] that
+    /// failed and its errno (4 bytes each).
     pub status_pipe: OwnedFd,
+}
+
+/// The step of the child's setup that failed: sbx's own (the kernel refused a feature) or the
+/// workload's exec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    Exec,
+    NoNewPrivs,
+    Capabilities,
+    SeccompFilter,
+}
+
+impl Stage {
+    const ALL: [Stage; 4] = [
+        Stage::Exec,
+        Stage::NoNewPrivs,
+        Stage::Capabilities,
+        Stage::SeccompFilter,
+    ];
+    fn code(self) -> u32 {
+        match self {
+            Stage::Exec => 0,
+            Stage::NoNewPrivs => 1,
+            Stage::Capabilities => 2,
+            Stage::SeccompFilter => 3,
+        }
+    }
+    fn from_code(c: u32) -> Stage {
+        Stage::ALL
+            .into_iter()
+            .find(|s| s.code() == c)
+            .unwrap_or(Stage::Exec)
+    }
 }
 
 /// `CAP_NET_ADMIN`: network configuration (routes, addresses, firewall) through netlink and
@@ -167,13 +201,17 @@ fn child(
     as_root: bool,
     drop_caps: &[u32],
 ) -> ! {
-    let fail = |errno: i32, code: i32| -> ! {
-        let b = errno.to_ne_bytes();
-        // SAFETY: `b` is a live 4-byte array; write reads at most 4 bytes from it.
+    let fail_at = |stage: Stage, errno: i32, code: i32| -> ! {
+        let mut b = [0u8; 8];
+        b[..4].copy_from_slice(&stage.code().to_ne_bytes());
+        b[4..].copy_from_slice(&errno.to_ne_bytes());
+        // SAFETY: `b` is a live 8-byte array; write reads at most 8 bytes from it (a pipe
+        // write of at most PIPE_BUF bytes is atomic).
         unsafe { libc::write(st_w.as_raw_fd(), b.as_ptr().cast(), b.len()) };
         // SAFETY: _exit never returns and runs no destructors or atexit handlers of the parent.
         unsafe { libc::_exit(code) }
     };
+    let fail = |errno: i32, code: i32| -> ! { fail_at(Stage::Exec, errno, code) };
     let mut byte = [0u8; 1];
     // SAFETY: `byte` is a live 1-byte buffer; read writes at most 1 byte into it.
     if unsafe { libc::read(go_r.as_raw_fd(), byte.as_mut_ptr().cast(), 1) } != 1 {
@@ -186,11 +224,11 @@ fn child(
     if !as_root {
         // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) takes no pointers.
         if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-            fail(errno(), 127);
+            fail_at(Stage::NoNewPrivs, errno(), 125);
         }
     }
     if as_root && !drop_caps.is_empty() && drop_capabilities(drop_caps).is_err() {
-        fail(errno(), 127);
+        fail_at(Stage::Capabilities, errno(), 125);
     }
     for prog in fprogs {
         // SAFETY: `prog` points to a live sock_fprog whose `filter` points to `len` valid
@@ -205,7 +243,7 @@ fn child(
             )
         };
         if r != 0 {
-            fail(errno(), 127);
+            fail_at(Stage::SeccompFilter, errno(), 125);
         }
     }
     // SAFETY: `path` is a NUL-terminated string and `argv` a NULL-terminated array of pointers
@@ -284,11 +322,16 @@ fn errno() -> i32 {
         .unwrap_or(libc::EIO)
 }
 
-/// Read the exec status: `None` after a successful exec, `Some(errno)` if exec failed.
-pub fn exec_failure(status_pipe: &OwnedFd) -> Option<i32> {
-    let mut b = [0u8; 4];
+/// Read the exec status: `None` after a successful exec, else the stage that failed and its
+/// errno.
+pub fn exec_failure(status_pipe: &OwnedFd) -> Option<(Stage, i32)> {
+    let mut b = [0u8; 8];
     match nix::unistd::read(status_pipe, &mut b) {
-        Ok(4) => Some(i32::from_ne_bytes(b)),
+        Ok(8) => {
+            let stage = u32::from_ne_bytes(b[..4].try_into().ok()?);
+            let errno = i32::from_ne_bytes(b[4..].try_into().ok()?);
+            Some((Stage::from_code(stage), errno))
+        }
         _ => None,
     }
 }
