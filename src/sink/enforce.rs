@@ -260,18 +260,12 @@ pub struct EnforceSink<'p> {
     /// stack), `io_uring_setup` or `userfaultfd` (a ring or fault handler whose fd can be
     /// passed on), or with `SBX_GUARD_EAGER=1` (benchmarks: the region in every process, as
     /// before lazy placement). A userfaultfd made through `/dev/userfaultfd` (whose fd may
-    /// even come from outside the run) marks its process (`shared_mem`).
+    /// even come from outside the run) exposes its memory (`sharing`).
     lazy_guard: bool,
-    /// Processes sharing an address space with others (`clone(CLONE_VM)` without
-    /// CLONE_THREAD, vfork before its exec), by pid: their sharers.
-    vm_peers: crate::tid::TidMap<crate::tid::TidSet>,
-    /// vfork children (until their exec or exit), and the parent whose memory they use.
-    vfork_parent: crate::tid::TidMap<i32>,
-    /// Processes whose memory may change outside their own threads' control: a Linux AIO
-    /// context (a read landing later), io_uring, userfaultfd, a MAP_SHARED mapping or a SysV
-    /// segment (another process may write it), a MAP_DROPPABLE mapping (the kernel may zero
-    /// it). Inherited at fork, dropped at exec.
-    shared_mem: crate::tid::TidSet,
+    /// Who can write each process's memory (`clone(CLONE_VM)` groups, vfork, shared
+    /// mappings, SysV segments, AIO, io_uring, userfaultfd): the one sharing model
+    /// ([`super::sharing`]).
+    sharing: super::sharing::Sharing,
     /// Processes whose fd table another process shares (`clone(CLONE_FILES)`), until exec.
     files_shared: crate::tid::TidSet,
     /// Symlink answers remembered between stops, for the calls [`Self::links_usable`] says.
@@ -344,9 +338,7 @@ impl<'p> EnforceSink<'p> {
             .iter()
             .any(|s| policy.syscall_allowed(s))
                 && std::env::var_os("SBX_GUARD_EAGER").is_none_or(|v| v != "1"),
-            vm_peers: Default::default(),
-            vfork_parent: Default::default(),
-            shared_mem: Default::default(),
+            sharing: Default::default(),
             files_shared: Default::default(),
             links: super::LinkCache::default(),
             answers: Default::default(),
@@ -1289,7 +1281,7 @@ impl EnforceSink<'_> {
                     && stop.args[3] & (MAP_SHARED | MAP_DROPPABLE) != 0
                     && !self.never_writable_share(stop)))
         {
-            self.shared_mem.insert(stop.pid);
+            self.sharing.expose(stop.pid);
         }
         if self.guard.is_some()
             && (matches!(class, Some(Class::Checked | Class::Metadata)) || owner_in_memory)
@@ -2059,32 +2051,12 @@ impl EnforceSink<'_> {
     }
 
     /// Is the stopped thread the only task that can write its process's memory until its
-    /// call is over? One thread; no other process sharing its address space (a
-    /// `clone(CLONE_VM)` child or parent) except a vfork parent, whose vforking thread is
-    /// suspended until the child execs or exits, when that parent is itself alone; no shared
-    /// or droppable mapping, AIO context, ring or userfaultfd (`shared_mem`). ptrace,
-    /// `process_vm_writev` and writes through `/proc/PID/mem` are the other ways in: see
-    /// `lazy_guard`. Any doubt counts as shared.
+    /// call is over? Asked of the sharing model ([`super::sharing::Sharing::alone`]): one
+    /// thread, no other member of its memory group but waiting vfork parents, nothing shared
+    /// or exposed. ptrace, `process_vm_writev` and writes through `/proc/PID/mem` are the
+    /// other ways in: see `lazy_guard`. Any doubt counts as shared.
     fn writes_alone(&self, stop: &SyscallStop<'_>) -> bool {
-        let alone = |pid: i32| {
-            stop.tree.threads(pid) <= 1
-                && self.vm_peers.get(&pid).is_none_or(|s| s.is_empty())
-                && !self.shared_mem.contains(&pid)
-        };
-        if stop.tree.threads(stop.pid) != 1 || !alone(stop.pid) {
-            return false;
-        }
-        // Every vfork parent up the chain (a vfork child's vfork child uses the same memory):
-        // each suspended, and alone itself.
-        let mut p = stop.pid;
-        for _ in 0..64 {
-            match self.vfork_parent.get(&p) {
-                None => return true,
-                Some(&q) if alone(q) => p = q,
-                Some(_) => return false,
-            }
-        }
-        false
+        self.sharing.alone(stop.pid, |p| stop.tree.threads(p))
     }
 
     /// A MAP_SHARED mmap this process can never write through: no PROT_WRITE, not anonymous,
@@ -2107,19 +2079,10 @@ impl EnforceSink<'_> {
             && procfs::fd_read_only(stop.pid, stop.tid, fd)
     }
 
-    /// Process `pid` no longer shares its address space (it exec'd or exited), and its new
-    /// one has no AIO context, ring, shared or droppable mapping.
+    /// Process `pid` exec'd or exited: no longer shares an fd table (its memory:
+    /// [`super::sharing`]).
     fn left_memory(&mut self, pid: i32) {
-        self.shared_mem.remove(&pid);
         self.files_shared.remove(&pid);
-        self.vfork_parent.remove(&pid);
-        if let Some(peers) = self.vm_peers.remove(&pid) {
-            for p in peers {
-                if let Some(s) = self.vm_peers.get_mut(&p) {
-                    s.remove(&pid);
-                }
-            }
-        }
     }
 
     /// Take the fds this call acts on as objects into sbx ([`Guard::pin`]) and decide on what
@@ -2565,15 +2528,15 @@ impl Sink for EnforceSink<'_> {
         self.call_over(child);
         if !thread && let Some(g) = self.guard.as_mut() {
             g.forked(parent.pid, child);
-            if via == SpawnVia::Vfork {
-                self.vfork_parent.insert(child, parent.pid);
-            } else if !procfs::separate_memory(parent.pid, child) {
-                self.vm_peers.entry(parent.pid).or_default().insert(child);
-                self.vm_peers.entry(child).or_default().insert(parent.pid);
-            }
-            if self.shared_mem.contains(&parent.pid) {
-                self.shared_mem.insert(child);
-            }
+            use super::sharing::Born;
+            let born = if via == SpawnVia::Vfork {
+                Born::Vfork
+            } else if procfs::separate_memory(parent.pid, child) {
+                Born::Copy
+            } else {
+                Born::SharedVm
+            };
+            self.sharing.spawn(parent.pid, child, born);
             // Asked for vfork children too: a `clone(CLONE_VFORK|CLONE_FILES)` child can give
             // the table to a child of its own before it execs, which the parent then shares.
             if self.lazy_guard && !procfs::separate_files(parent.pid, child) {
@@ -2699,6 +2662,7 @@ impl Sink for EnforceSink<'_> {
         }
         if let Some(g) = self.guard.as_mut() {
             g.exec(task.pid, former_tid);
+            self.sharing.exec(task.pid);
             self.left_memory(task.pid);
         }
         let mut verdict = Verdict::Allow;
@@ -2790,6 +2754,7 @@ impl Sink for EnforceSink<'_> {
         self.call_over(task.tid);
         if process {
             self.chains.exit(task.pid);
+            self.sharing.exit(task.pid);
             self.left_memory(task.pid);
         }
         self.dns.forget(task.tid);
