@@ -1261,6 +1261,7 @@ impl EnforceSink<'_> {
         // fcntl(F_SETOWN_EX) and ioctl(FIOSETOWN) name their target through memory: the
         // guard hands the kernel sbx's copy.
         let owner_in_memory = (name == "fcntl" && stop.args[1] & 0xffff_ffff == 15)
+            || super::targets::core_limit_arg(name, &stop.args).is_some()
             || (name == "ioctl"
                 && matches!(
                     stop.args[1] & 0xffff_ffff,
@@ -1457,6 +1458,14 @@ impl EnforceSink<'_> {
         } else {
             Vec::new()
         };
+        let wider = self.wider_targets(stop, class, name, &d.syscall.targets);
+        let core_raise = if matches!(class, Some(Class::Free)) {
+            let (raise, blob) = super::targets::core_raise(stop, name);
+            d.decoded.blobs.extend(blob);
+            raise
+        } else {
+            None
+        };
         let cmsgs = d
             .decoded
             .blobs
@@ -1478,6 +1487,8 @@ impl EnforceSink<'_> {
                 cmsgs,
                 procs,
                 proc_files,
+                wider,
+                core_raise,
             },
             decoded: d.decoded,
             new_names,
@@ -2057,6 +2068,67 @@ impl EnforceSink<'_> {
     /// other ways in: see `lazy_guard`. Any doubt counts as shared.
     fn writes_alone(&self, stop: &SyscallStop<'_>) -> bool {
         self.sharing.alone(stop.pid, |p| stop.tree.threads(p))
+    }
+
+    /// What this stop would do to processes of the tree whose rights are wider than the
+    /// caller's: a privileged call aimed at them ([`super::targets::privileged`]), or their
+    /// `/proc/PID` files beyond the status ones. Nothing without `by` lists (every process
+    /// then holds the same rights).
+    fn wider_targets(
+        &self,
+        stop: &SyscallStop<'_>,
+        class: Option<Class>,
+        name: &str,
+        targets: &[crate::event::Target],
+    ) -> Vec<decide::Wider> {
+        if !self.policy.has_scopes() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        match class {
+            Some(Class::Free | Class::Gated) => {
+                if let Some(p) = super::targets::privileged(stop, name, self.own_pid) {
+                    for pid in p.pids {
+                        if self.wider_than(stop.pid, pid) {
+                            out.push(decide::Wider {
+                                object: p.call.clone(),
+                                whose: self.whose(pid),
+                                what: p.what,
+                                verb: Verb::Syscall,
+                                errno: libc::EPERM,
+                            });
+                        }
+                    }
+                }
+            }
+            Some(Class::Checked | Class::Metadata) => {
+                for (pid, f) in super::targets::tree_proc_files(stop, targets) {
+                    if !decide::proc_file_harmless(&f) && self.wider_than(stop.pid, pid) {
+                        out.push(decide::Wider {
+                            object: f.object,
+                            whose: self.whose(pid),
+                            what: "read or change its memory, environment, fds or directories",
+                            verb: if f.changes { Verb::Write } else { Verb::Read },
+                            errno: libc::EACCES,
+                        });
+                    }
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
+    /// Does process `them` hold a `by` list (and so possibly an environment variable) that
+    /// process `me` does not?
+    fn wider_than(&self, me: i32, them: i32) -> bool {
+        let lists = |s: crate::policy::Scope| if s.launching() { u64::MAX } else { s.held_bits() };
+        lists(self.chains.scope(them)) & !lists(self.chains.scope(me)) != 0
+    }
+
+    /// `pid 12 (npm <- bash)`.
+    fn whose(&self, pid: i32) -> String {
+        format!("pid {pid} ({})", self.chains.text(pid))
     }
 
     /// A MAP_SHARED mmap this process can never write through: no PROT_WRITE, not anonymous,
