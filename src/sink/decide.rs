@@ -1446,6 +1446,47 @@ mod tests {
     }
 
     #[test]
+    fn calls_on_wider_processes_of_the_tree_and_core_limits_are_refused() {
+        let p = policy("read /x\n");
+        let mut ev = stop("kill", [77, 11, 0, 0, 0, 0], vec![]);
+        ev.wider = vec![Wider {
+            object: "kill(77, SIGSEGV)".into(),
+            whose: "pid 77 (npm)".into(),
+            what: "send it a core-dumping signal",
+            verb: Verb::Syscall,
+            errno: libc::EPERM,
+        }];
+        let d = run(&ev, &p, &[]);
+        assert_eq!(checks(&d), ["wider-rights"]);
+        assert!(d.unallowable() && d.refusals[0].errno == libc::EPERM);
+        assert_eq!(d.refusals[0].object, "kill(77, SIGSEGV) -> pid 77 (npm)");
+        ev.wider.clear();
+        assert!(run(&ev, &p, &[]).refusals.is_empty());
+        let mut ev = stop("prlimit64", [0, 4, 0x1000, 0, 0, 0], vec![]);
+        ev.core_raise = Some("prlimit64(RLIMIT_CORE, {unlimited, unlimited})".into());
+        let d = run(&ev, &p, &[]);
+        assert_eq!(checks(&d), ["core-limit"]);
+        assert!(d.unallowable());
+    }
+
+    #[test]
+    fn only_status_files_of_a_process_are_harmless() {
+        let f = |rest: &str, changes: bool| ProcFile {
+            object: String::new(),
+            rest: rest.as_bytes().to_vec(),
+            whose: String::new(),
+            changes,
+        };
+        for ok in ["", "stat", "status", "task/9/comm", "task"] {
+            assert!(proc_file_harmless(&f(ok, false)), "{ok}");
+        }
+        for bad in ["mem", "environ", "fd/3", "task/9/mem", "maps", "cwd"] {
+            assert!(!proc_file_harmless(&f(bad, false)), "{bad}");
+        }
+        assert!(!proc_file_harmless(&f("stat", true)));
+    }
+
+    #[test]
     fn process_files_outside_the_tree_are_read_like_ps_reads_them() {
         let p = policy("read /**\nwrite /**\n");
         let file = |rest: &str, changes: bool| ProcFile {

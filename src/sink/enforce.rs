@@ -2122,7 +2122,13 @@ impl EnforceSink<'_> {
     /// Does process `them` hold a `by` list (and so possibly an environment variable) that
     /// process `me` does not?
     fn wider_than(&self, me: i32, them: i32) -> bool {
-        let lists = |s: crate::policy::Scope| if s.launching() { u64::MAX } else { s.held_bits() };
+        let lists = |s: crate::policy::Scope| {
+            if s.launching() {
+                u64::MAX
+            } else {
+                s.held_bits()
+            }
+        };
         lists(self.chains.scope(them)) & !lists(self.chains.scope(me)) != 0
     }
 

@@ -300,3 +300,51 @@ fn a_script_cannot_make_a_process_with_wider_rights_dump_core() {
         }
     }
 }
+
+/// The workload runs with RLIMIT_CORE 0 (hard) and may not raise it, even on itself as root
+/// (`ulimit -c` is `prlimit64(0, RLIMIT_CORE, ...)`, which the filter stops); lowering it is
+/// fine.
+#[test]
+fn the_workload_cannot_raise_its_core_limit() {
+    let d = Dir::new();
+    let sh = |script: &str| strings(&["/bin/sh", "-c", script]);
+    let attack = sh("ulimit -c unlimited; echo raised=$?; ulimit -c 0; echo lowered=$?; ulimit -c");
+    // Bare (as whoever runs the suite): raising works where the hard limit allows it.
+    let bare = run(d.path(), false, &attack, &[]);
+    if !bare.stdout.contains("raised=0") {
+        println!(
+            "N/A: the hard core limit is 0 here already: {}",
+            bare.stdout.trim()
+        );
+        return;
+    }
+    // The benign twin lowers it, and runs under its learned profile.
+    let benign = sh("ulimit -c 0; echo lowered=$?; ulimit -c");
+    let profile = learn(
+        &d,
+        "limit",
+        d.path(),
+        std::slice::from_ref(&benign),
+        &[],
+        "",
+    );
+    let out = run(d.path(), false, &enforce(&profile, "kill", &benign), &[]);
+    assert_eq!(out.code, Some(0), "benign twin: {out:?}");
+    assert!(out.stdout.contains("lowered=0\n0\n"), "{}", out.stdout);
+    for mode in ["kill", "deny"] {
+        let out = run(d.path(), false, &enforce(&profile, mode, &attack), &[]);
+        no_panic(&out);
+        assert_eq!(out.code, Some(124), "{mode}: {out:?}");
+        assert!(
+            out.stderr
+                .contains("prlimit64(RLIMIT_CORE, {unlimited, unlimited})"),
+            "{mode}: {}",
+            out.stderr
+        );
+        assert!(!out.stdout.contains("raised=0"), "{mode}: {}", out.stdout);
+        if mode == "deny" {
+            // The refusal leaves the limit at 0, which may be lowered to 0 again.
+            assert!(out.stdout.contains("lowered=0\n0\n"), "{}", out.stdout);
+        }
+    }
+}
