@@ -21,8 +21,8 @@
 //! A vfork parent's vforking thread is suspended until its child execs or exits: it is
 //! counted as no writer while it waits, if it has no other thread.
 //!
-//! Processes never seen in a shared or exposed space are stored nowhere: fork and exec of a
-//! plain process cost one map lookup each.
+//! Processes never seen in a shared or exposed space are stored nowhere (nor is a space left
+//! with one unexposed member): fork and exec of a plain process cost a few map lookups.
 
 use crate::tid::{TidMap, TidSet};
 
