@@ -30,6 +30,15 @@ fn users() -> Vec<bool> {
     }
 }
 
+/// How the reports name the user a run is made as.
+fn user_name(nobody: bool) -> String {
+    match nobody {
+        true => "nobody".into(),
+        false if nix::unistd::geteuid().is_root() => "root".into(),
+        false => format!("uid {}", nix::unistd::geteuid()),
+    }
+}
+
 /// `args` in `dir`, as nobody when `nobody`, with `env` added.
 fn run(dir: &Path, nobody: bool, args: &[String], env: &[(&str, &str)]) -> Output {
     let mut cmd = if nobody {
@@ -116,8 +125,8 @@ fn a_memory_sharer_left_by_a_gone_middle_process_cannot_swap_the_checked_path() 
     let d = Dir::new();
     std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
     for nobody in users() {
-        let who = if nobody { "nobody" } else { "root" };
-        let root = open_dir(d.join(who));
+        let who = user_name(nobody);
+        let root = open_dir(d.join(&who));
         let work = open_dir(root.join("work"));
         let secret_dir = open_dir(root.join("secret"));
         let (ok, ok2, secret) = (
@@ -152,7 +161,7 @@ fn a_memory_sharer_left_by_a_gone_middle_process_cannot_swap_the_checked_path() 
             args("treethreads", &ok2, "200", &[]),
             args("vforktree", &ok2, "200", &[]),
         ];
-        let profile = learn(&d, who, &work, &benign, &[], "");
+        let profile = learn(&d, &who, &work, &benign, &[], "");
         for b in &benign {
             let out = run(&work, nobody, &enforce(&profile, "kill", b), &[]);
             no_panic(&out);
@@ -215,8 +224,8 @@ fn a_script_cannot_make_a_process_with_wider_rights_dump_core() {
             .collect()
     };
     for nobody in users() {
-        let who = if nobody { "nobody" } else { "root" };
-        let root = open_dir(d.join(who));
+        let who = user_name(nobody);
+        let root = open_dir(d.join(&who));
         let work = open_dir(root.join("work"));
         let args = |how: &str| strings(&[&parent, &script, how]);
         // (a) Bare: the script gets a core of its parent, and the token out of it.
@@ -244,7 +253,7 @@ fn a_script_cannot_make_a_process_with_wider_rights_dump_core() {
         let extra = format!(
             "\n# the program holding the token\nprogram parent {parent}\nenv NPM_TOKEN by parent\nread ${{CWD}}/**\n"
         );
-        let profile = learn(&d, who, &work, &[args("crash")], &env, &extra);
+        let profile = learn(&d, &who, &work, &[args("crash")], &env, &extra);
         let out = run(
             &work,
             nobody,
