@@ -422,8 +422,15 @@ pub fn process_target_rules(name: &str) -> Option<Vec<SeccompRule>> {
         "rt_sigqueueinfo" | "rt_tgsigqueueinfo" | "pidfd_send_signal" | "pidfd_open"
         | "pidfd_getfd" | "kcmp" | "process_madvise" | "process_vm_readv" | "process_vm_writev"
         | "ptrace" => vec![],
-        "prlimit64" | "sched_setaffinity" | "sched_setscheduler" | "sched_setparam"
-        | "sched_setattr" | "migrate_pages" | "move_pages" => vec![rule(vec![cond32(0, Ne, 0)])],
+        // prlimit64 on the caller itself stops too when it sets RLIMIT_CORE (4): the
+        // workload runs with 0, raising it is refused (`decide::core_limit`).
+        "prlimit64" => vec![
+            rule(vec![cond32(0, Ne, 0)]),
+            rule(vec![cond32(1, Eq, 4), cond(2, Ne, 0)]),
+        ],
+        "setrlimit" => vec![rule(vec![cond32(0, Eq, 4)])],
+        "sched_setaffinity" | "sched_setscheduler" | "sched_setparam" | "sched_setattr"
+        | "migrate_pages" | "move_pages" => vec![rule(vec![cond32(0, Ne, 0)])],
         // (PRIO_PROCESS 0, who 0) and (IOPRIO_WHO_PROCESS 1, who 0) are the caller itself.
         "setpriority" => vec![rule(vec![cond32(0, Ne, 0)]), rule(vec![cond32(1, Ne, 0)])],
         "ioprio_set" => vec![rule(vec![cond32(0, Ne, 1)]), rule(vec![cond32(1, Ne, 0)])],

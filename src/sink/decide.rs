@@ -50,6 +50,25 @@ pub struct Observed {
     /// Path targets under `/proc/PID/` of a process outside the traced tree (sbx's own
     /// included).
     pub proc_files: Vec<ProcFile>,
+    /// What the call would do to processes of the tree whose rights are wider than the
+    /// caller's (`by` lists, and so the environment it may see).
+    pub wider: Vec<Wider>,
+    /// A call that sets `RLIMIT_CORE` above 0 (as a violation names it).
+    pub core_raise: Option<String>,
+}
+
+/// A call that would use a process of the tree whose rights are wider than the caller's
+/// ([`crate::sink::targets::Privileged`], or one of its `/proc/PID` files beyond its status).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wider {
+    /// The call or file as a violation names it.
+    pub object: String,
+    /// `pid 12 (npm <- bash)`.
+    pub whose: String,
+    /// What the call would do: `send it a core-dumping signal`.
+    pub what: &'static str,
+    pub verb: Verb,
+    pub errno: i32,
 }
 
 /// A path under `/proc/PID/` (or `/proc/PID/task/TID/`) of a process outside the tree.
@@ -269,6 +288,16 @@ pub const CHECKS: &[Check] = &[
         name: "outside-proc-files",
         what: "/proc/PID/... of a process outside the tree, sbx's own included (fd, fdinfo, mem, environ, cwd, root, maps...): only its stat, status, statm, cmdline and comm may be read",
         run: outside_proc_files,
+    },
+    Check {
+        name: "wider-rights",
+        what: "a core-dumping signal, a resource limit change, ptrace, process_vm_readv/writev, pidfd_getfd, or a /proc/PID file beyond its status, aimed at a process of the tree whose rights (`by` lists, environment) are wider than the caller's",
+        run: wider_rights,
+    },
+    Check {
+        name: "core-limit",
+        what: "setrlimit or prlimit64 raising RLIMIT_CORE: the workload starts with 0 (hard), so no core file holds a process's memory",
+        run: core_limit,
     },
     Check {
         name: "routing-cmsg",
@@ -662,20 +691,7 @@ fn outside_tree(ev: &Observed, _: &RunState<'_>, d: &mut Decided) {
 
 fn outside_proc_files(ev: &Observed, _: &RunState<'_>, d: &mut Decided) {
     for f in &ev.proc_files {
-        // `task/TID/FILE` reads like FILE.
-        let rest = match f.rest.strip_prefix(b"task/") {
-            Some(t) => {
-                let digits = t.iter().take_while(|b| b.is_ascii_digit()).count();
-                match &t[digits..] {
-                    [] => &[][..],
-                    [b'/', file @ ..] if digits > 0 => file,
-                    _ => &f.rest[..],
-                }
-            }
-            None if f.rest == b"task" => &[][..],
-            None => &f.rest[..],
-        };
-        if !f.changes && PROC_FILES_READABLE.iter().any(|r| r.as_bytes() == rest) {
+        if proc_file_harmless(f) {
             continue;
         }
         d.refuse(
@@ -690,6 +706,53 @@ fn outside_proc_files(ev: &Observed, _: &RunState<'_>, d: &mut Decided) {
             false,
         );
     }
+}
+
+fn wider_rights(ev: &Observed, _: &RunState<'_>, d: &mut Decided) {
+    for w in &ev.wider {
+        d.refuse(
+            "wider-rights",
+            w.verb,
+            format!("{} -> {}", w.object, w.whose),
+            format!(
+                "the call would {} while that process holds rights this one does not (its `by` lists): never allowed under enforce",
+                w.what
+            ),
+            w.errno,
+            false,
+        );
+    }
+}
+
+fn core_limit(ev: &Observed, _: &RunState<'_>, d: &mut Decided) {
+    if let Some(call) = &ev.core_raise {
+        d.refuse(
+            "core-limit",
+            Verb::Syscall,
+            call.clone(),
+            "the workload runs with RLIMIT_CORE 0: a core file would hold a process's memory (docs/security.md)",
+            libc::EPERM,
+            false,
+        );
+    }
+}
+
+/// May a process file be read by one that may not see the process's memory, environment
+/// or fds: its status files only ([`PROC_FILES_READABLE`]), `task/TID/FILE` read like FILE.
+pub fn proc_file_harmless(f: &ProcFile) -> bool {
+    let rest = match f.rest.strip_prefix(b"task/") {
+        Some(t) => {
+            let digits = t.iter().take_while(|b| b.is_ascii_digit()).count();
+            match &t[digits..] {
+                [] => &[][..],
+                [b'/', file @ ..] if digits > 0 => file,
+                _ => &f.rest[..],
+            }
+        }
+        None if f.rest == b"task" => &[][..],
+        None => &f.rest[..],
+    };
+    !f.changes && PROC_FILES_READABLE.iter().any(|r| r.as_bytes() == rest)
 }
 
 fn routing_cmsg(ev: &Observed, _: &RunState<'_>, d: &mut Decided) {
@@ -1077,6 +1140,8 @@ mod tests {
             cmsgs: Vec::new(),
             procs: Vec::new(),
             proc_files: Vec::new(),
+            wider: Vec::new(),
+            core_raise: None,
         }
     }
 
@@ -1378,6 +1443,47 @@ mod tests {
         let d = run(&ev, &p, &[]);
         assert!(d.refusals.is_empty());
         assert_eq!(d.signal_instead, Some((15, vec![5, 6])));
+    }
+
+    #[test]
+    fn calls_on_wider_processes_of_the_tree_and_core_limits_are_refused() {
+        let p = policy("read /x\n");
+        let mut ev = stop("kill", [77, 11, 0, 0, 0, 0], vec![]);
+        ev.wider = vec![Wider {
+            object: "kill(77, SIGSEGV)".into(),
+            whose: "pid 77 (npm)".into(),
+            what: "send it a core-dumping signal",
+            verb: Verb::Syscall,
+            errno: libc::EPERM,
+        }];
+        let d = run(&ev, &p, &[]);
+        assert_eq!(checks(&d), ["wider-rights"]);
+        assert!(d.unallowable() && d.refusals[0].errno == libc::EPERM);
+        assert_eq!(d.refusals[0].object, "kill(77, SIGSEGV) -> pid 77 (npm)");
+        ev.wider.clear();
+        assert!(run(&ev, &p, &[]).refusals.is_empty());
+        let mut ev = stop("prlimit64", [0, 4, 0x1000, 0, 0, 0], vec![]);
+        ev.core_raise = Some("prlimit64(RLIMIT_CORE, {unlimited, unlimited})".into());
+        let d = run(&ev, &p, &[]);
+        assert_eq!(checks(&d), ["core-limit"]);
+        assert!(d.unallowable());
+    }
+
+    #[test]
+    fn only_status_files_of_a_process_are_harmless() {
+        let f = |rest: &str, changes: bool| ProcFile {
+            object: String::new(),
+            rest: rest.as_bytes().to_vec(),
+            whose: String::new(),
+            changes,
+        };
+        for ok in ["", "stat", "status", "task/9/comm", "task"] {
+            assert!(proc_file_harmless(&f(ok, false)), "{ok}");
+        }
+        for bad in ["mem", "environ", "fd/3", "task/9/mem", "maps", "cwd"] {
+            assert!(!proc_file_harmless(&f(bad, false)), "{bad}");
+        }
+        assert!(!proc_file_harmless(&f("stat", true)));
     }
 
     #[test]

@@ -260,18 +260,12 @@ pub struct EnforceSink<'p> {
     /// stack), `io_uring_setup` or `userfaultfd` (a ring or fault handler whose fd can be
     /// passed on), or with `SBX_GUARD_EAGER=1` (benchmarks: the region in every process, as
     /// before lazy placement). A userfaultfd made through `/dev/userfaultfd` (whose fd may
-    /// even come from outside the run) marks its process (`shared_mem`).
+    /// even come from outside the run) exposes its memory (`sharing`).
     lazy_guard: bool,
-    /// Processes sharing an address space with others (`clone(CLONE_VM)` without
-    /// CLONE_THREAD, vfork before its exec), by pid: their sharers.
-    vm_peers: crate::tid::TidMap<crate::tid::TidSet>,
-    /// vfork children (until their exec or exit), and the parent whose memory they use.
-    vfork_parent: crate::tid::TidMap<i32>,
-    /// Processes whose memory may change outside their own threads' control: a Linux AIO
-    /// context (a read landing later), io_uring, userfaultfd, a MAP_SHARED mapping or a SysV
-    /// segment (another process may write it), a MAP_DROPPABLE mapping (the kernel may zero
-    /// it). Inherited at fork, dropped at exec.
-    shared_mem: crate::tid::TidSet,
+    /// Who can write each process's memory (`clone(CLONE_VM)` groups, vfork, shared
+    /// mappings, SysV segments, AIO, io_uring, userfaultfd): the one sharing model
+    /// ([`super::sharing`]).
+    sharing: super::sharing::Sharing,
     /// Processes whose fd table another process shares (`clone(CLONE_FILES)`), until exec.
     files_shared: crate::tid::TidSet,
     /// Symlink answers remembered between stops, for the calls [`Self::links_usable`] says.
@@ -344,9 +338,7 @@ impl<'p> EnforceSink<'p> {
             .iter()
             .any(|s| policy.syscall_allowed(s))
                 && std::env::var_os("SBX_GUARD_EAGER").is_none_or(|v| v != "1"),
-            vm_peers: Default::default(),
-            vfork_parent: Default::default(),
-            shared_mem: Default::default(),
+            sharing: Default::default(),
             files_shared: Default::default(),
             links: super::LinkCache::default(),
             answers: Default::default(),
@@ -1269,6 +1261,7 @@ impl EnforceSink<'_> {
         // fcntl(F_SETOWN_EX) and ioctl(FIOSETOWN) name their target through memory: the
         // guard hands the kernel sbx's copy.
         let owner_in_memory = (name == "fcntl" && stop.args[1] & 0xffff_ffff == 15)
+            || super::targets::core_limit_arg(name, &stop.args).is_some()
             || (name == "ioctl"
                 && matches!(
                     stop.args[1] & 0xffff_ffff,
@@ -1289,7 +1282,7 @@ impl EnforceSink<'_> {
                     && stop.args[3] & (MAP_SHARED | MAP_DROPPABLE) != 0
                     && !self.never_writable_share(stop)))
         {
-            self.shared_mem.insert(stop.pid);
+            self.sharing.expose(stop.pid);
         }
         if self.guard.is_some()
             && (matches!(class, Some(Class::Checked | Class::Metadata)) || owner_in_memory)
@@ -1465,6 +1458,14 @@ impl EnforceSink<'_> {
         } else {
             Vec::new()
         };
+        let wider = self.wider_targets(stop, class, name, &d.syscall.targets);
+        let core_raise = if matches!(class, Some(Class::Free)) {
+            let (raise, blob) = super::targets::core_raise(stop, name);
+            d.decoded.blobs.extend(blob);
+            raise
+        } else {
+            None
+        };
         let cmsgs = d
             .decoded
             .blobs
@@ -1486,6 +1487,8 @@ impl EnforceSink<'_> {
                 cmsgs,
                 procs,
                 proc_files,
+                wider,
+                core_raise,
             },
             decoded: d.decoded,
             new_names,
@@ -2059,32 +2062,79 @@ impl EnforceSink<'_> {
     }
 
     /// Is the stopped thread the only task that can write its process's memory until its
-    /// call is over? One thread; no other process sharing its address space (a
-    /// `clone(CLONE_VM)` child or parent) except a vfork parent, whose vforking thread is
-    /// suspended until the child execs or exits, when that parent is itself alone; no shared
-    /// or droppable mapping, AIO context, ring or userfaultfd (`shared_mem`). ptrace,
-    /// `process_vm_writev` and writes through `/proc/PID/mem` are the other ways in: see
-    /// `lazy_guard`. Any doubt counts as shared.
+    /// call is over? Asked of the sharing model ([`super::sharing::Sharing::alone`]): one
+    /// thread, no other member of its memory group but waiting vfork parents, nothing shared
+    /// or exposed. ptrace, `process_vm_writev` and writes through `/proc/PID/mem` are the
+    /// other ways in: see `lazy_guard`. Any doubt counts as shared.
     fn writes_alone(&self, stop: &SyscallStop<'_>) -> bool {
-        let alone = |pid: i32| {
-            stop.tree.threads(pid) <= 1
-                && self.vm_peers.get(&pid).is_none_or(|s| s.is_empty())
-                && !self.shared_mem.contains(&pid)
-        };
-        if stop.tree.threads(stop.pid) != 1 || !alone(stop.pid) {
-            return false;
+        self.sharing.alone(stop.pid, |p| stop.tree.threads(p))
+    }
+
+    /// What this stop would do to processes of the tree whose rights are wider than the
+    /// caller's: a privileged call aimed at them ([`super::targets::privileged`]), or their
+    /// `/proc/PID` files beyond the status ones. Nothing without `by` lists (every process
+    /// then holds the same rights).
+    fn wider_targets(
+        &self,
+        stop: &SyscallStop<'_>,
+        class: Option<Class>,
+        name: &str,
+        targets: &[crate::event::Target],
+    ) -> Vec<decide::Wider> {
+        if !self.policy.has_scopes() {
+            return Vec::new();
         }
-        // Every vfork parent up the chain (a vfork child's vfork child uses the same memory):
-        // each suspended, and alone itself.
-        let mut p = stop.pid;
-        for _ in 0..64 {
-            match self.vfork_parent.get(&p) {
-                None => return true,
-                Some(&q) if alone(q) => p = q,
-                Some(_) => return false,
+        let mut out = Vec::new();
+        match class {
+            Some(Class::Free | Class::Gated) => {
+                if let Some(p) = super::targets::privileged(stop, name, self.own_pid) {
+                    for pid in p.pids {
+                        if self.wider_than(stop.pid, pid) {
+                            out.push(decide::Wider {
+                                object: p.call.clone(),
+                                whose: self.whose(pid),
+                                what: p.what,
+                                verb: Verb::Syscall,
+                                errno: libc::EPERM,
+                            });
+                        }
+                    }
+                }
             }
+            Some(Class::Checked | Class::Metadata) => {
+                for (pid, f) in super::targets::tree_proc_files(stop, targets) {
+                    if !decide::proc_file_harmless(&f) && self.wider_than(stop.pid, pid) {
+                        out.push(decide::Wider {
+                            object: f.object,
+                            whose: self.whose(pid),
+                            what: "read or change its memory, environment, fds or directories",
+                            verb: if f.changes { Verb::Write } else { Verb::Read },
+                            errno: libc::EACCES,
+                        });
+                    }
+                }
+            }
+            _ => {}
         }
-        false
+        out
+    }
+
+    /// Does process `them` hold a `by` list (and so possibly an environment variable) that
+    /// process `me` does not?
+    fn wider_than(&self, me: i32, them: i32) -> bool {
+        let lists = |s: crate::policy::Scope| {
+            if s.launching() {
+                u64::MAX
+            } else {
+                s.held_bits()
+            }
+        };
+        lists(self.chains.scope(them)) & !lists(self.chains.scope(me)) != 0
+    }
+
+    /// `pid 12 (npm <- bash)`.
+    fn whose(&self, pid: i32) -> String {
+        format!("pid {pid} ({})", self.chains.text(pid))
     }
 
     /// A MAP_SHARED mmap this process can never write through: no PROT_WRITE, not anonymous,
@@ -2107,19 +2157,10 @@ impl EnforceSink<'_> {
             && procfs::fd_read_only(stop.pid, stop.tid, fd)
     }
 
-    /// Process `pid` no longer shares its address space (it exec'd or exited), and its new
-    /// one has no AIO context, ring, shared or droppable mapping.
+    /// Process `pid` exec'd or exited: no longer shares an fd table (its memory:
+    /// [`super::sharing`]).
     fn left_memory(&mut self, pid: i32) {
-        self.shared_mem.remove(&pid);
         self.files_shared.remove(&pid);
-        self.vfork_parent.remove(&pid);
-        if let Some(peers) = self.vm_peers.remove(&pid) {
-            for p in peers {
-                if let Some(s) = self.vm_peers.get_mut(&p) {
-                    s.remove(&pid);
-                }
-            }
-        }
     }
 
     /// Take the fds this call acts on as objects into sbx ([`Guard::pin`]) and decide on what
@@ -2565,15 +2606,15 @@ impl Sink for EnforceSink<'_> {
         self.call_over(child);
         if !thread && let Some(g) = self.guard.as_mut() {
             g.forked(parent.pid, child);
-            if via == SpawnVia::Vfork {
-                self.vfork_parent.insert(child, parent.pid);
-            } else if !procfs::separate_memory(parent.pid, child) {
-                self.vm_peers.entry(parent.pid).or_default().insert(child);
-                self.vm_peers.entry(child).or_default().insert(parent.pid);
-            }
-            if self.shared_mem.contains(&parent.pid) {
-                self.shared_mem.insert(child);
-            }
+            use super::sharing::Born;
+            let born = if via == SpawnVia::Vfork {
+                Born::Vfork
+            } else if procfs::separate_memory(parent.pid, child) {
+                Born::Copy
+            } else {
+                Born::SharedVm
+            };
+            self.sharing.spawn(parent.pid, child, born);
             // Asked for vfork children too: a `clone(CLONE_VFORK|CLONE_FILES)` child can give
             // the table to a child of its own before it execs, which the parent then shares.
             if self.lazy_guard && !procfs::separate_files(parent.pid, child) {
@@ -2699,6 +2740,7 @@ impl Sink for EnforceSink<'_> {
         }
         if let Some(g) = self.guard.as_mut() {
             g.exec(task.pid, former_tid);
+            self.sharing.exec(task.pid);
             self.left_memory(task.pid);
         }
         let mut verdict = Verdict::Allow;
@@ -2790,6 +2832,7 @@ impl Sink for EnforceSink<'_> {
         self.call_over(task.tid);
         if process {
             self.chains.exit(task.pid);
+            self.sharing.exit(task.pid);
             self.left_memory(task.pid);
         }
         self.dns.forget(task.tid);

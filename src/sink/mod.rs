@@ -8,6 +8,7 @@ pub mod enforce;
 pub mod memo;
 pub mod owned;
 pub mod record;
+pub mod sharing;
 pub mod targets;
 
 use crate::arch::{AUDIT_ARCH_I386, Arch, Sem, SyscallDef};

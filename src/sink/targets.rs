@@ -408,3 +408,173 @@ pub fn proc_files(
     }
     out
 }
+
+/// Signals whose default action dumps core (signal(7)).
+const CORE_SIGNALS: [i32; 10] = [
+    libc::SIGQUIT,
+    libc::SIGILL,
+    libc::SIGTRAP,
+    libc::SIGABRT,
+    libc::SIGBUS,
+    libc::SIGFPE,
+    libc::SIGSEGV,
+    libc::SIGXCPU,
+    libc::SIGXFSZ,
+    libc::SIGSYS,
+];
+
+const RLIMIT_CORE: u64 = 4;
+
+/// A call that uses another process of the tree with that process's rights: a core-dumping
+/// signal (its core holds its memory), a limit change (`RLIMIT_CORE` first), tracing it,
+/// reading or writing its memory, taking its fds. `pids`: the tree's processes it reaches,
+/// the caller's own left out. `enforce` refuses it when one holds wider rights than the
+/// caller (`decide::wider_rights`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Privileged {
+    pub call: String,
+    /// What the call would do to them, for the violation line.
+    pub what: &'static str,
+    pub pids: Vec<i32>,
+}
+
+/// The privileged call of this stop, if it is one (see [`Privileged`]). Cheap for every
+/// other call: only the number and the signal are looked at before anything is read.
+pub fn privileged(stop: &SyscallStop<'_>, name: &str, sbx: i32) -> Option<Privileged> {
+    let a = &stop.args;
+    let core = |i: usize| CORE_SIGNALS.contains(&int(a[i]));
+    let what = match name {
+        "kill" | "tkill" | "rt_sigqueueinfo" | "pidfd_send_signal" if core(1) => {
+            "send it a core-dumping signal"
+        }
+        "tgkill" | "rt_tgsigqueueinfo" if core(2) => "send it a core-dumping signal",
+        "prlimit64" if a[2] != 0 => "change its resource limits",
+        "ptrace" if a[0] != 0 => "trace it",
+        "process_vm_readv" | "process_vm_writev" => "read or write its memory",
+        "pidfd_getfd" => "take its open files",
+        _ => return None,
+    };
+    let (aims, _) = aims(stop, name);
+    let mut pids = Vec::new();
+    let mut call = String::new();
+    for (c, aim) in aims {
+        call = c;
+        match aim {
+            Aim::Process(p) | Aim::Thread(p) => pids.extend(in_tree(stop.tree, p)),
+            Aim::Group(g) => {
+                let g = if g == 0 { own_group(stop.pid) } else { g };
+                if let Ok((inside, _)) = members(stop.tree, g, sbx) {
+                    pids.extend(inside);
+                }
+            }
+            Aim::Pidfd(fd) => pids.extend(pidfd_pid(stop, fd).and_then(|p| in_tree(stop.tree, p))),
+            // Refused as reaching outside the tree (`decide::outside_tree`).
+            Aim::Everyone(_) => {}
+        }
+    }
+    pids.retain(|&p| p != stop.pid);
+    pids.sort_unstable();
+    pids.dedup();
+    (!pids.is_empty()).then_some(Privileged { call, what, pids })
+}
+
+/// The tree's process of process or thread `id`.
+fn in_tree(tree: TreeView<'_>, id: i32) -> Option<i32> {
+    if tree.has_process(id) {
+        Some(id)
+    } else {
+        tree.process_of(id)
+    }
+}
+
+/// The process a pidfd (or `/proc/PID` directory fd) of the caller stands for.
+fn pidfd_pid(stop: &SyscallStop<'_>, fd: i32) -> Option<i32> {
+    let info = std::fs::read_to_string(format!("/proc/{}/task/{}/fdinfo/{fd}", stop.pid, stop.tid))
+        .unwrap_or_default();
+    if let Some(pid) = info
+        .lines()
+        .find_map(|l| l.strip_prefix("Pid:"))
+        .and_then(|v| v.trim().parse::<i32>().ok())
+    {
+        return (pid > 0).then_some(pid);
+    }
+    let link = std::fs::read_link(format!("/proc/{}/task/{}/fd/{fd}", stop.pid, stop.tid)).ok()?;
+    link.to_str()?.strip_prefix("/proc/")?.parse().ok()
+}
+
+/// `setrlimit(RLIMIT_CORE, new)` or `prlimit64(pid, RLIMIT_CORE, new, old)` with a new
+/// limit: the argument holding it.
+pub fn core_limit_arg(name: &str, a: &[u64; 6]) -> Option<u8> {
+    match name {
+        "setrlimit" if a[0] & 0xffff_ffff == RLIMIT_CORE && a[1] != 0 => Some(1),
+        "prlimit64" if a[1] & 0xffff_ffff == RLIMIT_CORE && a[2] != 0 => Some(2),
+        _ => None,
+    }
+}
+
+/// A call that sets `RLIMIT_CORE` above 0 (the workload starts with 0, hard): the call as a
+/// violation names it, and the copy of the new limit the guard hands the kernel. An
+/// unreadable limit counts as a raise (fail closed).
+pub fn core_raise(stop: &SyscallStop<'_>, name: &str) -> (Option<String>, Option<Blob>) {
+    let Some(arg) = core_limit_arg(name, &stop.args) else {
+        return (None, None);
+    };
+    let at = stop.args[usize::from(arg)];
+    let Some(bytes) = crate::tracer::memory::read_bytes(stop.tid, at, 16) else {
+        return (Some(format!("{name}(RLIMIT_CORE, <unreadable>)")), None);
+    };
+    let word = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap_or([0xff; 8]));
+    let (cur, max) = (word(0), word(8));
+    let blob = Blob {
+        arg,
+        bytes,
+        kind: BlobKind::Plain { size_arg: None },
+    };
+    let text = |v: u64| {
+        if v == u64::MAX {
+            "unlimited".to_string()
+        } else {
+            v.to_string()
+        }
+    };
+    let raise = (cur != 0 || max != 0)
+        .then(|| format!("{name}(RLIMIT_CORE, {{{}, {}}})", text(cur), text(max)));
+    (raise, Some(blob))
+}
+
+/// The path targets of a stop under `/proc/PID/` of another process of the tree: (its pid,
+/// the file as [`proc_files`] describes one, `whose` left empty).
+pub fn tree_proc_files(
+    stop: &SyscallStop<'_>,
+    targets: &[crate::event::Target],
+) -> Vec<(i32, super::decide::ProcFile)> {
+    use crate::event::{Access, Object};
+    let mut out = Vec::new();
+    for t in targets {
+        let Object::Path(p) = &t.object else {
+            continue;
+        };
+        for path in [&p.abs[..], p.effective()] {
+            let Some((id, rest)) = proc_pid(path) else {
+                continue;
+            };
+            let Some(pid) = in_tree(stop.tree, id).filter(|&pid| pid != stop.pid) else {
+                continue;
+            };
+            out.push((
+                pid,
+                super::decide::ProcFile {
+                    object: crate::show::escape(path),
+                    rest: rest.to_vec(),
+                    whose: String::new(),
+                    changes: t
+                        .access
+                        .iter()
+                        .any(|a| !matches!(a, Access::Read | Access::Stat | Access::Chdir)),
+                },
+            ));
+            break;
+        }
+    }
+    out
+}

@@ -221,6 +221,17 @@ fn child(
     // workload would have had without sbx.
     // SAFETY: SIG_DFL is a valid disposition for SIGPIPE; no handler pointer is involved.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    // No core files (issue 39): a core holds the memory of the process that dumped, which a
+    // process with fewer rights in the tree could read. 0, hard: only CAP_SYS_RESOURCE can
+    // raise it, and enforce refuses that (`decide::core_limit`).
+    let no_core = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `no_core` is a live rlimit the kernel only reads.
+    if unsafe { libc::setrlimit(libc::RLIMIT_CORE, &no_core) } != 0 {
+        fail(errno(), 127);
+    }
     if !as_root {
         // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) takes no pointers.
         if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
