@@ -22,6 +22,8 @@ use std::net::IpAddr;
 
 use globset::{Candidate, GlobSet, GlobSetBuilder};
 
+pub mod persistence;
+
 use crate::event::{Access, AccessSet, Event, EventKind, Object, Outcome, PathObj, SockAddr};
 use crate::profile::parse::{HostPat, ParseErrorKind, glob_builder, parse_inet_addr};
 use crate::profile::parse::{ParseErrors, parse_str};
@@ -314,24 +316,13 @@ pub fn verbs_of(access: AccessSet) -> Vec<Verb> {
 }
 
 /// Paths that neither an `own` area nor provenance (what the run created) may write or
-/// create: a git hook is code that git runs later, outside the sandbox, and a repository's
-/// config can name programs too (`core.fsmonitor`, `core.pager`). Only a rule that matches
-/// them with `write` or `create` allows them.
+/// create: git control paths (a hook is code that git runs later, outside the sandbox, and a
+/// repository's config can name programs too: `core.fsmonitor`, `core.pager`) and the other
+/// persistence places ([`persistence`]). Only a rule that matches them with `write` or
+/// `create` allows them. By spelling; enforce also asks what git would read
+/// ([`Provenance::git_controlled`]).
 pub fn owner_excluded(path: &[u8]) -> bool {
-    let mut it = path.split(|&b| b == b'/').peekable();
-    while let Some(seg) = it.next() {
-        if seg == b".git" {
-            match it.peek() {
-                Some(&b"hooks") => return true,
-                Some(&b"config") => {
-                    let _ = it.next();
-                    return it.peek().is_none();
-                }
-                _ => {}
-            }
-        }
-    }
-    false
+    persistence::owner_excluded(path)
 }
 
 /// What the running workload created itself (enforce tracks it by inode): it may read,
@@ -344,6 +335,12 @@ pub trait Provenance {
     /// Is nothing at `path`, in a directory this run created (a lookup that can find
     /// nothing but what the run made)?
     fn absent_in_owned(&self, path: &[u8]) -> bool;
+    /// Would git read a write or create of `path` as a repository's configuration or hooks,
+    /// by what is on disk now ([`persistence::git_controlled`])? Asked only where an area or
+    /// provenance would admit the write. Learn's replay has no disk: spelling only.
+    fn git_controlled(&self, _path: &[u8]) -> bool {
+        false
+    }
 }
 
 /// Anything that can go wrong between profile text and a compiled policy.
@@ -1345,9 +1342,33 @@ impl CompiledPolicy {
                     }
                     check
                 });
+                // Owner exclusions follow the object: a write that an area or provenance
+                // would admit, into what git reads as a repository's config or hooks (a
+                // `.git` renamed away, a bare repository, a common directory), needs a rule
+                // naming it, as by spelling.
+                let mut git = false;
+                if space == Space::Path
+                    && matches!(verb, Verb::Write | Verb::Create)
+                    && !excluded
+                    && let Some(prov) = prov
+                {
+                    let text = path_to_text(path);
+                    let cand = Candidate::from_bytes(text.as_bytes());
+                    let without_areas = || self.glob_check(space, verb, &cand, enoent, true, scope);
+                    let by_owner = match check {
+                        Check::Allow => without_areas() != Check::Allow,
+                        Check::NoRule | Check::IfAbsent => provenance_admits(prov, verb, path),
+                        _ => false,
+                    };
+                    if by_owner && prov.git_controlled(path) {
+                        git = true;
+                        check = without_areas();
+                    }
+                }
                 // What this run created is its own: no rule needs to name it. Deny rules
                 // still win, exec always needs a rule, and git hooks and configs need one.
                 if matches!(check, Check::NoRule | Check::IfAbsent)
+                    && !git
                     && let Some(prov) = prov
                     && provenance_admits(prov, verb, path)
                 {
@@ -2605,8 +2626,11 @@ mod tests {
             ("/w/.git/hooks/pre-commit", true),
             ("/w/.git/hooks", true),
             ("/w/.git/config", true),
-            ("/w/.git/config.bak", false),
-            ("/w/.git/configx/y", false),
+            // Fail closed: only a git directory's data entries are an area's (issue 39).
+            ("/w/.git/config.bak", true),
+            ("/w/.git/configx/y", true),
+            ("/w/.git/modules/s/config", true),
+            ("/w/.git/commondir", true),
             ("/w/.git/objects/ab/cd", false),
             ("/w/git/hooks/x", false),
         ] {

@@ -516,15 +516,99 @@ pub const ABS_PERSISTENCE_PLACES: &[&str] = &[
 ];
 
 /// Is this (variable-abstracted) path a place whose files run later, outside the sandbox:
-/// `${HOME}/.bashrc` & co, autostart and user services, crontabs, and any `.git/hooks/`?
-/// A write there is learned exactly, with a WARNING, as a read of a secret place is.
+/// `${HOME}/.bashrc` & co, PATH directories of HOME, autostart and user services, crontabs,
+/// and every persistence place enforce keeps out of owned areas by its spelling (git control
+/// paths anywhere, `.pth` files, `sitecustomize`, a project's `.npmrc`...:
+/// [`crate::policy::persistence::owner_excluded`]), except git's disabled `*.sample` hooks.
+/// A write there is learned exactly, with a WARNING, as a read of a secret place is; never
+/// owned, never inside a glob ([`glob_reaches_persistence`]).
 pub fn is_persistence_place(path_after_vars: &str) -> bool {
     let p = path_after_vars;
+    if is_git_sample_hook(p) {
+        return false;
+    }
     ABS_PERSISTENCE_PLACES.iter().any(|s| under(p, s))
         || p.strip_prefix("${HOME}/")
             .is_some_and(|rel| HOME_PERSISTENCE_PLACES.iter().any(|s| under(rel, s)))
-        // git runs a hook by its name; `git init` writes disabled `*.sample` copies.
-        || (p.contains("/.git/hooks/") && !p.ends_with(".sample"))
+        || crate::policy::persistence::owner_excluded(p.as_bytes())
+}
+
+/// A disabled hook `git init` copies from its templates (`.git/hooks/pre-commit.sample`):
+/// git runs a hook by its exact name only. Kept exact, without a WARNING.
+pub fn is_git_sample_hook(p: &str) -> bool {
+    p.ends_with(".sample") && p.contains("/hooks/") && {
+        let dir = p.rsplit_once('/').map_or("", |(d, _)| d);
+        crate::policy::persistence::owner_excluded(dir.as_bytes())
+    }
+}
+
+/// Names below a glob's literal directory that would be persistence places (or a secret
+/// place of HOME) wherever they sit: a learned glob for writing or creating must match none
+/// of them ([`glob_reaches_persistence`]).
+const PERSISTENCE_PROBES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".gitconfig",
+    ".npmrc",
+    ".pypirc",
+    ".envrc",
+    "x.pth",
+    "evil.pth",
+    "sitecustomize.py",
+    "usercustomize.py",
+    ".git",
+    ".git/config",
+    ".git/hooks/post-checkout",
+    ".git/hooks/pre-commit",
+    ".git/hooks/fsmonitor-watchman",
+    ".git/info/attributes",
+    ".git/commondir",
+    ".git/modules/s/config",
+    ".git/modules/s/hooks/post-checkout",
+    "hooks/post-checkout",
+    "config",
+    ".local/bin/git",
+    ".config/autostart/x.desktop",
+    ".config/systemd/user/x.service",
+    ".config/git/config",
+    ".ssh/authorized_keys",
+    "lib/python3/site-packages/x.pth",
+];
+
+/// Could glob `g` (abstracted text, for writing or creating) match a persistence place the
+/// trace did not name exactly? Asked of globset with made-up names below its literal
+/// directory (and one and two levels deeper), each kept only if it is a persistence place
+/// ([`is_persistence_place`]) or a secret place; and, directly in `${HOME}` or `/`, any
+/// hidden name (a name shape never reaches HOME's dot files in general: `${HOME}/.*`).
+pub fn glob_reaches_persistence(g: &str) -> bool {
+    if !g.contains(['*', '?', '[', '{']) {
+        return false;
+    }
+    let Ok(glob) = crate::profile::parse::glob_builder(g).build() else {
+        return true;
+    };
+    let m = glob.compile_matcher();
+    let star = g.find(['*', '?', '[', '{']).unwrap_or(g.len());
+    let dir = g[..star].rfind('/').map_or("", |i| &g[..i]);
+    let dir = dir.replace('\\', "");
+    let bases = [dir.clone(), format!("{dir}/a"), format!("{dir}/a/b")];
+    let hit = |p: &str| m.is_match(p) && (is_persistence_place(p) || is_secret_place(p));
+    if bases
+        .iter()
+        .any(|b| PERSISTENCE_PROBES.iter().any(|s| hit(&format!("{b}/{s}"))))
+    {
+        return true;
+    }
+    // Straight in HOME or `/`: no shape that starts like any hidden name.
+    let top = dir == "${HOME}" || dir.is_empty();
+    top && [".1", ".a", ".x1", ".abc", ".bash_logout", ".cache", ".local", ".config"]
+        .iter()
+        .any(|n| m.is_match(format!("{dir}/{n}")))
 }
 
 /// `p` equals `place` or lies under it (segment boundary).

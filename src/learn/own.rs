@@ -334,6 +334,18 @@ impl Ownership {
         }
         let (dir_text, last) = text.rsplit_once('/')?;
         let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+        // Straight in HOME or `/`: the name itself, never a shape (`create ${HOME}/.*` from a
+        // made-and-removed `~/.1` would admit `~/.bash_login`).
+        if dir_text == "${HOME}" || dir_text.is_empty() {
+            let exact = format!("{dir_text}/{}", generalize::escape_segment(name));
+            return Some(RootShape {
+                dir_text: dir_text.to_string(),
+                shape: generalize::escape_segment(name),
+                random: false,
+                stable: true,
+                text: exact,
+            });
+        }
         // Thrown away: a generator's exact shape first (`tmp????????`, where the path rules
         // alone say `tmp*`, which admits `tmp` itself).
         let thrown = root.died && root.alive == 0;
