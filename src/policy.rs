@@ -367,6 +367,9 @@ struct RuleRef {
 struct PathSet {
     set: GlobSet,
     rules: Vec<usize>,
+    /// Per glob: it names one path exactly (no glob character once expanded), the only
+    /// kind of rule that admits writing a persistence place ([`owner_excluded`]).
+    exact: Vec<bool>,
 }
 
 impl PathSet {
@@ -383,12 +386,38 @@ impl PathSet {
     fn is_match(&self, c: &Candidate<'_>) -> bool {
         !self.set.is_empty() && self.set.is_match_candidate(c)
     }
+
+    /// Does a glob that names exactly this path match it?
+    fn is_exact_match(&self, c: &Candidate<'_>) -> bool {
+        !self.set.is_empty()
+            && self
+                .set
+                .matches_candidate(c)
+                .iter()
+                .any(|&i| self.exact.get(i).copied().unwrap_or(false))
+    }
+}
+
+/// Does an expanded pattern name one path exactly (no unescaped glob character)?
+fn names_exactly(expanded: &str) -> bool {
+    let mut it = expanded.chars();
+    while let Some(c) = it.next() {
+        match c {
+            '\\' => {
+                it.next();
+            }
+            '*' | '?' | '[' | '{' => return false,
+            _ => {}
+        }
+    }
+    true
 }
 
 #[derive(Debug)]
 struct SetBuilder {
     builder: GlobSetBuilder,
     rules: Vec<usize>,
+    exact: Vec<bool>,
 }
 
 impl Default for SetBuilder {
@@ -396,6 +425,7 @@ impl Default for SetBuilder {
         SetBuilder {
             builder: GlobSetBuilder::new(),
             rules: Vec::new(),
+            exact: Vec::new(),
         }
     }
 }
@@ -655,6 +685,7 @@ impl CompiledPolicy {
                 };
                 b.builder.add(glob);
                 b.rules.push(idx);
+                b.exact.push(names_exactly(&expanded));
                 Ok(())
             };
             match &rule.pattern {
@@ -775,6 +806,7 @@ impl CompiledPolicy {
                 PathSet {
                     set,
                     rules: b.rules,
+                    exact: b.exact,
                 },
             ));
         }
@@ -816,6 +848,7 @@ impl CompiledPolicy {
                 PathSet {
                     set,
                     rules: b.rules,
+                    exact: b.exact,
                 },
             );
         }
@@ -1400,6 +1433,17 @@ impl CompiledPolicy {
                     .is_some_and(|sets| sets.iter().any(|(l, s)| scope.holds(*l) && s.is_match(c))))
     }
 
+    /// [`Self::allows`], by a rule that names the path exactly.
+    fn allows_exactly(&self, space: Space, verb: Verb, c: &Candidate<'_>, scope: Scope) -> bool {
+        self.set(space, Effect::Allow, verb)
+            .is_some_and(|s| s.is_exact_match(c))
+            || (scope.held_bits() != 0
+                && self.scoped.get(&(space, verb)).is_some_and(|sets| {
+                    sets.iter()
+                        .any(|(l, s)| scope.holds(*l) && s.is_exact_match(c))
+                }))
+    }
+
     fn glob_check(
         &self,
         space: Space,
@@ -1428,8 +1472,13 @@ impl CompiledPolicy {
             }
         }
         for &v in implied {
-            // An area does not write or create git hooks and configs (`owner_excluded`).
-            if v == Verb::Own && matches!(verb, Verb::Write | Verb::Create) && excluded {
+            // Persistence places (`owner_excluded`: git hooks and configs, shell startup
+            // files...) are written or created only through a rule naming them exactly:
+            // never through an area, never through a glob.
+            if matches!(verb, Verb::Write | Verb::Create) && excluded {
+                if v != Verb::Own && self.allows_exactly(space, v, c, scope) {
+                    return Check::Allow;
+                }
                 continue;
             }
             if self.allows(space, v, c, scope) {

@@ -19,6 +19,8 @@ use std::time::Duration;
 
 use crate::util::{Dir, Output, Sbx, fixture, run_guarded};
 
+mod round4_persist;
+
 const SECRET: &str = "TOPSECRET\n";
 const ORIGINAL: &str = "ORIGINAL\n";
 /// An allowed file whose path is longer than `secret/secret.txt`'s.

@@ -503,6 +503,11 @@ pub const HOME_PERSISTENCE_PLACES: &[&str] = &[
     ".pam_environment",
     ".xinitrc",
     ".xprofile",
+    ".config/systemd",
+    ".local/bin",
+    "bin",
+    ".gitconfig",
+    ".config/git",
 ];
 pub const ABS_PERSISTENCE_PLACES: &[&str] = &[
     "/etc/cron.d",
@@ -580,24 +585,55 @@ const PERSISTENCE_PROBES: &[&str] = &[
     "lib/python3/site-packages/x.pth",
 ];
 
-/// Could glob `g` (abstracted text, for writing or creating) match a persistence place the
-/// trace did not name exactly? Asked of globset with made-up names below its literal
-/// directory (and one and two levels deeper), each kept only if it is a persistence place
-/// ([`is_persistence_place`]) or a secret place; and, directly in `${HOME}` or `/`, any
-/// hidden name (a name shape never reaches HOME's dot files in general: `${HOME}/.*`).
-pub fn glob_reaches_persistence(g: &str) -> bool {
-    if !g.contains(['*', '?', '[', '{']) {
-        return false;
+/// Where the first glob character of `g` is (`*`, `?`, `[`, `{`), outside `${NAME}`
+/// variables and backslash escapes; `None` for a literal path.
+fn glob_start(g: &str) -> Option<usize> {
+    let b = g.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'$' if b.get(i + 1) == Some(&b'{') => {
+                i += g[i..].find('}').map_or(b.len(), |j| j + 1);
+            }
+            b'*' | b'?' | b'[' | b'{' => return Some(i),
+            _ => i += 1,
+        }
     }
-    let Ok(glob) = crate::profile::parse::glob_builder(g).build() else {
+    None
+}
+
+/// Could glob `g` (abstracted text, for writing or creating) match a persistence place of
+/// HOME or `/` or a secret place the trace did not name exactly? Asked of globset with
+/// made-up names below its literal directory (and one and two levels deeper); and,
+/// directly in `${HOME}` or `/`, any hidden name (a name shape never reaches HOME's dot
+/// files in general: `${HOME}/.*`). The persistence places enforce knows by their spelling
+/// anywhere need no asking: no glob admits writing them (`policy::persistence`).
+pub fn glob_reaches_persistence(g: &str) -> bool {
+    let Some(star) = glob_start(g) else {
+        return false;
+    };
+    // `${NAME}` is a literal place here, not a `{...}` alternation: written as a plain word
+    // on both sides.
+    let plain = |t: &str| t.replace("${", "_VAR_").replace('}', "_");
+    let Ok(glob) = crate::profile::parse::glob_builder(&plain(g)).build() else {
         return true;
     };
     let m = glob.compile_matcher();
-    let star = g.find(['*', '?', '[', '{']).unwrap_or(g.len());
     let dir = g[..star].rfind('/').map_or("", |i| &g[..i]);
     let dir = dir.replace('\\', "");
     let bases = [dir.clone(), format!("{dir}/a"), format!("{dir}/a/b")];
-    let hit = |p: &str| m.is_match(p) && (is_persistence_place(p) || is_secret_place(p));
+    // Places enforce knows by their spelling anywhere (git control paths, `.pth`, shell
+    // startup files...) are written only through exact rules, whatever a glob says
+    // (`policy::persistence`); what a glob must not reach here is what only a place in
+    // HOME or `/` makes persistent (`${HOME}/bin`, `${HOME}/.config/autostart`) or secret.
+    let hit = |p: &str| {
+        m.is_match(plain(p))
+            && (is_secret_place(p)
+                || ABS_PERSISTENCE_PLACES.iter().any(|s| under(p, s))
+                || p.strip_prefix("${HOME}/")
+                    .is_some_and(|rel| HOME_PERSISTENCE_PLACES.iter().any(|s| under(rel, s))))
+    };
     if bases
         .iter()
         .any(|b| PERSISTENCE_PROBES.iter().any(|s| hit(&format!("{b}/{s}"))))
@@ -606,9 +642,18 @@ pub fn glob_reaches_persistence(g: &str) -> bool {
     }
     // Straight in HOME or `/`: no shape that starts like any hidden name.
     let top = dir == "${HOME}" || dir.is_empty();
-    top && [".1", ".a", ".x1", ".abc", ".bash_logout", ".cache", ".local", ".config"]
-        .iter()
-        .any(|n| m.is_match(format!("{dir}/{n}")))
+    top && [
+        ".1",
+        ".a",
+        ".x1",
+        ".abc",
+        ".bash_logout",
+        ".cache",
+        ".local",
+        ".config",
+    ]
+    .iter()
+    .any(|n| m.is_match(plain(&format!("{dir}/{n}"))))
 }
 
 /// `p` equals `place` or lies under it (segment boundary).

@@ -2044,6 +2044,8 @@ fn tmpdir_is_private(header: &Header) -> bool {
 }
 
 #[cfg(test)]
+mod safety_tests;
+#[cfg(test)]
 mod temp_tests;
 #[cfg(test)]
 mod tests;

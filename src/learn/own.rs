@@ -358,11 +358,16 @@ impl Ownership {
             })
             .or_else(|| mkstemp_in_tmpdir(root, dir_text, last));
         let random = temp.is_some() || last.contains(['*', '?']);
-        let shape = match temp {
+        let mut shape = match temp {
             Some(t) => t,
             None if random => last.to_string(),
             None => transient_shape(last),
         };
+        // A shape that would reach a persistence place (`${CWD}/.*` from `.0`, which admits
+        // `.npmrc`): the name itself.
+        if generalize::glob_reaches_persistence(&format!("{dir_text}/{shape}")) {
+            shape = generalize::escape_segment(name);
+        }
         Some(RootShape {
             dir_text: dir_text.to_string(),
             stable: !random && shape == last,

@@ -111,7 +111,17 @@ const PERSISTENT_ABS: &[&str] = &[
 ];
 
 fn segments(path: &[u8]) -> Vec<&[u8]> {
-    path.split(|&b| b == b'/').filter(|s| !s.is_empty()).collect()
+    path.split(|&b| b == b'/')
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// A temp file git makes at the top of a git directory (`git init` tests the filesystem
+/// with `tXXXXXX`; packs and objects are made as `tmp_*`): read by no git command.
+fn git_temp_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    name.starts_with("tmp_")
+        || (b.len() == 7 && b[0] == b't' && b[1..].iter().all(u8::is_ascii_alphanumeric))
 }
 
 /// Is a git directory's entry `rest` (the path below it, by segments) something git reads
@@ -127,7 +137,9 @@ pub fn git_rest_is_control(rest: &[&[u8]]) -> bool {
         "modules" => rest.len() > 2 && git_rest_is_control(&rest[2..]),
         // A worktree's administrative directory names its common directory (`commondir`).
         "worktrees" => rest.len() > 1,
-        _ if rest.len() == 1 => !(GIT_DATA_FILES.contains(&name) || name.ends_with(".lock")),
+        _ if rest.len() == 1 => {
+            !(GIT_DATA_FILES.contains(&name) || name.ends_with(".lock") || git_temp_name(name))
+        }
         _ => !GIT_DATA_DIRS.contains(&name),
     }
 }
@@ -153,7 +165,9 @@ pub fn persistent_spelled(path: &[u8]) -> bool {
     let last = String::from_utf8_lossy(last);
     // Python imports `sitecustomize` and `usercustomize` (a module or a package) at start.
     let custom = |s: &&[u8]| s.starts_with(b"sitecustomize") || s.starts_with(b"usercustomize");
-    if PERSISTENT_NAMES.contains(&last.as_ref()) || last.ends_with(".pth") || segs.iter().any(custom)
+    if PERSISTENT_NAMES.contains(&last.as_ref())
+        || last.ends_with(".pth")
+        || segs.iter().any(custom)
     {
         return true;
     }
@@ -242,9 +256,17 @@ pub fn git_controlled(path: &[u8], look: &dyn Fn(&[u8]) -> Found) -> bool {
             p.extend_from_slice(name.as_bytes());
             look(&p) != Found::Nothing
         };
-        if ["config", "config.worktree", "hooks", "info", "commondir", "modules", "worktrees"]
-            .iter()
-            .any(|n| has(n))
+        if [
+            "config",
+            "config.worktree",
+            "hooks",
+            "info",
+            "commondir",
+            "modules",
+            "worktrees",
+        ]
+        .iter()
+        .any(|n| has(n))
         {
             return true;
         }
@@ -291,6 +313,9 @@ mod tests {
             ("/w/.git/index", false),
             ("/w/.git/HEAD", false),
             ("/w/.git/packed-refs", false),
+            ("/w/.git/tm0DszS", false),
+            ("/w/.git/tmp_pack_x1", false),
+            ("/w/.git/tm0DszSx", true),
             ("/w/.git/rebase-merge/git-rebase-todo", true),
             ("/w/.git/sequencer/todo", true),
             ("/w/.git", true),
@@ -319,10 +344,19 @@ mod tests {
             ("/home/u/.local/bin", true),
             ("/home/u/.local/binx/git", false),
             ("/home/u/.local/lib/python3.11/site-packages/evil.pth", true),
-            ("/w/.venv/lib/python3.11/site-packages/sitecustomize.py", true),
-            ("/w/.venv/lib/python3.11/site-packages/usercustomize/__init__.py", true),
+            (
+                "/w/.venv/lib/python3.11/site-packages/sitecustomize.py",
+                true,
+            ),
+            (
+                "/w/.venv/lib/python3.11/site-packages/usercustomize/__init__.py",
+                true,
+            ),
             ("/w/.venv/lib/python3.11/site-packages/usercustomize", true),
-            ("/w/.venv/lib/python3.11/site-packages/pkg/__init__.py", false),
+            (
+                "/w/.venv/lib/python3.11/site-packages/pkg/__init__.py",
+                false,
+            ),
             ("/home/u/.config/autostart/x.desktop", true),
             ("/home/u/.config/systemd/user/x.service", true),
             ("/home/u/.config/git/config", true),
@@ -362,12 +396,12 @@ mod tests {
         assert!(!git_controlled(b"/w/dep/x/objects/ab/cd", &moved));
         assert!(!git_controlled(b"/w/dep/other.txt", &moved));
         // A submodule whose name has a `/`: the nearest git directory decides.
-        let sub = fs(&[
-            ("/w/.git/HEAD", Other),
-            ("/w/.git/modules/a/b/HEAD", Other),
-        ]);
+        let sub = fs(&[("/w/.git/HEAD", Other), ("/w/.git/modules/a/b/HEAD", Other)]);
         assert!(git_controlled(b"/w/.git/modules/a/b/config", &sub));
-        assert!(!git_controlled(b"/w/.git/modules/a/b/objects/pack/p.pack", &sub));
+        assert!(!git_controlled(
+            b"/w/.git/modules/a/b/objects/pack/p.pack",
+            &sub
+        ));
         // A new submodule directory, not a git directory yet: `.git` decides (modules/a/b).
         assert!(git_controlled(b"/w/.git/modules/a/c/config", &sub));
         // A common directory (objects and refs, no HEAD), as `commondir` names one.
