@@ -42,7 +42,7 @@ const GIT_DATA_FILES: &[&str] = &[
     "shallow",
     "gc.log",
     "gc.pid",
-    "FETCH_HEAD",
+    "packed-refs.new",
 ];
 
 /// Directories of a git directory whose contents are data (objects, refs, reflogs).
@@ -138,7 +138,10 @@ pub fn git_rest_is_control(rest: &[&[u8]]) -> bool {
         // A worktree's administrative directory names its common directory (`commondir`).
         "worktrees" => rest.len() > 1,
         _ if rest.len() == 1 => {
-            !(GIT_DATA_FILES.contains(&name) || name.ends_with(".lock") || git_temp_name(name))
+            !(GIT_DATA_FILES.contains(&name)
+                || GIT_DATA_DIRS.contains(&name)
+                || name.ends_with(".lock")
+                || git_temp_name(name))
         }
         _ => !GIT_DATA_DIRS.contains(&name),
     }
@@ -244,9 +247,17 @@ pub fn git_controlled(path: &[u8], look: &dyn Fn(&[u8]) -> Found) -> bool {
         }
         p
     };
-    // A marker made last, into a directory with a control entry already there.
+    // A marker made last, into a directory with a control entry already there. Not where
+    // that directory's config is a control path by spelling (a `.git` directory, a
+    // submodule's `.git/modules/NAME`): written only through rules naming it, and `git
+    // init` copies its hooks and writes its config before `HEAD`.
     let last = segs[segs.len() - 1];
-    if matches!(last, b"HEAD" | b"objects" | b"refs" | b"commondir") {
+    let spelled = {
+        let mut config = join(segs.len() - 1);
+        config.extend_from_slice(b"/config");
+        git_control_spelled(&config)
+    };
+    if !spelled && matches!(last, b"HEAD" | b"objects" | b"refs" | b"commondir") {
         let parent = join(segs.len() - 1);
         let has = |name: &str| {
             let mut p = parent.clone();
@@ -313,6 +324,8 @@ mod tests {
             ("/w/.git/index", false),
             ("/w/.git/HEAD", false),
             ("/w/.git/packed-refs", false),
+            ("/w/.git/objects", false),
+            ("/w/.git/refs", false),
             ("/w/.git/tm0DszS", false),
             ("/w/.git/tmp_pack_x1", false),
             ("/w/.git/tm0DszSx", true),
@@ -413,6 +426,11 @@ mod tests {
         assert!(git_controlled(b"/w/y/HEAD", &later));
         let plain = fs(&[("/w/y", Dir), ("/w/y/objects", Dir)]);
         assert!(!git_controlled(b"/w/y/refs", &plain));
+        // `git init`: hooks and config before HEAD, in a `.git` directory.
+        let init = fs(&[("/w/.git", Dir), ("/w/.git/hooks", Dir), ("/w/.git/config", Other)]);
+        assert!(!git_controlled(b"/w/.git/HEAD", &init));
+        let sub = fs(&[("/w/.git/HEAD", Other), ("/w/.git/modules/lib/config", Other)]);
+        assert!(!git_controlled(b"/w/.git/modules/lib/objects", &sub));
         // Nothing like a repository: nothing to say.
         assert!(!git_controlled(b"/w/src/config", &fs(&[])));
     }

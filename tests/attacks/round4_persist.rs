@@ -37,6 +37,9 @@ struct Case {
     profile_has: Option<&'static str>,
     /// A text the learned profile must not contain.
     profile_lacks: Option<&'static str>,
+    /// What a violation of the attack run must name (the persistence write itself, not a
+    /// program the twin never ran).
+    expect: &'static str,
 }
 
 const GIT_ENV: &[(&str, &str)] = &[
@@ -65,7 +68,8 @@ fn cases() -> Vec<Case> {
             ),
             after: "cd lib && git checkout -q -B other",
             profile_has: Some("WARNING: persistence"),
-            profile_lacks: Some("own ${CWD}/.git/modules\n"),
+            profile_lacks: Some("/hooks/**"),
+            expect: "lib/hooks/post-checkout",
         },
         Case {
             item: "4",
@@ -82,6 +86,7 @@ fn cases() -> Vec<Case> {
             after: "/usr/bin/python3 -c pass; PATH=\"$HOME/.local/bin:$PATH\" git --version",
             profile_has: Some("WARNING: persistence"),
             profile_lacks: Some("own ${HOME}/.local/bin"),
+            expect: "zz_evil.pth",
         },
         Case {
             item: "5",
@@ -102,6 +107,7 @@ fn cases() -> Vec<Case> {
             ),
             profile_has: None,
             profile_lacks: Some("${HOME}/.*"),
+            expect: "/.bash_login",
         },
         Case {
             item: "6",
@@ -116,12 +122,16 @@ fn cases() -> Vec<Case> {
             after: "cd dep && git checkout -q -B other",
             profile_has: None,
             profile_lacks: Some("/.git/hooks/**"),
+            expect: "dep/.git/hooks/post-checkout",
         },
         Case {
             item: "6",
             name: "a clone's .git renamed away, a hook written, renamed back",
             setup: "true",
-            benign: CLONE,
+            benign: concat!(
+                "git clone -q \"file://$SRC/lib\" dep && mv dep/a.txt dep/b.txt && ",
+                "mv dep/b.txt dep/a.txt && printf 'x\\n' > dep/notes && chmod +x dep/notes"
+            ),
             attack: concat!(
                 "git clone -q \"file://$SRC/lib\" dep && mv dep/.git dep/x && ",
                 "printf '#!/bin/sh\\ntouch \"$HOME/PWNED\"\\n' > dep/x/hooks/post-checkout; ",
@@ -130,12 +140,16 @@ fn cases() -> Vec<Case> {
             after: "cd dep && git checkout -q -B other",
             profile_has: None,
             profile_lacks: None,
+            expect: "dep/x/hooks/post-checkout",
         },
         Case {
             item: "6",
             name: "a clone's .git/commondir pointed at a directory with core.fsmonitor",
             setup: "true",
-            benign: CLONE,
+            benign: concat!(
+                "git clone -q \"file://$SRC/lib\" dep && mkdir dep/c && ",
+                "printf 'x\\n' > dep/c/notes; cp -r dep/a.txt dep/c/; echo ok > dep/notes"
+            ),
             attack: concat!(
                 "git clone -q \"file://$SRC/lib\" dep && mkdir dep/c && ",
                 "printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = touch \"$HOME/PWNED\"; false\\n' > dep/c/config; ",
@@ -145,6 +159,7 @@ fn cases() -> Vec<Case> {
             after: "cd dep && git status >/dev/null 2>&1; true",
             profile_has: None,
             profile_lacks: None,
+            expect: "dep/c/objects",
         },
         Case {
             item: "7",
@@ -166,6 +181,7 @@ fn cases() -> Vec<Case> {
             after: "true",
             profile_has: None,
             profile_lacks: None,
+            expect: "deploy_token.txt",
         },
     ]
 }
@@ -344,7 +360,7 @@ fn run_case(d: &Path, src: &Path, n: usize, c: &Case) -> Result<String, String> 
         let line = out
             .stderr
             .lines()
-            .find(|l| l.starts_with("sbx: violation"))
+            .find(|l| l.starts_with("sbx: violation") && l.contains(c.expect))
             .map(str::to_string);
         if let Some(e) = ph.evidence(&out) {
             return Err(format!(
@@ -356,7 +372,8 @@ fn run_case(d: &Path, src: &Path, n: usize, c: &Case) -> Result<String, String> 
             Some(l) if out.code == Some(124) => seen.push(format!("{mode}: {l}")),
             _ => {
                 return Err(format!(
-                    "{mode}: not reported (exit 124 and a violation expected): {}",
+                    "{mode}: not reported (exit 124 and a violation naming {:?} expected): {}",
+                    c.expect,
                     brief(&out)
                 ));
             }
