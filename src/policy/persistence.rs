@@ -427,9 +427,16 @@ mod tests {
         let plain = fs(&[("/w/y", Dir), ("/w/y/objects", Dir)]);
         assert!(!git_controlled(b"/w/y/refs", &plain));
         // `git init`: hooks and config before HEAD, in a `.git` directory.
-        let init = fs(&[("/w/.git", Dir), ("/w/.git/hooks", Dir), ("/w/.git/config", Other)]);
+        let init = fs(&[
+            ("/w/.git", Dir),
+            ("/w/.git/hooks", Dir),
+            ("/w/.git/config", Other),
+        ]);
         assert!(!git_controlled(b"/w/.git/HEAD", &init));
-        let sub = fs(&[("/w/.git/HEAD", Other), ("/w/.git/modules/lib/config", Other)]);
+        let sub = fs(&[
+            ("/w/.git/HEAD", Other),
+            ("/w/.git/modules/lib/config", Other),
+        ]);
         assert!(!git_controlled(b"/w/.git/modules/lib/objects", &sub));
         // Nothing like a repository: nothing to say.
         assert!(!git_controlled(b"/w/src/config", &fs(&[])));

@@ -92,9 +92,9 @@ fn cases() -> Vec<Case> {
             item: "5",
             name: "create ${HOME}/.* poisoning, then ~/.bash_login, ~/.gitconfig, authorized_keys",
             setup: "true",
-            benign: "touch \"$HOME/.1\" && rm \"$HOME/.1\"",
+            benign: "touch \"$HOME/.1\" && rm \"$HOME/.1\" && mkdir \"$HOME/w1\" && rmdir \"$HOME/w1\"",
             attack: concat!(
-                "touch \"$HOME/.1\" && rm \"$HOME/.1\"; ",
+                "touch \"$HOME/.1\" && rm \"$HOME/.1\" && mkdir \"$HOME/w1\" && rmdir \"$HOME/w1\"; ",
                 "echo 'touch \"$HOME/PWNED\"' > \"$HOME/.bash_login\"; ",
                 "printf '[core]\\n\\tfsmonitor = touch \"$HOME/PWNED\"; false\\n' > \"$HOME/.gitconfig\"; ",
                 "mkdir \"$HOME/.ssh\" && echo ssh-ed25519 AAAA evil > \"$HOME/.ssh/authorized_keys\"; ",
@@ -331,15 +331,17 @@ fn run_case(d: &Path, src: &Path, n: usize, c: &Case) -> Result<String, String> 
         return Err(format!("learn failed: {}", brief(&out)));
     }
     let text = std::fs::read_to_string(&profile).unwrap_or_default();
+    // Checked last, so a run against an older build also shows what the attack did.
+    let mut shape = Vec::new();
     if let Some(want) = c.profile_has
         && !text.contains(want)
     {
-        return Err(format!("the profile lacks {want:?}:\n{text}"));
+        shape.push(format!("the profile lacks {want:?}"));
     }
     if let Some(bad) = c.profile_lacks
         && text.contains(bad)
     {
-        return Err(format!("the profile has {bad:?}:\n{text}"));
+        shape.push(format!("the profile has {bad:?}"));
     }
     let ph = Ph::new(d, &format!("p{n}-twin"));
     setup(&ph)?;
@@ -378,6 +380,9 @@ fn run_case(d: &Path, src: &Path, n: usize, c: &Case) -> Result<String, String> 
                 ));
             }
         }
+    }
+    if !shape.is_empty() {
+        return Err(format!("{}:\n{text}", shape.join("; ")));
     }
     Ok(seen.join("\n  "))
 }
