@@ -77,6 +77,10 @@ const PERSISTENT_NAMES: &[&str] = &[
     ".yarnrc",
     ".yarnrc.yml",
     ".envrc",
+    ".vimrc",
+    ".gvimrc",
+    ".exrc",
+    ".emacs",
 ];
 
 /// Directories whose files run later (PATH, autostart, user services, git's user config),
@@ -88,6 +92,12 @@ const PERSISTENT_DIRS: &[&str] = &[
     ".config/git",
     ".config/environment.d",
     ".config/fish",
+    ".config/nvim",
+    // `authorized_keys`, `rc` (sshd runs it at login), `config` (`ProxyCommand`).
+    ".ssh",
+    // `runner`, `rustc-wrapper`: run by the next `cargo build`.
+    ".cargo/config",
+    ".cargo/config.toml",
 ];
 
 /// Absolute places whose files run later (crontabs, system profile, PATH directories).
@@ -137,6 +147,9 @@ pub fn git_rest_is_control(rest: &[&[u8]]) -> bool {
         "modules" => rest.len() > 2 && git_rest_is_control(&rest[2..]),
         // A worktree's administrative directory names its common directory (`commondir`).
         "worktrees" => rest.len() > 1,
+        // `git update-server-info` (run by `git gc`) writes the refs list for dumb HTTP
+        // through a temp name; the rest of `info/` (attributes, exclude) stays guarded.
+        "info" if rest.len() == 2 && (rest[1] == b"refs" || rest[1].starts_with(b"refs_")) => false,
         _ if rest.len() == 1 => {
             !(GIT_DATA_FILES.contains(&name)
                 || GIT_DATA_DIRS.contains(&name)
@@ -308,6 +321,9 @@ mod tests {
             ("/w/.git/commondir", true),
             ("/w/.git/info/exclude", true),
             ("/w/.git/info", true),
+            ("/w/.git/info/refs", false),
+            ("/w/.git/info/refs_MeGJUq", false),
+            ("/w/.git/info/attributes", true),
             ("/w/.git/worktrees/x/commondir", true),
             ("/w/.git/worktrees/x/HEAD", true),
             ("/w/.git/worktrees", false),
@@ -378,6 +394,9 @@ mod tests {
             ("/etc/cron.d/job", true),
             ("/usr/local/bin/x", true),
             ("/w/src/profile.rs", false),
+            ("/home/u/.ssh/authorized_keys", true),
+            ("/w/.cargo/config.toml", true),
+            ("/home/u/.cargo/registry/x", false),
             ("/w/token.go", false),
         ] {
             assert_eq!(persistent_spelled(path.as_bytes()), want, "{path}");
