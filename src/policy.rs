@@ -1276,6 +1276,9 @@ impl CompiledPolicy {
         out: &mut Vec<Finding>,
     ) {
         let verbs = verbs_of(access);
+        // The source of a rename (read and delete: an unlink is delete alone): moving a git
+        // control path away (`.git/hooks` out, edited, and back) is guarded like writing it.
+        let moved = access.contains(Access::Read) && access.contains(Access::Delete);
         let anon = |out: &mut Vec<Finding>, what: &[u8]| {
             // Pipes, memfds, sockets: nothing to name; only exec (fileless exec) is refused.
             if verbs.contains(&Verb::Exec) {
@@ -1294,11 +1297,14 @@ impl CompiledPolicy {
             // See: tests/enforce.rs::metadata_is_checked_only_with_the_flag
             // See: tests/enforce.rs::fileless_exec_is_refused_even_when_a_rule_names_it
             Object::Path(p) if is_fd_pseudo_name(p) => anon(out, &p.abs),
-            Object::Path(p) => self.check_paths(&verbs, &candidates(p), enoent, prov, scope, out),
+            Object::Path(p) => {
+                let paths = candidates(p);
+                self.check_paths(&verbs, &paths, enoent, moved, prov, scope, out);
+            }
             Object::Fd {
                 path: Some(path), ..
             } if path.starts_with(b"/") => {
-                self.check_paths(&verbs, &[path.as_slice()], enoent, prov, scope, out)
+                self.check_paths(&verbs, &[path.as_slice()], enoent, moved, prov, scope, out)
             }
             Object::Fd { path, fd } => {
                 let what = path
@@ -1339,11 +1345,13 @@ impl CompiledPolicy {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn check_paths(
         &self,
         verbs: &[Verb],
         paths: &[&[u8]],
         enoent: bool,
+        moved: bool,
         prov: Option<&dyn Provenance>,
         scope: Scope,
         out: &mut Vec<Finding>,
@@ -1354,7 +1362,9 @@ impl CompiledPolicy {
                     Verb::Connect | Verb::Bind | Verb::Send => (Space::UnixPath, false),
                     _ => (
                         Space::Path,
-                        matches!(verb, Verb::Write | Verb::Create) && owner_excluded(path),
+                        (matches!(verb, Verb::Write | Verb::Create)
+                            || (moved && verb == Verb::Delete))
+                            && owner_excluded(path),
                     ),
                 };
                 let key = (space, verb, enoent, excluded, scope.held_bits());
@@ -1381,7 +1391,8 @@ impl CompiledPolicy {
                 // naming it, as by spelling.
                 let mut git = false;
                 if space == Space::Path
-                    && matches!(verb, Verb::Write | Verb::Create)
+                    && (matches!(verb, Verb::Write | Verb::Create)
+                        || (moved && verb == Verb::Delete))
                     && !excluded
                     && let Some(prov) = prov
                 {
@@ -1402,6 +1413,7 @@ impl CompiledPolicy {
                 // still win, exec always needs a rule, and git hooks and configs need one.
                 if matches!(check, Check::NoRule | Check::IfAbsent)
                     && !git
+                    && !excluded
                     && let Some(prov) = prov
                     && provenance_admits(prov, verb, path)
                 {
@@ -1475,7 +1487,7 @@ impl CompiledPolicy {
             // Persistence places (`owner_excluded`: git hooks and configs, shell startup
             // files...) are written or created only through a rule naming them exactly:
             // never through an area, never through a glob.
-            if matches!(verb, Verb::Write | Verb::Create) && excluded {
+            if matches!(verb, Verb::Write | Verb::Create | Verb::Delete) && excluded {
                 if v != Verb::Own && self.allows_exactly(space, v, c, scope) {
                     return Check::Allow;
                 }

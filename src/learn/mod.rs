@@ -899,6 +899,14 @@ impl Learner {
                 }
                 true
             }
+            // A git control path (or another persistence place) moved away: enforce needs a
+            // rule naming it exactly (`.git/hooks` out, edited, and back), learned so.
+            Verb::Delete if excluded && sc.name.starts_with("rename") => {
+                let exact = generalize::abstract_vars(path, &self.ctx.vars);
+                self.forbidden.insert(exact.clone());
+                self.persistence.insert((Verb::Delete, exact));
+                true
+            }
             Verb::Create if self.ctx.own.parent_owned(path) => {
                 if ok {
                     let dir = sc.name.starts_with("mkdir");

@@ -140,7 +140,28 @@ fn cases() -> Vec<Case> {
             after: "cd dep && git checkout -q -B other",
             profile_has: None,
             profile_lacks: None,
-            expect: "dep/x/hooks/post-checkout",
+            // Moving a git control path away is guarded like writing it; what git reads
+            // after such a move is judged by what is on disk (unit-tested in
+            // policy::persistence, `git_reads_what_is_on_disk_not_the_spelling`).
+            expect: "delete ",
+        },
+        Case {
+            item: "6",
+            name: "a clone's .git/hooks renamed out, a hook added, renamed back",
+            setup: "true",
+            benign: concat!(
+                "git clone -q \"file://$SRC/lib\" dep && mv dep/a.txt dep/b.txt && ",
+                "mv dep/b.txt dep/a.txt && printf 'x\\n' > dep/notes && chmod +x dep/notes"
+            ),
+            attack: concat!(
+                "git clone -q \"file://$SRC/lib\" dep && mv dep/.git/hooks dep/hh && ",
+                "printf '#!/bin/sh\\ntouch \"$HOME/PWNED\"\\n' > dep/hh/post-checkout; ",
+                "chmod +x dep/hh/post-checkout; mv dep/hh dep/.git/hooks; echo done"
+            ),
+            after: "cd dep && git checkout -q -B other",
+            profile_has: None,
+            profile_lacks: None,
+            expect: "dep/.git/hooks",
         },
         Case {
             item: "6",
