@@ -318,8 +318,9 @@ pub fn verbs_of(access: AccessSet) -> Vec<Verb> {
 /// Paths that neither an `own` area nor provenance (what the run created) may write or
 /// create: git control paths (a hook is code that git runs later, outside the sandbox, and a
 /// repository's config can name programs too: `core.fsmonitor`, `core.pager`) and the other
-/// persistence places ([`persistence`]). Only a rule that matches them with `write` or
-/// `create` allows them. By spelling; enforce also asks what git would read
+/// persistence places ([`persistence`]). Only a `write` or `create` rule naming them exactly
+/// allows them (a glob does not), and only a `delete` rule naming them exactly lets them be
+/// moved away. By spelling; enforce also asks what git would read
 /// ([`Provenance::git_controlled`]).
 pub fn owner_excluded(path: &[u8]) -> bool {
     persistence::owner_excluded(path)
@@ -336,8 +337,8 @@ pub trait Provenance {
     /// nothing but what the run made)?
     fn absent_in_owned(&self, path: &[u8]) -> bool;
     /// Would git read a write or create of `path` as a repository's configuration or hooks,
-    /// by what is on disk now ([`persistence::git_controlled`])? Asked only where an area or
-    /// provenance would admit the write. Learn's replay has no disk: spelling only.
+    /// by what is on disk now ([`persistence::git_controlled`])? Asked only where an area, a
+    /// glob or provenance would admit the write. Learn's replay has no disk: spelling only.
     fn git_controlled(&self, _path: &[u8]) -> bool {
         false
     }
@@ -2679,6 +2680,68 @@ mod tests {
         assert!(!owned(read, "/t/other"));
         // Without provenance nothing of it is allowed.
         assert!(p.decide(read, &path("/t/made/a")) != Decision::Allow);
+    }
+
+    /// A provenance that owns everything and takes `/w/x` for a git directory on disk
+    /// (a `.git` renamed away).
+    struct MovedGitDir;
+
+    impl Provenance for MovedGitDir {
+        fn owns(&self, _path: &[u8]) -> bool {
+            true
+        }
+        fn absent_in_owned(&self, _path: &[u8]) -> bool {
+            false
+        }
+        fn git_controlled(&self, path: &[u8]) -> bool {
+            let look = |p: &[u8]| match p {
+                b"/w/x" | b"/w/x/objects" | b"/w/x/refs" => persistence::Found::Dir,
+                b"/w/x/HEAD" => persistence::Found::Other,
+                _ => persistence::Found::Nothing,
+            };
+            persistence::git_controlled(path, &look)
+        }
+    }
+
+    /// Issue 39: persistence places are written only through rules naming them exactly;
+    /// neither an area, nor a glob, nor provenance admits them, nor moving one away.
+    /// See: tests/attacks/round4_persist.rs
+    #[test]
+    fn persistence_places_need_a_rule_naming_them_exactly() {
+        let p = policy(concat!(
+            "write /w/**\nown /w/dep\ndelete /w/**\n",
+            "write /w/dep/.git/config\ndelete /w/dep/.git/index\n"
+        ));
+        let write = AccessSet::of(Access::Write);
+        let create = AccessSet::of(Access::Create);
+        let moved = AccessSet::of(Access::Read).with(Access::Delete);
+        let unlink = AccessSet::of(Access::Delete);
+        let allow = |a: AccessSet, at: &str| p.decide(a, &path(at)) == Decision::Allow;
+        for place in [
+            "/w/dep/.git/hooks/post-checkout",
+            "/w/.git/modules/lib/config",
+            "/w/.bashrc",
+            "/w/.npmrc",
+            "/w/dep/lib/zz.pth",
+            "/w/.local/bin/git",
+            "/w/sub/.git",
+        ] {
+            assert!(!allow(write, place) && !allow(create, place), "{place}");
+            assert!(!allow(moved, place), "{place} moved away");
+            assert!(allow(unlink, place), "{place} removed");
+        }
+        assert!(allow(write, "/w/dep/.git/config"));
+        assert!(allow(create, "/w/dep/.git/objects/ab/cd"));
+        assert!(allow(moved, "/w/dep/.git/index"));
+        assert!(allow(write, "/w/dep/src/main.rs"));
+        // By what git reads: `/w/x` holds HEAD, objects and refs.
+        let owned =
+            |a: AccessSet, at: &str| p.decide_owned(a, &path(at), &MovedGitDir) == Decision::Allow;
+        assert!(!owned(create, "/w/x/hooks/post-checkout"));
+        assert!(!owned(write, "/w/x/config"));
+        assert!(!owned(moved, "/w/x/hooks"));
+        assert!(owned(create, "/w/x/objects/ab/cd"));
+        assert!(owned(write, "/w/y/config"));
     }
 
     #[test]

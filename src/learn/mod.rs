@@ -1506,8 +1506,13 @@ impl Learner {
         for (verb, p) in &self.persistence {
             let mut c = comments_of(*verb, p);
             if !c.iter().any(|l| l.starts_with("WARNING")) {
+                let did = if *verb == Verb::Delete {
+                    "moved away"
+                } else {
+                    "wrote"
+                };
                 c.push(format!(
-                    "WARNING: persistence: the traced run wrote {p}, which runs later outside \
+                    "WARNING: persistence: the traced run {did} {p}, which runs later outside \
                      the sandbox (at login, on a schedule, on a git command); kept exact, remove \
                      it unless the workload really needs it"
                 ));

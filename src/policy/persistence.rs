@@ -87,6 +87,8 @@ const PERSISTENT_NAMES: &[&str] = &[
 /// as a run of segments anywhere in a path.
 const PERSISTENT_DIRS: &[&str] = &[
     ".local/bin",
+    ".cargo/bin",
+    "go/bin",
     ".config/autostart",
     ".config/systemd",
     ".config/git",
@@ -397,6 +399,8 @@ mod tests {
             ("/home/u/.ssh/authorized_keys", true),
             ("/w/.cargo/config.toml", true),
             ("/home/u/.cargo/registry/x", false),
+            ("/home/u/.cargo/bin/cargo-evil", true),
+            ("/home/u/go/bin/gopls", true),
             ("/w/token.go", false),
         ] {
             assert_eq!(persistent_spelled(path.as_bytes()), want, "{path}");
