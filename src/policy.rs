@@ -22,6 +22,8 @@ use std::net::IpAddr;
 
 use globset::{Candidate, GlobSet, GlobSetBuilder};
 
+pub mod persistence;
+
 use crate::event::{Access, AccessSet, Event, EventKind, Object, Outcome, PathObj, SockAddr};
 use crate::profile::parse::{HostPat, ParseErrorKind, glob_builder, parse_inet_addr};
 use crate::profile::parse::{ParseErrors, parse_str};
@@ -314,24 +316,14 @@ pub fn verbs_of(access: AccessSet) -> Vec<Verb> {
 }
 
 /// Paths that neither an `own` area nor provenance (what the run created) may write or
-/// create: a git hook is code that git runs later, outside the sandbox, and a repository's
-/// config can name programs too (`core.fsmonitor`, `core.pager`). Only a rule that matches
-/// them with `write` or `create` allows them.
+/// create: git control paths (a hook is code that git runs later, outside the sandbox, and a
+/// repository's config can name programs too: `core.fsmonitor`, `core.pager`) and the other
+/// persistence places ([`persistence`]). Only a `write` or `create` rule naming them exactly
+/// allows them (a glob does not), and only a `delete` rule naming them exactly lets them be
+/// moved away. By spelling; enforce also asks what git would read
+/// ([`Provenance::git_controlled`]).
 pub fn owner_excluded(path: &[u8]) -> bool {
-    let mut it = path.split(|&b| b == b'/').peekable();
-    while let Some(seg) = it.next() {
-        if seg == b".git" {
-            match it.peek() {
-                Some(&b"hooks") => return true,
-                Some(&b"config") => {
-                    let _ = it.next();
-                    return it.peek().is_none();
-                }
-                _ => {}
-            }
-        }
-    }
-    false
+    persistence::owner_excluded(path)
 }
 
 /// What the running workload created itself (enforce tracks it by inode): it may read,
@@ -344,6 +336,12 @@ pub trait Provenance {
     /// Is nothing at `path`, in a directory this run created (a lookup that can find
     /// nothing but what the run made)?
     fn absent_in_owned(&self, path: &[u8]) -> bool;
+    /// Would git read a write or create of `path` as a repository's configuration or hooks,
+    /// by what is on disk now ([`persistence::git_controlled`])? Asked only where an area, a
+    /// glob or provenance would admit the write. Learn's replay has no disk: spelling only.
+    fn git_controlled(&self, _path: &[u8]) -> bool {
+        false
+    }
 }
 
 /// Anything that can go wrong between profile text and a compiled policy.
@@ -370,6 +368,9 @@ struct RuleRef {
 struct PathSet {
     set: GlobSet,
     rules: Vec<usize>,
+    /// Per glob: it names one path exactly (no glob character once expanded), the only
+    /// kind of rule that admits writing a persistence place ([`owner_excluded`]).
+    exact: Vec<bool>,
 }
 
 impl PathSet {
@@ -386,12 +387,38 @@ impl PathSet {
     fn is_match(&self, c: &Candidate<'_>) -> bool {
         !self.set.is_empty() && self.set.is_match_candidate(c)
     }
+
+    /// Does a glob that names exactly this path match it?
+    fn is_exact_match(&self, c: &Candidate<'_>) -> bool {
+        !self.set.is_empty()
+            && self
+                .set
+                .matches_candidate(c)
+                .iter()
+                .any(|&i| self.exact.get(i).copied().unwrap_or(false))
+    }
+}
+
+/// Does an expanded pattern name one path exactly (no unescaped glob character)?
+fn names_exactly(expanded: &str) -> bool {
+    let mut it = expanded.chars();
+    while let Some(c) = it.next() {
+        match c {
+            '\\' => {
+                it.next();
+            }
+            '*' | '?' | '[' | '{' => return false,
+            _ => {}
+        }
+    }
+    true
 }
 
 #[derive(Debug)]
 struct SetBuilder {
     builder: GlobSetBuilder,
     rules: Vec<usize>,
+    exact: Vec<bool>,
 }
 
 impl Default for SetBuilder {
@@ -399,6 +426,7 @@ impl Default for SetBuilder {
         SetBuilder {
             builder: GlobSetBuilder::new(),
             rules: Vec::new(),
+            exact: Vec::new(),
         }
     }
 }
@@ -658,6 +686,7 @@ impl CompiledPolicy {
                 };
                 b.builder.add(glob);
                 b.rules.push(idx);
+                b.exact.push(names_exactly(&expanded));
                 Ok(())
             };
             match &rule.pattern {
@@ -778,6 +807,7 @@ impl CompiledPolicy {
                 PathSet {
                     set,
                     rules: b.rules,
+                    exact: b.exact,
                 },
             ));
         }
@@ -819,6 +849,7 @@ impl CompiledPolicy {
                 PathSet {
                     set,
                     rules: b.rules,
+                    exact: b.exact,
                 },
             );
         }
@@ -1246,6 +1277,9 @@ impl CompiledPolicy {
         out: &mut Vec<Finding>,
     ) {
         let verbs = verbs_of(access);
+        // The source of a rename (read and delete: an unlink is delete alone): moving a git
+        // control path away (`.git/hooks` out, edited, and back) is guarded like writing it.
+        let moved = access.contains(Access::Read) && access.contains(Access::Delete);
         let anon = |out: &mut Vec<Finding>, what: &[u8]| {
             // Pipes, memfds, sockets: nothing to name; only exec (fileless exec) is refused.
             if verbs.contains(&Verb::Exec) {
@@ -1264,11 +1298,14 @@ impl CompiledPolicy {
             // See: tests/enforce.rs::metadata_is_checked_only_with_the_flag
             // See: tests/enforce.rs::fileless_exec_is_refused_even_when_a_rule_names_it
             Object::Path(p) if is_fd_pseudo_name(p) => anon(out, &p.abs),
-            Object::Path(p) => self.check_paths(&verbs, &candidates(p), enoent, prov, scope, out),
+            Object::Path(p) => {
+                let paths = candidates(p);
+                self.check_paths(&verbs, &paths, enoent, moved, prov, scope, out);
+            }
             Object::Fd {
                 path: Some(path), ..
             } if path.starts_with(b"/") => {
-                self.check_paths(&verbs, &[path.as_slice()], enoent, prov, scope, out)
+                self.check_paths(&verbs, &[path.as_slice()], enoent, moved, prov, scope, out)
             }
             Object::Fd { path, fd } => {
                 let what = path
@@ -1309,11 +1346,13 @@ impl CompiledPolicy {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn check_paths(
         &self,
         verbs: &[Verb],
         paths: &[&[u8]],
         enoent: bool,
+        moved: bool,
         prov: Option<&dyn Provenance>,
         scope: Scope,
         out: &mut Vec<Finding>,
@@ -1324,7 +1363,9 @@ impl CompiledPolicy {
                     Verb::Connect | Verb::Bind | Verb::Send => (Space::UnixPath, false),
                     _ => (
                         Space::Path,
-                        matches!(verb, Verb::Write | Verb::Create) && owner_excluded(path),
+                        (matches!(verb, Verb::Write | Verb::Create)
+                            || (moved && verb == Verb::Delete))
+                            && owner_excluded(path),
                     ),
                 };
                 let key = (space, verb, enoent, excluded, scope.held_bits());
@@ -1345,9 +1386,35 @@ impl CompiledPolicy {
                     }
                     check
                 });
+                // Owner exclusions follow the object: a write that an area or provenance
+                // would admit, into what git reads as a repository's config or hooks (a
+                // `.git` renamed away, a bare repository, a common directory), needs a rule
+                // naming it, as by spelling.
+                let mut git = false;
+                if space == Space::Path
+                    && (matches!(verb, Verb::Write | Verb::Create)
+                        || (moved && verb == Verb::Delete))
+                    && !excluded
+                    && let Some(prov) = prov
+                {
+                    let text = path_to_text(path);
+                    let cand = Candidate::from_bytes(text.as_bytes());
+                    let without_areas = || self.glob_check(space, verb, &cand, enoent, true, scope);
+                    let by_owner = match check {
+                        Check::Allow => without_areas() != Check::Allow,
+                        Check::NoRule | Check::IfAbsent => provenance_admits(prov, verb, path),
+                        _ => false,
+                    };
+                    if by_owner && prov.git_controlled(path) {
+                        git = true;
+                        check = without_areas();
+                    }
+                }
                 // What this run created is its own: no rule needs to name it. Deny rules
                 // still win, exec always needs a rule, and git hooks and configs need one.
                 if matches!(check, Check::NoRule | Check::IfAbsent)
+                    && !git
+                    && !excluded
                     && let Some(prov) = prov
                     && provenance_admits(prov, verb, path)
                 {
@@ -1379,6 +1446,17 @@ impl CompiledPolicy {
                     .is_some_and(|sets| sets.iter().any(|(l, s)| scope.holds(*l) && s.is_match(c))))
     }
 
+    /// [`Self::allows`], by a rule that names the path exactly.
+    fn allows_exactly(&self, space: Space, verb: Verb, c: &Candidate<'_>, scope: Scope) -> bool {
+        self.set(space, Effect::Allow, verb)
+            .is_some_and(|s| s.is_exact_match(c))
+            || (scope.held_bits() != 0
+                && self.scoped.get(&(space, verb)).is_some_and(|sets| {
+                    sets.iter()
+                        .any(|(l, s)| scope.holds(*l) && s.is_exact_match(c))
+                }))
+    }
+
     fn glob_check(
         &self,
         space: Space,
@@ -1407,8 +1485,13 @@ impl CompiledPolicy {
             }
         }
         for &v in implied {
-            // An area does not write or create git hooks and configs (`owner_excluded`).
-            if v == Verb::Own && matches!(verb, Verb::Write | Verb::Create) && excluded {
+            // Persistence places (`owner_excluded`: git hooks and configs, shell startup
+            // files...) are written or created only through a rule naming them exactly:
+            // never through an area, never through a glob.
+            if matches!(verb, Verb::Write | Verb::Create | Verb::Delete) && excluded {
+                if v != Verb::Own && self.allows_exactly(space, v, c, scope) {
+                    return Check::Allow;
+                }
                 continue;
             }
             if self.allows(space, v, c, scope) {
@@ -2599,14 +2682,79 @@ mod tests {
         assert!(p.decide(read, &path("/t/made/a")) != Decision::Allow);
     }
 
+    /// A provenance that owns everything and takes `/w/x` for a git directory on disk
+    /// (a `.git` renamed away).
+    struct MovedGitDir;
+
+    impl Provenance for MovedGitDir {
+        fn owns(&self, _path: &[u8]) -> bool {
+            true
+        }
+        fn absent_in_owned(&self, _path: &[u8]) -> bool {
+            false
+        }
+        fn git_controlled(&self, path: &[u8]) -> bool {
+            let look = |p: &[u8]| match p {
+                b"/w/x" | b"/w/x/objects" | b"/w/x/refs" => persistence::Found::Dir,
+                b"/w/x/HEAD" => persistence::Found::Other,
+                _ => persistence::Found::Nothing,
+            };
+            persistence::git_controlled(path, &look)
+        }
+    }
+
+    /// Issue 39: persistence places are written only through rules naming them exactly;
+    /// neither an area, nor a glob, nor provenance admits them, nor moving one away.
+    /// See: tests/attacks/round4_persist.rs
+    #[test]
+    fn persistence_places_need_a_rule_naming_them_exactly() {
+        let p = policy(concat!(
+            "write /w/**\nown /w/dep\ndelete /w/**\n",
+            "write /w/dep/.git/config\ndelete /w/dep/.git/index\n"
+        ));
+        let write = AccessSet::of(Access::Write);
+        let create = AccessSet::of(Access::Create);
+        let moved = AccessSet::of(Access::Read).with(Access::Delete);
+        let unlink = AccessSet::of(Access::Delete);
+        let allow = |a: AccessSet, at: &str| p.decide(a, &path(at)) == Decision::Allow;
+        for place in [
+            "/w/dep/.git/hooks/post-checkout",
+            "/w/.git/modules/lib/config",
+            "/w/.bashrc",
+            "/w/.npmrc",
+            "/w/dep/lib/zz.pth",
+            "/w/.local/bin/git",
+            "/w/sub/.git",
+        ] {
+            assert!(!allow(write, place) && !allow(create, place), "{place}");
+            assert!(!allow(moved, place), "{place} moved away");
+            assert!(allow(unlink, place), "{place} removed");
+        }
+        assert!(allow(write, "/w/dep/.git/config"));
+        assert!(allow(create, "/w/dep/.git/objects/ab/cd"));
+        assert!(allow(moved, "/w/dep/.git/index"));
+        assert!(allow(write, "/w/dep/src/main.rs"));
+        // By what git reads: `/w/x` holds HEAD, objects and refs.
+        let owned =
+            |a: AccessSet, at: &str| p.decide_owned(a, &path(at), &MovedGitDir) == Decision::Allow;
+        assert!(!owned(create, "/w/x/hooks/post-checkout"));
+        assert!(!owned(write, "/w/x/config"));
+        assert!(!owned(moved, "/w/x/hooks"));
+        assert!(owned(create, "/w/x/objects/ab/cd"));
+        assert!(owned(write, "/w/y/config"));
+    }
+
     #[test]
     fn owner_excluded_names_hooks_and_repository_configs() {
         for (path, want) in [
             ("/w/.git/hooks/pre-commit", true),
             ("/w/.git/hooks", true),
             ("/w/.git/config", true),
-            ("/w/.git/config.bak", false),
-            ("/w/.git/configx/y", false),
+            // Fail closed: only a git directory's data entries are an area's (issue 39).
+            ("/w/.git/config.bak", true),
+            ("/w/.git/configx/y", true),
+            ("/w/.git/modules/s/config", true),
+            ("/w/.git/commondir", true),
             ("/w/.git/objects/ab/cd", false),
             ("/w/git/hooks/x", false),
         ] {

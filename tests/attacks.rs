@@ -20,6 +20,7 @@ use std::time::Duration;
 use crate::util::{Dir, Output, Sbx, fixture, run_guarded};
 
 mod round4_tree;
+mod round4_persist;
 
 const SECRET: &str = "TOPSECRET\n";
 const ORIGINAL: &str = "ORIGINAL\n";

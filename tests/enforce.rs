@@ -667,7 +667,7 @@ fn deny_mode_fails_each_call_and_reports_all() {
             .collect::<Vec<_>>(),
         [
             "delete ${CWD}/victim.txt",
-            "deny read ${CWD}/{<without *secret*>}",
+            "deny read ${CWD}/{<*secret* without secret.txt>}",
             "syscall unshare",
             "write ${CWD}/victim.txt",
         ]
@@ -676,14 +676,27 @@ fn deny_mode_fails_each_call_and_reports_all() {
 
 /// The project's files are read as one area (`read ${CWD}/**`) less its secret-looking
 /// names (`deny read ${CWD}/{.env,...,*secret*,...}`): a read of `secret.txt` is accepted by
-/// taking `*secret*` out of that rule. `deny read ${CWD}/{...}` without `*secret*` reads as
-/// `deny read ${CWD}/{<without *secret*>}`; other rules as they are.
+/// narrowing `*secret*` around that one name (issue 39 item 7: never by dropping it). Such a
+/// rule, denying `app_secret.json` but not `secret.txt`, reads as
+/// `deny read ${CWD}/{<*secret* without secret.txt>}`; other rules as they are.
 fn project_deny_shape(rule: &str) -> String {
-    match rule.strip_prefix("deny read ${CWD}/{") {
-        Some(rest) if !rest.contains("*secret*") && rest.contains(".env") => {
-            "deny read ${CWD}/{<without *secret*>}".to_string()
+    let Some(rest) = rule
+        .strip_prefix("deny read ${CWD}/{")
+        .and_then(|r| r.strip_suffix('}'))
+    else {
+        return rule.to_string();
+    };
+    let mut b = globset::GlobSetBuilder::new();
+    for name in rest.split(',') {
+        if let Ok(g) = globset::Glob::new(name) {
+            b.add(g);
         }
-        _ => rule.to_string(),
+    }
+    let set = b.build().unwrap();
+    if rest.contains(".env") && !set.is_match("secret.txt") && set.is_match("app_secret.json") {
+        "deny read ${CWD}/{<*secret* without secret.txt>}".to_string()
+    } else {
+        rule.to_string()
     }
 }
 
@@ -764,7 +777,7 @@ fn report_json_has_command_profile_violations_diff_and_status() {
         .iter()
         .map(|r| project_deny_shape(r))
         .collect();
-    assert_eq!(added, ["deny read ${CWD}/{<without *secret*>}"]);
+    assert_eq!(added, ["deny read ${CWD}/{<*secret* without secret.txt>}"]);
     // The stderr diff is the same text.
     assert!(out.stderr.contains(diff), "{}", out.stderr);
 
@@ -1516,7 +1529,7 @@ fn enforce_can_record_the_run_at_the_same_time() {
         l.stdout
             .lines()
             .map(project_deny_shape)
-            .any(|r| r == "deny read ${CWD}/{<without *secret*>}"),
+            .any(|r| r == "deny read ${CWD}/{<*secret* without secret.txt>}"),
         "{}",
         l.stdout
     );

@@ -503,6 +503,11 @@ pub const HOME_PERSISTENCE_PLACES: &[&str] = &[
     ".pam_environment",
     ".xinitrc",
     ".xprofile",
+    ".config/systemd",
+    ".local/bin",
+    "bin",
+    ".gitconfig",
+    ".config/git",
 ];
 pub const ABS_PERSISTENCE_PLACES: &[&str] = &[
     "/etc/cron.d",
@@ -516,15 +521,139 @@ pub const ABS_PERSISTENCE_PLACES: &[&str] = &[
 ];
 
 /// Is this (variable-abstracted) path a place whose files run later, outside the sandbox:
-/// `${HOME}/.bashrc` & co, autostart and user services, crontabs, and any `.git/hooks/`?
-/// A write there is learned exactly, with a WARNING, as a read of a secret place is.
+/// `${HOME}/.bashrc` & co, PATH directories of HOME, autostart and user services, crontabs,
+/// and every persistence place enforce keeps out of owned areas by its spelling (git control
+/// paths anywhere, `.pth` files, `sitecustomize`, a project's `.npmrc`...:
+/// [`crate::policy::persistence::owner_excluded`]), except git's disabled `*.sample` hooks.
+/// A write there is learned exactly, with a WARNING, as a read of a secret place is; never
+/// owned, never inside a glob ([`glob_reaches_persistence`]).
 pub fn is_persistence_place(path_after_vars: &str) -> bool {
     let p = path_after_vars;
+    if is_git_sample_hook(p) {
+        return false;
+    }
     ABS_PERSISTENCE_PLACES.iter().any(|s| under(p, s))
         || p.strip_prefix("${HOME}/")
             .is_some_and(|rel| HOME_PERSISTENCE_PLACES.iter().any(|s| under(rel, s)))
-        // git runs a hook by its name; `git init` writes disabled `*.sample` copies.
-        || (p.contains("/.git/hooks/") && !p.ends_with(".sample"))
+        || crate::policy::persistence::owner_excluded(p.as_bytes())
+}
+
+/// A disabled hook `git init` copies from its templates (`.git/hooks/pre-commit.sample`):
+/// git runs a hook by its exact name only. Kept exact, without a WARNING.
+pub fn is_git_sample_hook(p: &str) -> bool {
+    p.ends_with(".sample") && p.contains("/hooks/") && {
+        let dir = p.rsplit_once('/').map_or("", |(d, _)| d);
+        crate::policy::persistence::owner_excluded(dir.as_bytes())
+    }
+}
+
+/// Names below a glob's literal directory that would be persistence places (or a secret
+/// place of HOME) wherever they sit: a learned glob for writing or creating must match none
+/// of them ([`glob_reaches_persistence`]).
+const PERSISTENCE_PROBES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".gitconfig",
+    ".npmrc",
+    ".pypirc",
+    ".envrc",
+    "x.pth",
+    "evil.pth",
+    "sitecustomize.py",
+    "usercustomize.py",
+    ".git",
+    ".git/config",
+    ".git/hooks/post-checkout",
+    ".git/hooks/pre-commit",
+    ".git/hooks/fsmonitor-watchman",
+    ".git/info/attributes",
+    ".git/commondir",
+    ".git/modules/s/config",
+    ".git/modules/s/hooks/post-checkout",
+    "hooks/post-checkout",
+    "config",
+    ".local/bin/git",
+    ".config/autostart/x.desktop",
+    ".config/systemd/user/x.service",
+    ".config/git/config",
+    ".ssh/authorized_keys",
+    "lib/python3/site-packages/x.pth",
+];
+
+/// Where the first glob character of `g` is (`*`, `?`, `[`, `{`), outside `${NAME}`
+/// variables and backslash escapes; `None` for a literal path.
+fn glob_start(g: &str) -> Option<usize> {
+    let b = g.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'$' if b.get(i + 1) == Some(&b'{') => {
+                i += g[i..].find('}').map_or(b.len(), |j| j + 1);
+            }
+            b'*' | b'?' | b'[' | b'{' => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Could glob `g` (abstracted text, for writing or creating) match a persistence place of
+/// HOME or `/` or a secret place the trace did not name exactly? Asked of globset with
+/// made-up names below its literal directory (and one and two levels deeper); and,
+/// directly in `${HOME}` or `/`, any hidden name (a name shape never reaches HOME's dot
+/// files in general: `${HOME}/.*`). The persistence places enforce knows by their spelling
+/// anywhere need no asking: no glob admits writing them (`policy::persistence`).
+pub fn glob_reaches_persistence(g: &str) -> bool {
+    let Some(star) = glob_start(g) else {
+        return false;
+    };
+    // `${NAME}` is a literal place here, not a `{...}` alternation: written as a plain word
+    // on both sides.
+    let plain = |t: &str| t.replace("${", "_VAR_").replace('}', "_");
+    let Ok(glob) = crate::profile::parse::glob_builder(&plain(g)).build() else {
+        return true;
+    };
+    let m = glob.compile_matcher();
+    let dir = g[..star].rfind('/').map_or("", |i| &g[..i]);
+    let dir = dir.replace('\\', "");
+    let bases = [dir.clone(), format!("{dir}/a"), format!("{dir}/a/b")];
+    // Places enforce knows by their spelling anywhere (git control paths, `.pth`, shell
+    // startup files...) are written only through exact rules, whatever a glob says
+    // (`policy::persistence`); what a glob must not reach here is what only a place in
+    // HOME or `/` makes persistent (`${HOME}/bin`, `${HOME}/.config/autostart`) or secret.
+    let hit = |p: &str| {
+        m.is_match(plain(p))
+            && (is_secret_place(p)
+                || ABS_PERSISTENCE_PLACES.iter().any(|s| under(p, s))
+                || p.strip_prefix("${HOME}/")
+                    .is_some_and(|rel| HOME_PERSISTENCE_PLACES.iter().any(|s| under(rel, s))))
+    };
+    if bases
+        .iter()
+        .any(|b| PERSISTENCE_PROBES.iter().any(|s| hit(&format!("{b}/{s}"))))
+    {
+        return true;
+    }
+    // Straight in HOME or `/`: no shape that starts like any hidden name.
+    let top = dir == "${HOME}" || dir.is_empty();
+    top && [
+        ".1",
+        ".a",
+        ".x1",
+        ".abc",
+        ".bash_logout",
+        ".cache",
+        ".local",
+        ".config",
+    ]
+    .iter()
+    .any(|n| m.is_match(plain(&format!("{dir}/{n}"))))
 }
 
 /// `p` equals `place` or lies under it (segment boundary).

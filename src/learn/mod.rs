@@ -14,6 +14,7 @@ pub mod chains;
 pub mod evidence;
 pub mod generalize;
 pub mod own;
+pub mod secrets;
 pub mod stores;
 pub mod tempnames;
 
@@ -879,11 +880,31 @@ impl Learner {
         missing: bool,
     ) -> bool {
         let path = p.effective();
-        let excluded = crate::policy::owner_excluded(path);
+        // Git control paths and the other persistence places, by spelling as enforce keeps
+        // them out of areas, and HOME's (`${HOME}/bin`): never owned, learned exact.
+        let excluded = crate::policy::owner_excluded(path)
+            || generalize::is_persistence_place(&generalize::abstract_vars(path, &self.ctx.vars));
         match verb {
             Verb::Create if excluded => {
-                // Git hooks and configs need their own rule, also in what the run made.
+                // Git hooks and configs need their own rule, also in what the run made. A
+                // repository's `.git` directory made here is the run's: its objects and refs
+                // need no rule (enforce owns what the run made), its control paths do.
                 self.add_pathobj(ev, Verb::Write, p);
+                if ok
+                    && sc.name.starts_with("mkdir")
+                    && self.ctx.own.parent_owned(path)
+                    && path.rsplit(|&b| b == b'/').next() == Some(b".git".as_slice())
+                {
+                    self.ctx.own.created(path, true, false, ev.pid, ev.tid);
+                }
+                true
+            }
+            // A git control path (or another persistence place) moved away: enforce needs a
+            // rule naming it exactly (`.git/hooks` out, edited, and back), learned so.
+            Verb::Delete if excluded && sc.name.starts_with("rename") => {
+                let exact = generalize::abstract_vars(path, &self.ctx.vars);
+                self.forbidden.insert(exact.clone());
+                self.persistence.insert((Verb::Delete, exact));
                 true
             }
             Verb::Create if self.ctx.own.parent_owned(path) => {
@@ -1020,6 +1041,11 @@ impl Learner {
         if persists && !secret {
             self.forbidden.insert(exact.clone());
             self.persistence.insert((verb, exact));
+            return;
+        }
+        // git's disabled hooks (`hooks/*.sample`): exact, never a glob over the hooks.
+        if matches!(verb, Verb::Write | Verb::Create) && generalize::is_git_sample_hook(&exact) {
+            self.exact.insert((verb, exact));
             return;
         }
         if secret {
@@ -1382,7 +1408,7 @@ impl Learner {
                 .collect();
             let mut collapsed = match verb {
                 // Never widen exec: running a program that never ran is an attack.
-                Verb::Exec => kept,
+                Verb::Exec => kept.clone(),
                 // Areas group by extension, never into `dir/**` (the directory was there).
                 Verb::Own => own::group_owned(&kept, self.opts.dir_threshold),
                 // New names collapse below a cache or build tree, never right in the
@@ -1429,6 +1455,12 @@ impl Learner {
                 };
                 project_deny = project_secrets_rule(&names, &used);
             }
+            // Learn is safe by construction: no glob for writing, creating or owning reaches
+            // a persistence place or a hidden name straight in HOME or `/`; such a glob is
+            // narrowed to what it was made of, or dropped (the next run then reports it).
+            if matches!(verb, Verb::Write | Verb::Create | Verb::Own | Verb::Delete) {
+                collapsed = narrow_persistence(collapsed, &kept);
+            }
             // Globs with their literal directory prefix (up to the first segment with a `*`):
             // a cheap pre-filter before the segment-wise subsumption check.
             let wide: Vec<(&str, &String)> = collapsed
@@ -1474,8 +1506,13 @@ impl Learner {
         for (verb, p) in &self.persistence {
             let mut c = comments_of(*verb, p);
             if !c.iter().any(|l| l.starts_with("WARNING")) {
+                let did = if *verb == Verb::Delete {
+                    "moved away"
+                } else {
+                    "wrote"
+                };
                 c.push(format!(
-                    "WARNING: persistence: the traced run wrote {p}, which runs later outside \
+                    "WARNING: persistence: the traced run {did} {p}, which runs later outside \
                      the sandbox (at login, on a schedule, on a git command); kept exact, remove \
                      it unless the workload really needs it"
                 ));
@@ -1664,6 +1701,28 @@ impl Learner {
     }
 }
 
+/// `rules` without a glob that reaches a persistence place
+/// ([`generalize::glob_reaches_persistence`]): each such glob is replaced by the members of
+/// `made_of` (the rules before collapsing) it covers that do not reach one themselves; a glob
+/// made so from the start (a shape) is dropped.
+fn narrow_persistence(rules: BTreeSet<String>, made_of: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for r in rules {
+        if !generalize::glob_reaches_persistence(&r) {
+            out.insert(r);
+            continue;
+        }
+        out.extend(
+            made_of
+                .iter()
+                .filter(|m| **m != r && generalize::subsumes(&r, m))
+                .filter(|m| !generalize::glob_reaches_persistence(m))
+                .cloned(),
+        );
+    }
+    out
+}
+
 /// The area of the project's files, learned when a run read any of them.
 const PROJECT_AREA: &str = "${CWD}/**";
 
@@ -1704,27 +1763,44 @@ fn project_secrets_of(rule: &Rule) -> Option<Vec<String>> {
 }
 
 /// The deny rule that keeps the project's secret-looking top-level names (`names`) out of the
-/// project area, without the names the run read or probed (`used`, relative to `${CWD}`).
+/// project area. It never loses a name: a top-level file the profile names exactly (`used`,
+/// relative to `${CWD}`: read, probed, owned, written) is taken out of a name pattern by
+/// narrowing the pattern around it ([`secrets::except`]: `token.go` leaves `*token*` as a
+/// few patterns that match every other name with `token` in it); a literal name leaves only
+/// when the profile names exactly it. A glob the profile names (`create ${CWD}/xtoken*`)
+/// takes nothing out: deny rules win over it.
+/// See: issue 39 item 7 (made-and-removed `xtoken1` dropped `*token*` from the rule).
 fn project_secrets_rule(names: &[&str], used: &[&str]) -> Option<Rule> {
-    let names: Vec<&str> = names
+    let used: Vec<&str> = used
         .iter()
         .copied()
-        .filter(|pat| {
-            let Ok(g) = crate::profile::parse::glob_builder(pat).build() else {
-                return false;
-            };
-            let m = g.compile_matcher();
-            !used.iter().any(|u| !u.contains('/') && m.is_match(u))
-        })
+        .filter(|u| !u.contains('/') && !has_glob(u))
         .collect();
-    if names.is_empty() {
+    let mut out: Vec<String> = Vec::new();
+    for pat in names {
+        let Ok(g) = crate::profile::parse::glob_builder(pat).build() else {
+            continue;
+        };
+        let m = g.compile_matcher();
+        let hits: Vec<&str> = used.iter().copied().filter(|u| m.is_match(u)).collect();
+        if hits.is_empty() {
+            out.push((*pat).to_string());
+        } else if has_glob(pat) {
+            match secrets::except(pat, &hits) {
+                Some(list) => out.extend(list),
+                None => out.push((*pat).to_string()),
+            }
+        }
+    }
+    out.dedup();
+    if out.is_empty() {
         return None;
     }
     Some(Rule {
         by: Vec::new(),
         effect: Effect::Deny,
         verb: Verb::Read,
-        pattern: Pattern::Path(format!("${{CWD}}/{{{}}}", names.join(","))),
+        pattern: Pattern::Path(format!("${{CWD}}/{{{}}}", out.join(","))),
         comments: vec![PROJECT_SECRETS_COMMENT.to_string()],
         span: Span::default(),
     })
@@ -1980,6 +2056,8 @@ fn tmpdir_is_private(header: &Header) -> bool {
     tmp.starts_with(b"/") && tmp != b"/" && !covers(&header.home) && !covers(&header.cwd)
 }
 
+#[cfg(test)]
+mod safety_tests;
 #[cfg(test)]
 mod temp_tests;
 #[cfg(test)]

@@ -334,6 +334,18 @@ impl Ownership {
         }
         let (dir_text, last) = text.rsplit_once('/')?;
         let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+        // Straight in HOME or `/`: the name itself, never a shape (`create ${HOME}/.*` from a
+        // made-and-removed `~/.1` would admit `~/.bash_login`).
+        if dir_text == "${HOME}" || dir_text.is_empty() {
+            let exact = format!("{dir_text}/{}", generalize::escape_segment(name));
+            return Some(RootShape {
+                dir_text: dir_text.to_string(),
+                shape: generalize::escape_segment(name),
+                random: false,
+                stable: true,
+                text: exact,
+            });
+        }
         // Thrown away: a generator's exact shape first (`tmp????????`, where the path rules
         // alone say `tmp*`, which admits `tmp` itself).
         let thrown = root.died && root.alive == 0;
@@ -346,11 +358,16 @@ impl Ownership {
             })
             .or_else(|| mkstemp_in_tmpdir(root, dir_text, last));
         let random = temp.is_some() || last.contains(['*', '?']);
-        let shape = match temp {
+        let mut shape = match temp {
             Some(t) => t,
             None if random => last.to_string(),
             None => transient_shape(last),
         };
+        // A shape that would reach a persistence place (`${CWD}/.*` from `.0`, which admits
+        // `.npmrc`): the name itself.
+        if generalize::glob_reaches_persistence(&format!("{dir_text}/{shape}")) {
+            shape = generalize::escape_segment(name);
+        }
         Some(RootShape {
             dir_text: dir_text.to_string(),
             stable: !random && shape == last,

@@ -164,6 +164,10 @@ impl crate::policy::Provenance for Consulted<'_> {
         self.consulted.set(true);
         self.inner.absent_in_owned(path)
     }
+    fn git_controlled(&self, path: &[u8]) -> bool {
+        self.consulted.set(true);
+        self.inner.git_controlled(path)
+    }
 }
 
 /// The first bytes of a path argument, read once at a stop: (address, bytes, whether the read

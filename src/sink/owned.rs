@@ -467,7 +467,33 @@ impl Owned {
     }
 }
 
+/// What is at `path` for [`crate::policy::persistence::git_controlled`]: a directory (a
+/// symlink to one counts: git follows it), nothing (`ENOENT`, `ENOTDIR`), or something
+/// (anything else, a lookup that fails included: fail closed).
+fn git_look(path: &[u8]) -> crate::policy::persistence::Found {
+    use crate::policy::persistence::Found;
+    match std::fs::metadata(std::ffi::OsStr::from_bytes(path)) {
+        Ok(m) if m.is_dir() => Found::Dir,
+        Ok(_) => Found::Other,
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)) => {
+            // A dangling symlink is still a name git would look at.
+            match std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path)) {
+                Ok(_) => Found::Other,
+                Err(_) => Found::Nothing,
+            }
+        }
+        Err(_) => Found::Other,
+    }
+}
+
 impl Provenance for Owned {
+    /// By what is on disk at the time of the write: the nearest directory above `path`
+    /// that git takes for a git directory decides (a `.git` renamed away and back, a bare
+    /// repository, a common directory).
+    fn git_controlled(&self, path: &[u8]) -> bool {
+        crate::policy::persistence::git_controlled(path, &git_look)
+    }
+
     fn owns(&self, path: &[u8]) -> bool {
         if self.is_empty() {
             return false;
