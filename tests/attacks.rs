@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use crate::util::{Dir, Output, Sbx, fixture, run_guarded};
 
-mod round4_tree;
 mod round4_persist;
+mod round4_tree;
 
 const SECRET: &str = "TOPSECRET\n";
 const ORIGINAL: &str = "ORIGINAL\n";

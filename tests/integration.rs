@@ -49,3 +49,6 @@ mod ci;
 /// Container conditions (a runtime's default seccomp profile, dropped capabilities, a
 /// non-root user) reproduced with a small seccomp loader and setpriv.
 mod containers;
+
+/// The syscall ABI under enforce: argument registers the guard re-points are put back.
+mod regs;

@@ -270,6 +270,9 @@ pub struct EnforceSink<'p> {
     /// mappings, SysV segments, AIO, io_uring, userfaultfd): the one sharing model
     /// ([`super::sharing`]).
     sharing: super::sharing::Sharing,
+    /// The argument registers of calls the guard re-pointed, put back at their exit
+    /// ([`Self::restore_at_exit`]).
+    restore_args: crate::tid::TidMap<[u64; 6]>,
     /// Processes whose fd table another process shares (`clone(CLONE_FILES)`), until exec.
     files_shared: crate::tid::TidSet,
     /// Symlink answers remembered between stops, for the calls [`Self::links_usable`] says.
@@ -343,6 +346,7 @@ impl<'p> EnforceSink<'p> {
             .any(|s| policy.syscall_allowed(s))
                 && std::env::var_os("SBX_GUARD_EAGER").is_none_or(|v| v != "1"),
             sharing: Default::default(),
+            restore_args: Default::default(),
             files_shared: Default::default(),
             links: super::LinkCache::default(),
             answers: Default::default(),
@@ -1010,6 +1014,29 @@ impl EnforceSink<'_> {
             });
         }
         Some(self.open_plan(stop, def, path.to_vec()))
+    }
+
+    /// A call the guard handed the kernel with other argument registers runs with an exit
+    /// stop, where its own registers are put back (`on_syscall_exit`): the syscall ABI
+    /// preserves them, and code around an inline `syscall` may rely on it. Not an exec: after
+    /// one that succeeds the registers are the new program's.
+    fn restore_at_exit(&mut self, stop: &SyscallStop<'_>, verdict: Verdict) -> Verdict {
+        let Some(g) = self.guard.as_mut() else {
+            return verdict;
+        };
+        if !g.take_rewrote(stop.tid) || !matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit)
+        {
+            return verdict;
+        }
+        let exec = self
+            .arch
+            .by_nr(stop.nr)
+            .is_some_and(|d| d.name.starts_with("execve"));
+        if exec {
+            return verdict;
+        }
+        self.restore_args.insert(stop.tid, stop.args);
+        Verdict::AllowWatchExit
     }
 
     /// Hand the kernel the open of an [`OpenPlan::Rewrite`] from the thread's guard slot.
@@ -2493,7 +2520,8 @@ impl Sink for EnforceSink<'_> {
                 .by_nr(stop.nr)
                 .is_some_and(|d| crate::filter::is_cwd_change(d.name));
         if !cwd_change {
-            return self.on_checked_syscall(stop);
+            let verdict = self.on_checked_syscall(stop)?;
+            return Ok(self.restore_at_exit(stop, verdict));
         }
         // chdir or fchdir (stopped for this alone unless --metadata): every remembered cwd
         // may be stale once it runs (threads can share one), and none is remembered until
@@ -2509,6 +2537,9 @@ impl Sink for EnforceSink<'_> {
 
     fn on_syscall_exit(&mut self, stop: &SyscallStop<'_>, rval: i64) -> Result<Verdict, Error> {
         self.call_over(stop.tid);
+        if let Some(args) = self.restore_args.remove(&stop.tid) {
+            crate::tracer::regs::restore_args(stop.tid, &args)?;
+        }
         let rval = match self.watch.get(&stop.tid) {
             Some(&Watch::SentFirst { msg_len_at }) => {
                 self.watch.remove(&stop.tid);
@@ -2649,7 +2680,11 @@ impl Sink for EnforceSink<'_> {
     fn on_exec(&mut self, time_ns: u64, task: &TaskRef<'_>, former_tid: Option<i32>) -> Verdict {
         self.links.forget_cwd(task.tid);
         self.call_over(task.tid);
+        // The new image's registers are its own (an execve is never restored, but a thread
+        // that exec'd over another's call leaves that call's entry).
+        self.restore_args.remove(&task.tid);
         if let Some(t) = former_tid {
+            self.restore_args.remove(&t);
             self.links.forget_cwd(t);
             self.call_over(t);
         }
@@ -2832,6 +2867,7 @@ impl Sink for EnforceSink<'_> {
         process: bool,
     ) -> Verdict {
         self.watch.remove(&task.tid);
+        self.restore_args.remove(&task.tid);
         self.links.forget_cwd(task.tid);
         self.call_over(task.tid);
         if process {

@@ -108,6 +108,10 @@ pub struct Guard {
     /// Fds of a thread's current call taken into sbx ([`Self::pin`]), with their paths, until
     /// a [`Via::Pinned`] rewrite hands them to the kernel (then they are [`Self::held`]).
     pinned: crate::tid::TidMap<Vec<Held>>,
+    /// Threads whose pending call got other argument registers (a re-pointed argument, the
+    /// call replaced): the sink puts the originals back at the call's exit
+    /// ([`Self::take_rewrote`], `regs::restore_args`).
+    rewrote: crate::tid::TidSet,
     /// Threads whose current call's copy goes below their stack pointer instead of into the
     /// region ([`Self::use_stack`]), with that stack pointer.
     stack: crate::tid::TidMap<u64>,
@@ -776,6 +780,7 @@ impl Guard {
             Some(nr) => regs::set_syscall(tid, nr, &set)?,
             None => regs::set_args(tid, &set)?,
         }
+        self.rewrote.insert(tid);
         if held.is_empty() {
             self.release(tid);
         } else {
@@ -851,12 +856,20 @@ impl Guard {
                 (3, 24),
             ],
         )?;
+        self.rewrote.insert(tid);
         Ok(Protected::Done)
+    }
+
+    /// Did the guard change the argument registers of `tid`'s pending call? Asked once per
+    /// call: the answer is forgotten.
+    pub fn take_rewrote(&mut self, tid: i32) -> bool {
+        self.rewrote.remove(&tid)
     }
 
     /// A thread is gone: its slot is free again.
     pub fn thread_gone(&mut self, tid: i32) {
         self.release(tid);
+        self.rewrote.remove(&tid);
         self.stack.remove(&tid);
         self.stack_copy.remove(&tid);
         if let Some(s) = self.slots.remove(&tid) {

@@ -301,3 +301,31 @@ pub fn set_return(tid: i32, ret: i64) -> Result<(), Error> {
     regs.regs[0] = ret.cast_unsigned();
     ptrace::setregset::<NT_PRSTATUS>(pid, regs).map_err(err(tid, "PTRACE_SETREGSET"))
 }
+
+/// At a syscall-exit stop: put back the argument registers the call had at its seccomp stop,
+/// before sbx re-pointed them (`args`, the words the stop reported). The kernel's syscall
+/// ABI preserves every register but the return value's (and rcx, r11 on x86_64), so code
+/// that keeps a value in an argument register across an inline `syscall` (musl, glibc's
+/// inline wrappers) must find it unchanged. x86_64: rdi, rsi, rdx, r10, r8, r9.
+#[cfg(target_arch = "x86_64")]
+pub fn restore_args(tid: i32, args: &[u64; 6]) -> Result<(), Error> {
+    request::forget_call(tid);
+    let pid = Pid::from_raw(tid);
+    let mut regs = ptrace::getregs(pid).map_err(err(tid, "PTRACE_GETREGS"))?;
+    for (i, &a) in (0u8..).zip(args) {
+        put_arg(&mut regs, i, a)?;
+    }
+    ptrace::setregs(pid, regs).map_err(err(tid, "PTRACE_SETREGS"))
+}
+
+/// [`restore_args`] on aarch64: x1..x5 (x0 holds the return value; a restarted call gets its
+/// first argument back from `orig_x0`).
+#[cfg(target_arch = "aarch64")]
+pub fn restore_args(tid: i32, args: &[u64; 6]) -> Result<(), Error> {
+    use nix::sys::ptrace::regset::NT_PRSTATUS;
+    request::forget_call(tid);
+    let pid = Pid::from_raw(tid);
+    let mut regs = ptrace::getregset::<NT_PRSTATUS>(pid).map_err(err(tid, "PTRACE_GETREGSET"))?;
+    regs.regs[1..6].copy_from_slice(&args[1..6]);
+    ptrace::setregset::<NT_PRSTATUS>(pid, regs).map_err(err(tid, "PTRACE_SETREGSET"))
+}
