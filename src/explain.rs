@@ -160,8 +160,22 @@ impl<'p> Explainer<'p> {
         }
     }
 
-    /// The checks of one event with the scope its process holds, as enforce decides it.
+    /// Whether enforce judges the event at all: a syscall without targets (socket() without
+    /// an address, the setuid family) only when it is gated; spawns and exits never.
+    pub fn judged(&self, ev: &Event) -> bool {
+        match &ev.kind {
+            EventKind::Syscall(sc) => !sc.targets.is_empty() || (self.is_gated)(&sc.name),
+            EventKind::Exec(_) => true,
+            _ => false,
+        }
+    }
+
+    /// The checks of one event with the scope its process holds, as enforce decides it
+    /// (none for an event enforce does not judge: [`Self::judged`]).
     pub fn checks(&self, policy: &CompiledPolicy, ev: &Event) -> Vec<Checked> {
+        if !self.judged(ev) {
+            return Vec::new();
+        }
         let (scope, _) = self.chain_of(ev.pid);
         policy.explain_event_in(ev, &*self.is_gated, Some(&self.owned), scope)
     }
@@ -179,7 +193,7 @@ impl<'p> Explainer<'p> {
     /// Account one event of the current run, then follow it (creations, forks, execs).
     pub fn observe(&mut self, policy: &CompiledPolicy, ev: &Event) {
         self.out.events += 1;
-        if matches!(ev.kind, EventKind::Syscall(_) | EventKind::Exec(_)) {
+        if self.judged(ev) {
             let checks = self.checks(policy, ev);
             self.account(ev, &checks);
         }
@@ -366,18 +380,9 @@ pub fn mark_snippets(e: &mut Explanation, own_file: &str) {
     }
 }
 
-/// `3/3 runs`, `1/3 runs`, `unused`.
-fn runs_text(used: usize, total: usize) -> String {
-    if total == 1 {
-        "the run".to_string()
-    } else {
-        format!("{used}/{total} runs")
-    }
-}
-
 /// One rule's evidence on one line: `3/3 runs; 12 events; by npm <- bash; e.g. /x, /y`.
 pub fn evidence_line(r: &RuleUse, total_runs: usize) -> String {
-    let mut s = runs_text(r.runs, total_runs);
+    let mut s = format!("{}/{total_runs} runs", r.runs);
     let _ = write!(
         s,
         "; {} event{}",
@@ -471,6 +476,38 @@ pub fn render_text(e: &Explanation, profile: &str) -> String {
         }
     }
     out
+}
+
+/// The longest example an annotation shows, in characters (longer ones end in `...`).
+const ANNOTATION_EXAMPLE: usize = 96;
+
+/// The evidence comment of `sbx learn --annotate` for one rule: `3/3 runs; by npm; e.g.
+/// ${HOME}/.npm/_cacache/...` (one example, written with the run's variables). The same
+/// traces give the same text.
+pub fn annotation(r: &RuleUse, total_runs: usize, env: &crate::profile::vars::Env) -> String {
+    if r.events == 0 {
+        return format!("0/{total_runs} runs: no event of the runs used it");
+    }
+    let mut short = r.clone();
+    short.examples = r
+        .examples
+        .iter()
+        .take(1)
+        .map(|e| {
+            let e = if e.starts_with('/') {
+                crate::profile::vars::abstract_path(e.as_bytes(), env)
+            } else {
+                e.clone()
+            };
+            if e.chars().count() > ANNOTATION_EXAMPLE {
+                let cut: String = e.chars().take(ANNOTATION_EXAMPLE).collect();
+                format!("{cut}...")
+            } else {
+                e
+            }
+        })
+        .collect();
+    evidence_line(&short, total_runs)
 }
 
 /// A question for [`check`]: a verb on an object, by a chain.

@@ -54,6 +54,40 @@ pub fn explain_traces(
     Ok(e)
 }
 
+/// `sbx learn --annotate`: the learned profile `text` with a comment above each of its own
+/// rules saying what in `traces` used it (computed by [`explain_traces`] over the rendered
+/// profile, so the annotations and `sbx explain` agree). Rules, order and layout are those of
+/// `text`: only comment lines are added.
+pub fn annotate(text: &str, traces: &[std::path::PathBuf]) -> anyhow::Result<String> {
+    const NAME: &str = "<learned>";
+    let mut profile = crate::profile::parse::parse_str(NAME, text)
+        .map_err(|e| anyhow::anyhow!("{}", e.render_with_source(text).trim_end()))?;
+    let e = explain_traces(Path::new(NAME), text, traces)?;
+    let env = trace_env(super::show::open_trace(&traces[0])?.header());
+    let own: Vec<&crate::explain::RuleUse> = e.rules.iter().filter(|r| r.file == NAME).collect();
+    let rules = profile.rules.iter_mut().filter(|r| {
+        !matches!(r.pattern, crate::profile::Pattern::Program { .. })
+            && r.verb != crate::profile::Verb::Launcher
+    });
+    let mut n = 0;
+    for (rule, used) in rules.zip(&own) {
+        anyhow::ensure!(
+            crate::profile::render::render_rule(rule) == used.rule,
+            "internal error: the annotations lost track of the rules at {}",
+            used.rule
+        );
+        rule.comments
+            .push(crate::explain::annotation(used, e.runs.len(), &env));
+        n += 1;
+    }
+    anyhow::ensure!(
+        n == own.len(),
+        "internal error: {n} rules for {} annotations",
+        own.len()
+    );
+    Ok(crate::profile::render::render(&profile))
+}
+
 pub fn run(a: ExplainArgs) -> anyhow::Result<u8> {
     let text = super::profile::read_profile(&a.profile)?;
     if let Some(q) = &a.check {

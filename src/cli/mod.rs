@@ -209,6 +209,10 @@ pub struct LearnArgs {
     /// and network peers to the programs that used them.
     #[arg(long)]
     pub no_scope: bool,
+    /// Write a comment above each rule with its evidence in the traces (`# 3/3 runs; 12
+    /// events; by npm; e.g. ${HOME}/.npm/_cacache/...`, as `sbx explain` finds it).
+    #[arg(long)]
+    pub annotate: bool,
 }
 
 /// What enforce does on a violation.
