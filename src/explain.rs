@@ -25,7 +25,7 @@ use crate::profile::Verb;
 /// How many example objects a rule shows.
 const EXAMPLES: usize = 2;
 /// How many exec chains a rule lists before `...`.
-const CHAINS: usize = 4;
+const CHAINS: usize = 3;
 /// How many programs a chain names before `...` (as enforce's violation lines).
 const CHAIN_LEN: usize = 6;
 /// How many refused accesses the explanation lists.
@@ -480,15 +480,22 @@ pub fn render_text(e: &Explanation, profile: &str) -> String {
 
 /// The longest example an annotation shows, in characters (longer ones end in `...`).
 const ANNOTATION_EXAMPLE: usize = 96;
+/// How many exec chains an annotation names.
+const ANNOTATION_CHAINS: usize = 2;
 
 /// The evidence comment of `sbx learn --annotate` for one rule: `3/3 runs; by npm; e.g.
 /// ${HOME}/.npm/_cacache/...` (one example, written with the run's variables). The same
 /// traces give the same text.
 pub fn annotation(r: &RuleUse, total_runs: usize, env: &crate::profile::vars::Env) -> String {
+    if r.events == 0 && r.deny {
+        return format!("0/{total_runs} runs: refused nothing in the runs");
+    }
     if r.events == 0 {
         return format!("0/{total_runs} runs: no event of the runs used it");
     }
     let mut short = r.clone();
+    short.chains.truncate(ANNOTATION_CHAINS);
+    let more = r.chains.len().saturating_sub(ANNOTATION_CHAINS);
     short.examples = r
         .examples
         .iter()
@@ -507,7 +514,13 @@ pub fn annotation(r: &RuleUse, total_runs: usize, env: &crate::profile::vars::En
             }
         })
         .collect();
-    evidence_line(&short, total_runs)
+    let mut line = evidence_line(&short, total_runs);
+    if more > 0 {
+        // `by a, b and N more` before the examples.
+        let by_end = line.find("; e.g. ").unwrap_or(line.len());
+        line.insert_str(by_end, &format!(" and {more} more"));
+    }
+    line
 }
 
 /// A question for [`check`]: a verb on an object, by a chain.
@@ -721,6 +734,16 @@ pub fn render_answer(policy: &CompiledPolicy, q: &Question, a: &Answer) -> Strin
         }
         for &i in &c.why.rules {
             let _ = writeln!(out, "    {}", rule_at(policy, i));
+        }
+        if let Some(i) = c.why.overridden {
+            let _ = writeln!(out, "    (over {})", rule_at(policy, i));
+        }
+        for &i in &c.why.excluded {
+            let _ = writeln!(
+                out,
+                "    {} (an area does not write or create git hooks and configs)",
+                rule_at(policy, i)
+            );
         }
         for &i in &c.why.unheld {
             let _ = writeln!(

@@ -511,6 +511,11 @@ pub struct Why {
     /// A `probe` rule decided it (allowed while the path is missing, or the call failed
     /// with ENOENT).
     pub probe: bool,
+    /// Refused by a deny rule: the allow rule it wins over (the first matching one).
+    pub overridden: Option<usize>,
+    /// `own` rules that match but do not write or create git hooks and configs
+    /// ([`owner_excluded`]).
+    pub excluded: Vec<usize>,
 }
 
 /// The outcome of one check of one verb on one object.
@@ -1511,7 +1516,7 @@ impl CompiledPolicy {
         enoent: bool,
         excluded: bool,
         scope: Scope,
-        why: Option<&mut Why>,
+        mut why: Option<&mut Why>,
     ) -> Check {
         // File verbs: the path name space (unix socket paths have no implied verbs).
         let files = space == Space::Path;
@@ -1530,6 +1535,7 @@ impl CompiledPolicy {
             {
                 if let Some(w) = why {
                     w.rules.push(i);
+                    w.overridden = self.allowing_rule(space, implied, c, scope);
                 }
                 return Check::DenyRule(i);
             }
@@ -1537,6 +1543,9 @@ impl CompiledPolicy {
         for &v in implied {
             // An area does not write or create git hooks and configs (`owner_excluded`).
             if v == Verb::Own && matches!(verb, Verb::Write | Verb::Create) && excluded {
+                if let Some(w) = why.as_deref_mut() {
+                    w.excluded.extend(self.allowing_rule(space, &[v], c, scope));
+                }
                 continue;
             }
             if self.allows(space, v, c, scope) {

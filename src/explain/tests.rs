@@ -295,3 +295,23 @@ fn runs_are_counted_rule_by_rule_with_chains_and_examples() {
     );
     assert!(text.contains("t.profile:5  read /never"), "{text}");
 }
+
+#[test]
+fn areas_do_not_write_git_configs_and_deny_rules_name_what_they_override() {
+    let p = policy(PROFILE);
+    let a = ask(&p, "write", "/home/u/.cache/x/.git/config", &[], false);
+    assert!(matches!(a.decision, Decision::Deny { .. }));
+    let excluded: Vec<u32> = a.checks[0]
+        .why
+        .excluded
+        .iter()
+        .map(|&i| p.rule_info(i).expect("rule").span.line)
+        .collect();
+    assert_eq!(excluded, [4]);
+    let a = ask(&p, "read", "/home/u/.cache/x/secret", &[], false);
+    let over = a.checks[0]
+        .why
+        .overridden
+        .map(|i| p.rule_info(i).expect("rule").span.line);
+    assert_eq!(over, Some(4));
+}
