@@ -62,6 +62,8 @@ pub struct RuleUse {
     pub examples: Vec<String>,
     /// Events it decided only as a probe (the path was missing).
     pub probes: u64,
+    /// All of it on one line, as the text form prints it (`2/3 runs; 5 events; by ...`).
+    pub evidence: String,
 }
 
 /// An access the profile does not admit, as in a violation line.
@@ -331,7 +333,12 @@ impl<'p> Explainer<'p> {
                 chains,
                 examples: t.examples,
                 probes: t.probes,
+                evidence: String::new(),
             });
+        }
+        let n = out.runs.len();
+        for r in &mut out.rules {
+            r.evidence = evidence_line(r, n);
         }
         out
     }
@@ -482,6 +489,18 @@ pub fn render_text(e: &Explanation, profile: &str) -> String {
 const ANNOTATION_EXAMPLE: usize = 96;
 /// How many exec chains an annotation names.
 const ANNOTATION_CHAINS: usize = 2;
+
+/// Whether a comment line is an evidence comment [`annotation`] wrote (`N/M runs...`).
+pub fn is_annotation(comment: &str) -> bool {
+    let Some((used, rest)) = comment.split_once('/') else {
+        return false;
+    };
+    let Some((total, _)) = rest.split_once(" runs") else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    digits(used) && digits(total)
+}
 
 /// The evidence comment of `sbx learn --annotate` for one rule: `3/3 runs; by npm; e.g.
 /// ${HOME}/.npm/_cacache/...` (one example, written with the run's variables). The same

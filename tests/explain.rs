@@ -403,6 +403,20 @@ fn annotated_profiles_are_stable_and_enforce_like_plain_ones() {
     );
     assert!(a1.contains("# 2/2 runs; "), "{a1}");
     assert!(a1.lines().count() > plain.lines().count());
+    // Learned again on top of itself: last time's evidence is replaced, not repeated.
+    let base = d.join("a1.profile");
+    let base = base.to_str().expect("utf-8");
+    let a3 = learn_cli(
+        &refs,
+        &d.join("a3.profile"),
+        &["--annotate", "--base", base],
+    );
+    let evidence = |t: &str| {
+        t.lines()
+            .filter(|l| sbx::explain::is_annotation(l.trim_start_matches("# ")))
+            .count()
+    };
+    assert_eq!(evidence(&a3), evidence(&a1), "{a3}");
     let diff = sbx_out(&[
         OsStr::new("diff"),
         d.join("plain.profile").as_os_str(),

@@ -76,6 +76,8 @@ pub fn annotate(text: &str, traces: &[std::path::PathBuf]) -> anyhow::Result<Str
             "internal error: the annotations lost track of the rules at {}",
             used.rule
         );
+        // A profile learned with --base keeps its comments: last time's evidence goes.
+        rule.comments.retain(|c| !crate::explain::is_annotation(c));
         rule.comments
             .push(crate::explain::annotation(used, e.runs.len(), &env));
         n += 1;

@@ -315,3 +315,14 @@ fn areas_do_not_write_git_configs_and_deny_rules_name_what_they_override() {
         .map(|i| p.rule_info(i).expect("rule").span.line);
     assert_eq!(over, Some(4));
 }
+
+#[test]
+fn evidence_comments_are_recognized_and_others_kept() {
+    assert!(is_annotation(
+        "3/3 runs; 12 events; by npm; e.g. ${HOME}/.npm/x"
+    ));
+    assert!(is_annotation("0/2 runs: no event of the runs used it"));
+    assert!(!is_annotation("WARNING: secret place, kept exact"));
+    assert!(!is_annotation("1/2 of the files"));
+    assert!(!is_annotation("a/b runs"));
+}
