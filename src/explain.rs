@@ -406,7 +406,7 @@ pub fn evidence_line(r: &RuleUse, total_runs: usize) -> String {
             .take(CHAINS)
             .map(|(c, _)| {
                 if c.is_empty() {
-                    "(no exec)"
+                    "(sbx starting the workload)"
                 } else {
                     c.as_str()
                 }
@@ -653,7 +653,7 @@ pub fn chain_scope(policy: &CompiledPolicy, chain: &[String]) -> Result<Scope, Q
             (policy.name_mask(p), false)
         } else {
             return Err(QuestionError(format!(
-                "--chain: {p:?} is neither a `program` the profile defines nor an absolute program path"
+                "--chain: {p:?} is not a `program` the profile defines: give the program's path (/usr/bin/{p}), which the program and launcher lines are matched against"
             )));
         };
         scope = scope.exec(mask, launcher);
@@ -720,7 +720,7 @@ pub fn render_answer(policy: &CompiledPolicy, q: &Question, a: &Answer) -> Strin
     let chain = if q.chain.is_empty() {
         String::new()
     } else {
-        format!(" by {}", q.chain.join(" <- "))
+        format!(" (chain: {})", q.chain.join(" <- "))
     };
     let _ = writeln!(out, "{verdict}{chain}");
     for c in &a.checks {
