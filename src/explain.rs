@@ -702,6 +702,96 @@ pub fn check(policy: &CompiledPolicy, q: &Question) -> Result<Answer, QuestionEr
     })
 }
 
+/// The rules that came closest to admitting a refused access to a path, at most three:
+/// rules that allow another verb on the same path (asked of the same decision code), then
+/// rules of the same verb (or a verb implying it) naming another name in the same directory.
+/// `env`: the variables the profile was compiled with. Empty when the access is allowed.
+pub fn closest(
+    policy: &CompiledPolicy,
+    env: &crate::profile::vars::Env,
+    q: &Question,
+    scope: Scope,
+) -> Vec<String> {
+    const MAX: usize = 3;
+    let Object::Path(p) = &q.object else {
+        return Vec::new();
+    };
+    let (decision, _) = policy.explain_in(scope, access_of(q.verb), &q.object, q.missing, None);
+    if decision == Decision::Allow {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut named: BTreeSet<usize> = BTreeSet::new();
+    for other in [
+        Verb::Read,
+        Verb::Write,
+        Verb::Create,
+        Verb::Delete,
+        Verb::Exec,
+    ] {
+        if other == q.verb {
+            continue;
+        }
+        let (d, checks) = policy.explain_in(scope, access_of(other), &q.object, false, None);
+        if d != Decision::Allow {
+            continue;
+        }
+        for i in checks.iter().flat_map(|c| c.why.rules.iter().copied()) {
+            if named.insert(i) && out.len() < MAX {
+                out.push(format!(
+                    "{} allows {} here, not {}",
+                    rule_at(policy, i),
+                    other.name(),
+                    q.verb.name()
+                ));
+            }
+        }
+    }
+    let path = crate::profile::vars::path_to_text(&p.abs);
+    let Some((dir, _)) = path.rsplit_once('/') else {
+        return out;
+    };
+    let implied: &[Verb] = match q.verb {
+        Verb::Create => &[Verb::Create, Verb::Write, Verb::Own],
+        Verb::Read | Verb::Write | Verb::Delete => &[q.verb, Verb::Own],
+        v => &[v][..],
+    };
+    for i in 0..policy.rule_count() {
+        if out.len() >= MAX {
+            break;
+        }
+        let Some(info) = policy.rule_info(i) else {
+            continue;
+        };
+        let Ok(parsed) = crate::profile::parse::parse_str("rule", info.text) else {
+            continue;
+        };
+        let Some(rule) = parsed.rules.first() else {
+            continue;
+        };
+        let crate::profile::Pattern::Path(pattern) = &rule.pattern else {
+            continue;
+        };
+        if rule.effect != crate::profile::Effect::Allow || !implied.contains(&rule.verb) {
+            continue;
+        }
+        let Ok(expanded) = crate::profile::vars::expand(pattern, env) else {
+            continue;
+        };
+        let same_dir = expanded
+            .rsplit_once('/')
+            .is_some_and(|(d, _)| d == dir || (d.is_empty() && dir.is_empty()));
+        if same_dir && named.insert(i) {
+            out.push(format!(
+                "{} names another file of {}/",
+                rule_at(policy, i),
+                if dir.is_empty() { "" } else { dir }
+            ));
+        }
+    }
+    out
+}
+
 fn rule_at(policy: &CompiledPolicy, i: usize) -> String {
     match policy.rule_info(i) {
         Some(r) => format!("{}:{}: {}", r.origin.file, r.span.line, r.text),

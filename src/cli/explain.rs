@@ -151,8 +151,18 @@ fn run_check(a: &ExplainArgs, text: &str, verb: &str, object: &str) -> anyhow::R
         Ok(answer) => answer,
         Err(e) => return super::usage_error(&e.to_string()),
     };
+    let env = super::profile::current_env();
+    let scope =
+        crate::explain::chain_scope(&policy, &q.chain).unwrap_or(crate::policy::Scope::NONE);
+    let closest = crate::explain::closest(&policy, &env, &q, scope);
     let out = match a.format {
-        ExplainFormat::Text => render_answer(&policy, &q, &answer),
+        ExplainFormat::Text => {
+            let mut t = render_answer(&policy, &q, &answer);
+            for c in &closest {
+                t.push_str(&format!("  closest: {c}\n"));
+            }
+            t
+        }
         ExplainFormat::Json => {
             let rules = |ids: &[usize]| -> Vec<serde_json::Value> {
                 ids.iter()
@@ -187,6 +197,7 @@ fn run_check(a: &ExplainArgs, text: &str, verb: &str, object: &str) -> anyhow::R
                 "decision": decision,
                 "checks": checks,
                 "provenance_admits": answer.provenance_admits,
+                "closest": closest,
             }))?;
             s.push('\n');
             s

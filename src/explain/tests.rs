@@ -326,3 +326,32 @@ fn evidence_comments_are_recognized_and_others_kept() {
     assert!(!is_annotation("1/2 of the files"));
     assert!(!is_annotation("a/b runs"));
 }
+
+#[test]
+fn the_closest_rules_of_a_refused_access() {
+    let p = policy(PROFILE);
+    let q = |verb: &str, object: &str| {
+        let (verb, object) = parse_question(verb, object).expect("question");
+        Question {
+            verb,
+            object,
+            chain: vec![],
+            missing: false,
+        }
+    };
+    // Read is allowed where the write is refused: the read rule comes closest.
+    let c = closest(&p, &env(), &q("write", "/etc/passwd"), Scope::NONE);
+    assert_eq!(
+        c[0],
+        "t.profile:2: read /etc/** allows read here, not write"
+    );
+    // Same verb, same directory, another name.
+    let p2 = policy("read /srv/a.txt\nread /srv/sub/b.txt\n");
+    let c = closest(&p2, &env(), &q("read", "/srv/b.txt"), Scope::NONE);
+    assert_eq!(
+        c,
+        ["t.profile:1: read /srv/a.txt names another file of /srv/"]
+    );
+    // Nothing comes close to what is allowed.
+    assert!(closest(&p2, &env(), &q("read", "/srv/a.txt"), Scope::NONE).is_empty());
+}
