@@ -716,12 +716,40 @@ pub fn closest(
     let Object::Path(p) = &q.object else {
         return Vec::new();
     };
-    let (decision, _) = policy.explain_in(scope, access_of(q.verb), &q.object, q.missing, None);
+    let (decision, checks) =
+        policy.explain_in(scope, access_of(q.verb), &q.object, q.missing, None);
     if decision == Decision::Allow {
         return Vec::new();
     }
     let mut out = Vec::new();
     let mut named: BTreeSet<usize> = BTreeSet::new();
+    // What the decision itself found: a probe, a rule held by other programs, an area
+    // that does not write git hooks and configs.
+    for c in &checks {
+        let found = c
+            .why
+            .unheld
+            .iter()
+            .map(|&i| (i, "matches, but only for the chains of its programs"))
+            .chain(c.why.excluded.iter().map(|&i| {
+                (
+                    i,
+                    "matches, but an area does not write or create git hooks and configs",
+                )
+            }))
+            .chain(
+                c.why
+                    .rules
+                    .iter()
+                    .filter(|_| c.verdict == Verdict::AllowIfAbsent)
+                    .map(|&i| (i, "admits it only while the path is missing")),
+            );
+        for (i, what) in found {
+            if named.insert(i) && out.len() < MAX {
+                out.push(format!("{} {what}", rule_at(policy, i)));
+            }
+        }
+    }
     for other in [
         Verb::Read,
         Verb::Write,

@@ -444,3 +444,50 @@ fn annotated_profiles_are_stable_and_enforce_like_plain_ones() {
         }
     }
 }
+
+/// A violation's report and job summary name the rule that came closest.
+#[test]
+fn violations_name_the_closest_rule() {
+    let d = Dir::new();
+    d.write("f", "x\n");
+    d.write("g", "y\n");
+    let profile = d.write("p.profile", "include base\ninclude shell\nread ${CWD}/f\n");
+    let report = d.join("r.json");
+    let mut enforce = Sbx::new([
+        OsStr::new("enforce"),
+        OsStr::new("--report"),
+        report.as_os_str(),
+        profile.as_os_str(),
+        OsStr::new("--"),
+        OsStr::new("cat"),
+        OsStr::new("g"),
+    ])
+    .cwd(d.path());
+    // cargo's library path would be the first thing cat reads.
+    enforce.cmd.env_remove("LD_LIBRARY_PATH");
+    let out = enforce.run();
+    out.assert_code(124);
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).expect("report")).expect("json");
+    let v = &r["violations"][0];
+    assert_eq!(v["verb"], "read", "{r:#}");
+    let closest = v["closest"][0].as_str().unwrap_or("");
+    assert!(
+        closest.contains("p.profile:3: read ${CWD}/f names another file of "),
+        "{r:#}"
+    );
+    assert!(
+        out.stderr.contains("sbx: closest rule to read "),
+        "{}",
+        out.stderr
+    );
+    let summary = Sbx::new([
+        OsStr::new("report"),
+        OsStr::new("--format"),
+        OsStr::new("summary"),
+        report.as_os_str(),
+    ])
+    .run();
+    summary.assert_code(0);
+    assert!(summary.stdout.contains("closest: `"), "{}", summary.stdout);
+}

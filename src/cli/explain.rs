@@ -90,6 +90,39 @@ pub fn annotate(text: &str, traces: &[std::path::PathBuf]) -> anyhow::Result<Str
     Ok(crate::profile::render::render(&profile))
 }
 
+/// The closest rules to a violation (path accesses only), for the report and the job
+/// summary; `chain`: the violating process's program identities, oldest first.
+pub fn closest_for(
+    policy: &CompiledPolicy,
+    env: &Env,
+    v: &crate::report::Violation,
+    chain: &[Vec<u8>],
+) -> Vec<String> {
+    // `PATH` or `PATH (-> WHERE IT LEADS)`: the name as the program used it.
+    let path = v.object.split(" (-> ").next().unwrap_or(&v.object);
+    if !path.starts_with('/') {
+        return Vec::new();
+    }
+    let Ok((verb, object)) = parse_question(&v.verb, path) else {
+        return Vec::new();
+    };
+    let mut scope = if chain.is_empty() {
+        crate::policy::Scope::NONE
+    } else {
+        crate::policy::Scope::ROOT
+    };
+    for id in chain {
+        scope = scope.exec(policy.program_mask(id), policy.is_launcher(id));
+    }
+    let q = Question {
+        verb,
+        object,
+        chain: Vec::new(),
+        missing: false,
+    };
+    crate::explain::closest(policy, env, &q, scope)
+}
+
 pub fn run(a: ExplainArgs) -> anyhow::Result<u8> {
     let text = super::profile::read_profile(&a.profile)?;
     if let Some(q) = &a.check {

@@ -352,6 +352,17 @@ fn the_closest_rules_of_a_refused_access() {
         c,
         ["t.profile:1: read /srv/a.txt names another file of /srv/"]
     );
+    // A probe, a rule held by other programs.
+    let c = closest(&p, &env(), &q("read", "/opt/x"), Scope::NONE);
+    assert_eq!(
+        c,
+        ["t.profile:7: probe /opt/** admits it only while the path is missing"]
+    );
+    let c = closest(&p, &env(), &q("write", "/home/u/.npm/x"), Scope::NONE);
+    assert_eq!(
+        c[0],
+        "t.profile:6: write ${HOME}/.npm/** by npm matches, but only for the chains of its programs"
+    );
     // Nothing comes close to what is allowed.
     assert!(closest(&p2, &env(), &q("read", "/srv/a.txt"), Scope::NONE).is_empty());
 }

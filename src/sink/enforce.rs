@@ -672,6 +672,7 @@ fn task_violation(
         chain: String::new(),
         rule: None,
         profile_line: None,
+        closest: Vec::new(),
     }
 }
 
@@ -2321,6 +2322,7 @@ impl EnforceSink<'_> {
             chain: String::new(),
             rule: None,
             profile_line: None,
+            closest: Vec::new(),
         }
     }
 
