@@ -1396,9 +1396,11 @@ impl CompiledPolicy {
                 if verbs.contains(&Verb::Resolve) {
                     let mut why = Why::default();
                     let check = self.resolve_decide(name, out.explain.then_some(&mut why));
-                    let mut f = Finding::new(Verb::Resolve, name.clone(), check);
-                    f.why = why;
-                    out.push(f);
+                    if out.explain || check != Check::Allow {
+                        let mut f = Finding::new(Verb::Resolve, name.clone(), check);
+                        f.why = why;
+                        out.push(f);
+                    }
                 }
             }
             Object::Socket(addr) => {
@@ -1414,9 +1416,12 @@ impl CompiledPolicy {
                         scope,
                         out.explain.then_some(&mut why),
                     );
-                    let mut f = Finding::new(verb, sockaddr_text(addr), check);
-                    f.why = why;
-                    out.push(f);
+                    // Allowed checks cost no string (the enforce hot path), but for explain.
+                    if out.explain || check != Check::Allow {
+                        let mut f = Finding::new(verb, sockaddr_text(addr), check);
+                        f.why = why;
+                        out.push(f);
+                    }
                 }
             }
         }
