@@ -1270,8 +1270,8 @@ impl CompiledPolicy {
             EventKind::Syscall(sc) => {
                 // Targets without access are a gated call's decoded arguments (chroot's path).
                 let gated_args = sc.targets.iter().all(|t| t.access.is_empty());
-                if gated_args || is_gated(&sc.name) {
-                    let allowed = self.syscall_allowed(&sc.name);
+                let allowed = self.syscall_allowed(&sc.name);
+                if (gated_args || is_gated(&sc.name)) && (findings.explain || !allowed) {
                     let check = if allowed { Check::Allow } else { Check::NoRule };
                     let mut f = Finding::new(Verb::Syscall, sc.name.clone(), check);
                     if findings.explain {
