@@ -206,6 +206,17 @@ fn explained_workload(w: Workload, runs: usize) {
         recorded.push(w.record(root, &site, &t));
         traces.push(t);
     }
+    explained_runs(&format!("{w:?}"), root, &traces, &recorded);
+}
+
+/// The checks of recorded runs (`traces`, read into `recorded`); `root` holds the profile.
+fn explained_runs(
+    w: &str,
+    root: &Path,
+    traces: &[PathBuf],
+    recorded: &[(sbx::trace::Header, Vec<Event>)],
+) {
+    let runs = traces.len();
     let refs: Vec<&Path> = traces.iter().map(PathBuf::as_path).collect();
     let profile = root.join("p.profile");
     let text = learn_cli(&refs, &profile, &[]);
@@ -213,7 +224,7 @@ fn explained_workload(w: Workload, runs: usize) {
 
     // Totals: every event of every run, as `sbx stats --count` counts them.
     let mut total = 0u64;
-    for t in &traces {
+    for t in traces {
         let out = sbx_out(&[OsStr::new("stats"), OsStr::new("--count"), t.as_os_str()]);
         total += out.stdout.trim().parse::<u64>().expect("a count");
     }
@@ -258,7 +269,7 @@ fn explained_workload(w: Workload, runs: usize) {
         }
     }
     eprintln!(
-        "{w:?}: {} rules ({} own), {used} used, {total} events over {runs} run(s)",
+        "{w}: {} rules ({} own), {used} used, {total} events over {runs} run(s)",
         rules.len(),
         own.len()
     );
@@ -269,14 +280,14 @@ fn explained_workload(w: Workload, runs: usize) {
     let half = halved(&text);
     for (name, body) in [("learned", text.as_str()), ("halved", half.as_str())] {
         let (mut judged, mut refused, mut asked) = (0, 0, 0);
-        for (h, events) in &recorded {
+        for (h, events) in recorded {
             let policy = CompiledPolicy::load("p.profile", body, &env_of(h)).expect("loads");
             let (j, r, a) = agree(&policy, events);
             judged += j;
             refused += r;
             asked += a;
         }
-        eprintln!("{w:?} {name}: {judged} events judged, {refused} refused, {asked} questions");
+        eprintln!("{w} {name}: {judged} events judged, {refused} refused, {asked} questions");
         if name == "halved" {
             assert!(refused > 0, "half the rules removed and nothing refused");
         } else {
@@ -289,6 +300,44 @@ fn explained_workload(w: Workload, runs: usize) {
 #[test]
 fn npm_install_with_install_scripts_is_explained() {
     explained_workload(Workload::Npm { compromised: false }, 1);
+}
+
+/// Python importing a local module: the first run writes `__pycache__`, the second reads it.
+#[test]
+fn python_with_a_local_module_is_explained_over_two_runs() {
+    let d = Dir::new();
+    let work = d.join("work");
+    let home = d.join("home");
+    let tmp = d.join("tmp");
+    for p in [&work, &home, &tmp] {
+        std::fs::create_dir_all(p).unwrap();
+    }
+    std::fs::write(work.join("helper.py"), "def double(x):\n    return 2 * x\n").unwrap();
+    std::fs::write(
+        work.join("main.py"),
+        "import helper, json, tempfile\nwith open('out.json', 'w') as f:\n    json.dump(helper.double(21), f)\nwith tempfile.NamedTemporaryFile() as t:\n    t.write(b'x')\n",
+    )
+    .unwrap();
+    let envs = [
+        ("HOME", Some(home.as_os_str())),
+        ("TMPDIR", Some(tmp.as_os_str())),
+        ("LD_LIBRARY_PATH", None),
+    ];
+    let mut traces = Vec::new();
+    let mut recorded = Vec::new();
+    for i in 0..2 {
+        let t = d.join(&format!("py{i}.bin"));
+        let (out, h, ev) =
+            crate::util::record_env(&work, &t, &["/usr/bin/python3", "main.py"], &envs);
+        out.assert_code(0);
+        recorded.push((h, ev));
+        traces.push(t);
+    }
+    assert_eq!(
+        std::fs::read_to_string(work.join("out.json")).unwrap(),
+        "42"
+    );
+    explained_runs("python3", d.path(), &traces, &recorded);
 }
 
 #[test]
