@@ -472,7 +472,11 @@ fn annotated_profiles_are_stable_and_enforce_like_plain_ones() {
         d.join("a1.profile").as_os_str(),
     ]);
     diff.assert_code(0);
-    sbx_out(&[OsStr::new("check"), d.join("a1.profile").as_os_str()]).assert_code(0);
+    // Checked from the run's directory (the tests may run with HOME above it).
+    Sbx::new([OsStr::new("check"), d.join("a1.profile").as_os_str()])
+        .cwd(d.path())
+        .run()
+        .assert_code(0);
     for (h, events) in &recorded {
         let p = CompiledPolicy::load("plain", &plain, &env_of(h)).expect("plain");
         let a = CompiledPolicy::load("annotated", &a1, &env_of(h)).expect("annotated");
