@@ -223,6 +223,10 @@ pub fn github_summary(r: &Report) -> String {
             (Some(rule), _) => rules(rule),
             (None, _) => "none (see the reason)".to_string(),
         };
+        let rule = match v.closest.first() {
+            Some(c) => format!("{rule}; closest: {}", code(c)),
+            None => rule,
+        };
         s.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} |\n",
             i + 1,

@@ -492,6 +492,88 @@ struct Finding {
     verb: Verb,
     object: String,
     check: Check,
+    /// The rules that decided it (filled only for `sbx explain`: [`Findings::explain`]).
+    why: Why,
+}
+
+impl Finding {
+    fn new(verb: Verb, object: String, check: Check) -> Finding {
+        Finding {
+            verb,
+            object,
+            check,
+            why: Why::default(),
+        }
+    }
+}
+
+/// Where the checks of one decision go. The enforce hot path keeps only the checks that are
+/// not allowed; `sbx explain` ([`CompiledPolicy::explain_in`]) keeps every check with the
+/// rules that decided it.
+#[derive(Debug, Default)]
+struct Findings {
+    list: Vec<Finding>,
+    explain: bool,
+}
+
+impl Findings {
+    fn push(&mut self, f: Finding) {
+        if self.explain || f.check != Check::Allow {
+            self.list.push(f);
+        }
+    }
+}
+
+/// Which rules decided one check (indexes for [`CompiledPolicy::rule_ref`]), as the decision
+/// code found them: see [`CompiledPolicy::explain_in`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Why {
+    /// The deciding rules: the first matching allow rule (in profile order) of the verb that
+    /// allowed it, the deny rule that won, the probe rule, the `syscall` rule.
+    pub rules: Vec<usize>,
+    /// Allow rules bound to programs (`by`) that match, but whose list the caller's exec
+    /// chain does not hold.
+    pub unheld: Vec<usize>,
+    /// No rule decided it: what the run created itself admitted it ([`Provenance`]).
+    pub provenance: bool,
+    /// A `probe` rule decided it (allowed while the path is missing, or the call failed
+    /// with ENOENT).
+    pub probe: bool,
+    /// Refused by a deny rule: the allow rule it wins over (the first matching one).
+    pub overridden: Option<usize>,
+    /// `own` rules that match but do not write or create git hooks and configs
+    /// ([`owner_excluded`]).
+    pub excluded: Vec<usize>,
+}
+
+/// The outcome of one check of one verb on one object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Allow,
+    /// Allowed only while the path does not exist (a probe rule).
+    AllowIfAbsent,
+    /// No rule allows it.
+    NoRule,
+    /// A `deny` rule refuses it.
+    DenyRule,
+}
+
+/// One check of one verb on one object, with what decided it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checked {
+    pub verb: Verb,
+    /// The object in profile syntax.
+    pub object: String,
+    pub verdict: Verdict,
+    pub why: Why,
+}
+
+/// A compiled rule as the profile wrote it, and where.
+#[derive(Debug, Clone, Copy)]
+pub struct RuleInfo<'a> {
+    pub text: &'a str,
+    pub origin: &'a Origin,
+    pub span: Span,
 }
 
 /// A profile compiled for matching. Build with [`CompiledPolicy::compile`].
@@ -519,7 +601,7 @@ pub struct CompiledPolicy {
 }
 
 /// What decides one path check besides the path: the rules are fixed once compiled, so
-/// [`CompiledPolicy::glob_check`] answers the same for the same key and path.
+/// [`CompiledPolicy::glob_decide`] answers the same for the same key and path.
 type MemoKey = (Space, Verb, bool, bool, u64);
 
 /// Path check answers remembered, so a path checked again (every program opens the same
@@ -982,9 +1064,9 @@ impl CompiledPolicy {
         object: &Object,
         prov: Option<&dyn Provenance>,
     ) -> Decision {
-        let mut findings = Vec::new();
+        let mut findings = Findings::default();
         self.check_target(access, object, false, prov, scope, &mut findings);
-        self.fold(&findings)
+        self.fold(&findings.list)
     }
 
     /// [`CompiledPolicy::decide`] for a running workload: where no rule decides a read,
@@ -1040,11 +1122,7 @@ impl CompiledPolicy {
             ),
             _ => self.check_net(verb, proto, addr, scope),
         };
-        self.fold(&[Finding {
-            verb,
-            object: sockaddr_text(addr),
-            check,
-        }])
+        self.fold(&[Finding::new(verb, sockaddr_text(addr), check)])
     }
 
     /// Decide a DNS query for `name` (normalized): allowed by a `resolve` rule or by a
@@ -1052,14 +1130,14 @@ impl CompiledPolicy {
     /// a `deny resolve` rule wins. Rules with `*` or an address as host do not count.
     pub fn decide_resolve(&self, name: &str) -> Decision {
         let check = self.resolve_check(name);
-        self.fold(&[Finding {
-            verb: Verb::Resolve,
-            object: name.to_string(),
-            check,
-        }])
+        self.fold(&[Finding::new(Verb::Resolve, name.to_string(), check)])
     }
 
     fn resolve_check(&self, name: &str) -> Check {
+        self.resolve_decide(name, None)
+    }
+
+    fn resolve_decide(&self, name: &str, why: Option<&mut Why>) -> Check {
         let by_rule = |effect: Effect| {
             self.resolve
                 .iter()
@@ -1069,11 +1147,18 @@ impl CompiledPolicy {
         if let Some(i) = by_rule(Effect::Deny) {
             return Check::DenyRule(i);
         }
-        let named = self.net.iter().any(|r| {
+        let named = self.net.iter().find(|r| {
             r.effect == Effect::Allow
                 && matches!(&r.host, HostRule::Name(p) if crate::dns::name_matches(p, name))
         });
-        if named || by_rule(Effect::Allow).is_some() {
+        let allowed = by_rule(Effect::Allow);
+        if named.is_some() || allowed.is_some() {
+            if let Some(w) = why {
+                w.rules
+                    .extend(allowed.into_iter().chain(named.map(|r| r.rule)));
+                w.rules.sort_unstable();
+                w.rules.truncate(1);
+            }
             Check::Allow
         } else {
             Check::NoRule
@@ -1090,14 +1175,24 @@ impl CompiledPolicy {
     /// [`Self::decide_netlink`] for a caller whose exec chain holds `scope`.
     pub fn decide_netlink_in(&self, scope: Scope, verb: Verb, protocol: Option<u16>) -> Decision {
         let check = self.netlink_check(verb, protocol, scope);
-        self.fold(&[Finding {
+        self.fold(&[Finding::new(
             verb,
-            object: format!("netlink {}", crate::profile::netlink_name(protocol)),
+            format!("netlink {}", crate::profile::netlink_name(protocol)),
             check,
-        }])
+        )])
     }
 
     fn netlink_check(&self, verb: Verb, protocol: Option<u16>, scope: Scope) -> Check {
+        self.netlink_decide(verb, protocol, scope, None)
+    }
+
+    fn netlink_decide(
+        &self,
+        verb: Verb,
+        protocol: Option<u16>,
+        scope: Scope,
+        why: Option<&mut Why>,
+    ) -> Check {
         let matching = |effect: Effect| {
             self.net.iter().find(|r| {
                 r.effect == effect
@@ -1109,7 +1204,10 @@ impl CompiledPolicy {
         };
         if let Some(r) = matching(Effect::Deny) {
             Check::DenyRule(r.rule)
-        } else if matching(Effect::Allow).is_some() && protocol.is_some() {
+        } else if let Some(r) = matching(Effect::Allow).filter(|_| protocol.is_some()) {
+            if let Some(w) = why {
+                w.rules.push(r.rule);
+            }
             Check::Allow
         } else {
             Check::NoRule
@@ -1180,17 +1278,37 @@ impl CompiledPolicy {
         prov: Option<&dyn Provenance>,
         scope: Scope,
     ) -> Vec<(Verb, String)> {
-        let mut findings = Vec::new();
+        let mut findings = Findings::default();
+        self.event_checks(ev, is_gated, prov, scope, &mut findings);
+        findings
+            .list
+            .into_iter()
+            .filter(|f| f.check != Check::Allow)
+            .map(|f| (f.verb, f.object))
+            .collect()
+    }
+
+    /// The checks of one event ([`Self::admits_event_in`]), into `findings`.
+    fn event_checks(
+        &self,
+        ev: &Event,
+        is_gated: &dyn Fn(&str) -> bool,
+        prov: Option<&dyn Provenance>,
+        scope: Scope,
+        findings: &mut Findings,
+    ) {
         match &ev.kind {
             EventKind::Syscall(sc) => {
                 // Targets without access are a gated call's decoded arguments (chroot's path).
                 let gated_args = sc.targets.iter().all(|t| t.access.is_empty());
-                if (gated_args || is_gated(&sc.name)) && !self.syscall_allowed(&sc.name) {
-                    findings.push(Finding {
-                        verb: Verb::Syscall,
-                        object: sc.name.clone(),
-                        check: Check::NoRule,
-                    });
+                let allowed = self.syscall_allowed(&sc.name);
+                if (gated_args || is_gated(&sc.name)) && (findings.explain || !allowed) {
+                    let check = if allowed { Check::Allow } else { Check::NoRule };
+                    let mut f = Finding::new(Verb::Syscall, sc.name.clone(), check);
+                    if findings.explain {
+                        f.why.rules = self.syscall_rules(&sc.name, allowed);
+                    }
+                    findings.push(f);
                 }
                 let enoent = sc.outcome == Outcome::Errno(2);
                 for t in &sc.targets {
@@ -1203,7 +1321,7 @@ impl CompiledPolicy {
                         Object::Path(p) => Object::Path(self_view(p, ev.pid)),
                         o => o.clone(),
                     };
-                    self.check_target(t.access, &object, enoent, prov, scope, &mut findings);
+                    self.check_target(t.access, &object, enoent, prov, scope, findings);
                 }
             }
             EventKind::Exec(ex) => {
@@ -1218,16 +1336,11 @@ impl CompiledPolicy {
                     false,
                     None,
                     scope,
-                    &mut findings,
+                    findings,
                 );
             }
             EventKind::Spawn(_) | EventKind::Exit(_) | EventKind::Resolved(_) => {}
         }
-        findings
-            .into_iter()
-            .filter(|f| f.check != Check::Allow)
-            .map(|f| (f.verb, f.object))
-            .collect()
     }
 
     /// Deny rules first, then missing rules, then probes.
@@ -1274,20 +1387,20 @@ impl CompiledPolicy {
         enoent: bool,
         prov: Option<&dyn Provenance>,
         scope: Scope,
-        out: &mut Vec<Finding>,
+        out: &mut Findings,
     ) {
         let verbs = verbs_of(access);
         // The source of a rename (read and delete: an unlink is delete alone): moving a git
         // control path away (`.git/hooks` out, edited, and back) is guarded like writing it.
         let moved = access.contains(Access::Read) && access.contains(Access::Delete);
-        let anon = |out: &mut Vec<Finding>, what: &[u8]| {
+        let anon = |out: &mut Findings, what: &[u8]| {
             // Pipes, memfds, sockets: nothing to name; only exec (fileless exec) is refused.
             if verbs.contains(&Verb::Exec) {
-                out.push(Finding {
-                    verb: Verb::Exec,
-                    object: quote_if_needed(&path_to_text(what)).into_owned(),
-                    check: Check::NoRule,
-                });
+                out.push(Finding::new(
+                    Verb::Exec,
+                    quote_if_needed(&path_to_text(what)).into_owned(),
+                    Check::NoRule,
+                ));
             }
         };
         match object {
@@ -1318,13 +1431,12 @@ impl CompiledPolicy {
             Object::Text(_) | Object::Ids(_) => {}
             Object::DnsName(name) => {
                 if verbs.contains(&Verb::Resolve) {
-                    let check = self.resolve_check(name);
-                    if check != Check::Allow {
-                        out.push(Finding {
-                            verb: Verb::Resolve,
-                            object: name.clone(),
-                            check,
-                        });
+                    let mut why = Why::default();
+                    let check = self.resolve_decide(name, out.explain.then_some(&mut why));
+                    if out.explain || check != Check::Allow {
+                        let mut f = Finding::new(Verb::Resolve, name.clone(), check);
+                        f.why = why;
+                        out.push(f);
                     }
                 }
             }
@@ -1333,13 +1445,19 @@ impl CompiledPolicy {
                     if !matches!(verb, Verb::Connect | Verb::Bind | Verb::Send) {
                         continue;
                     }
-                    let check = self.check_net(verb, None, addr, scope);
-                    if check != Check::Allow {
-                        out.push(Finding {
-                            verb,
-                            object: sockaddr_text(addr),
-                            check,
-                        });
+                    let mut why = Why::default();
+                    let check = self.check_net_why(
+                        verb,
+                        None,
+                        addr,
+                        scope,
+                        out.explain.then_some(&mut why),
+                    );
+                    // Allowed checks cost no string (the enforce hot path), but for explain.
+                    if out.explain || check != Check::Allow {
+                        let mut f = Finding::new(verb, sockaddr_text(addr), check);
+                        f.why = why;
+                        out.push(f);
                     }
                 }
             }
@@ -1355,7 +1473,7 @@ impl CompiledPolicy {
         moved: bool,
         prov: Option<&dyn Provenance>,
         scope: Scope,
-        out: &mut Vec<Finding>,
+        out: &mut Findings,
     ) {
         for path in paths {
             for &verb in verbs {
@@ -1377,15 +1495,22 @@ impl CompiledPolicy {
                 } else {
                     None
                 };
-                let mut check = known.unwrap_or_else(|| {
-                    let text = path_to_text(path);
-                    let cand = Candidate::from_bytes(text.as_bytes());
-                    let check = self.glob_check(space, verb, &cand, enoent, excluded, scope);
-                    if keep {
-                        self.memo.borrow_mut().put(key, path, check);
+                let mut why = Why::default();
+                // `sbx explain` asks the same function, without the memo, for the rules.
+                let mut check = match known.filter(|_| !out.explain) {
+                    Some(check) => check,
+                    None => {
+                        let text = path_to_text(path);
+                        let cand = Candidate::from_bytes(text.as_bytes());
+                        let w = out.explain.then_some(&mut why);
+                        let check =
+                            self.glob_decide(space, verb, &cand, enoent, excluded, scope, w);
+                        if keep {
+                            self.memo.borrow_mut().put(key, path, check);
+                        }
+                        check
                     }
-                    check
-                });
+                };
                 // Owner exclusions follow the object: a write that an area or provenance
                 // would admit, into what git reads as a repository's config or hooks (a
                 // `.git` renamed away, a bare repository, a common directory), needs a rule
@@ -1399,7 +1524,8 @@ impl CompiledPolicy {
                 {
                     let text = path_to_text(path);
                     let cand = Candidate::from_bytes(text.as_bytes());
-                    let without_areas = || self.glob_check(space, verb, &cand, enoent, true, scope);
+                    let without_areas =
+                        || self.glob_decide(space, verb, &cand, enoent, true, scope, None);
                     let by_owner = match check {
                         Check::Allow => without_areas() != Check::Allow,
                         Check::NoRule | Check::IfAbsent => provenance_admits(prov, verb, path),
@@ -1407,7 +1533,9 @@ impl CompiledPolicy {
                     };
                     if by_owner && prov.git_controlled(path) {
                         git = true;
-                        check = without_areas();
+                        why = Why::default();
+                        let w = out.explain.then_some(&mut why);
+                        check = self.glob_decide(space, verb, &cand, enoent, true, scope, w);
                     }
                 }
                 // What this run created is its own: no rule needs to name it. Deny rules
@@ -1419,14 +1547,20 @@ impl CompiledPolicy {
                     && provenance_admits(prov, verb, path)
                 {
                     check = Check::Allow;
+                    why.provenance = true;
+                    why.probe = false;
+                    why.rules.clear();
                 }
-                // Allowed checks are not recorded: this is the enforce hot path.
-                if check != Check::Allow {
-                    out.push(Finding {
+                // Allowed checks are not recorded (but for `sbx explain`): this is the
+                // enforce hot path.
+                if out.explain || check != Check::Allow {
+                    let mut f = Finding::new(
                         verb,
-                        object: quote_if_needed(&path_to_text(path)).into_owned(),
+                        quote_if_needed(&path_to_text(path)).into_owned(),
                         check,
-                    });
+                    );
+                    f.why = why;
+                    out.push(f);
                 }
             }
         }
@@ -1457,7 +1591,10 @@ impl CompiledPolicy {
                 }))
     }
 
-    fn glob_check(
+    /// One check of `verb` on the name `c` against the glob rules of `space`; `why` (when
+    /// given, for `sbx explain`) says which rules decided.
+    #[allow(clippy::too_many_arguments)]
+    fn glob_decide(
         &self,
         space: Space,
         verb: Verb,
@@ -1465,6 +1602,7 @@ impl CompiledPolicy {
         enoent: bool,
         excluded: bool,
         scope: Scope,
+        mut why: Option<&mut Why>,
     ) -> Check {
         // File verbs: the path name space (unix socket paths have no implied verbs).
         let files = space == Space::Path;
@@ -1481,6 +1619,10 @@ impl CompiledPolicy {
                 .set(space, Effect::Deny, v)
                 .and_then(|s| s.first_match(c))
             {
+                if let Some(w) = why {
+                    w.rules.push(i);
+                    w.overridden = self.allowing_rule(space, implied, c, scope);
+                }
                 return Check::DenyRule(i);
             }
         }
@@ -1490,74 +1632,157 @@ impl CompiledPolicy {
             // never through an area, never through a glob.
             if matches!(verb, Verb::Write | Verb::Create | Verb::Delete) && excluded {
                 if v != Verb::Own && self.allows_exactly(space, v, c, scope) {
+                    if let Some(w) = why {
+                        w.rules.extend(self.allowing_rule(space, &[v], c, scope));
+                    }
                     return Check::Allow;
+                }
+                if let Some(w) = why.as_deref_mut() {
+                    w.excluded.extend(self.allowing_rule(space, &[v], c, scope));
                 }
                 continue;
             }
             if self.allows(space, v, c, scope) {
+                if let Some(w) = why {
+                    w.rules.extend(self.allowing_rule(space, &[v], c, scope));
+                }
                 return Check::Allow;
             }
         }
         if files {
-            if verb == Verb::Stat
-                && [Verb::Read, Verb::Write, Verb::Exec, Verb::Delete, Verb::Own]
-                    .iter()
-                    .any(|&v| self.allows(space, v, c, scope))
-            {
+            const STAT_BY: [Verb; 5] =
+                [Verb::Read, Verb::Write, Verb::Exec, Verb::Delete, Verb::Own];
+            if verb == Verb::Stat && STAT_BY.iter().any(|&v| self.allows(space, v, c, scope)) {
+                if let Some(w) = why {
+                    w.rules
+                        .extend(self.allowing_rule(space, &STAT_BY, c, scope));
+                }
                 return Check::Allow;
             }
             let probed = self.allows(space, Verb::Probe, c, scope)
                 && self
                     .set(space, Effect::Deny, Verb::Probe)
                     .is_none_or(|s| !s.is_match(c));
+            let probe_why = |w: Option<&mut Why>| {
+                if let Some(w) = w {
+                    w.rules
+                        .extend(self.allowing_rule(space, &[Verb::Probe], c, scope));
+                    w.probe = true;
+                }
+            };
             if probed && enoent {
+                probe_why(why);
                 return Check::Allow;
             }
             if probed && matches!(verb, Verb::Read | Verb::Exec | Verb::Stat) {
+                probe_why(why);
                 return Check::IfAbsent;
             }
+        }
+        if let Some(w) = why {
+            w.unheld = self.unheld_rules(space, implied, c, scope);
         }
         Check::NoRule
     }
 
+    /// The first rule in profile order, among the allow rules of `verbs` that `scope` holds,
+    /// that matches `c`: the rule that allowed a check [`Self::allows`] allowed.
+    fn allowing_rule(
+        &self,
+        space: Space,
+        verbs: &[Verb],
+        c: &Candidate<'_>,
+        scope: Scope,
+    ) -> Option<usize> {
+        verbs
+            .iter()
+            .flat_map(|&v| {
+                let open = self
+                    .set(space, Effect::Allow, v)
+                    .and_then(|s| s.first_match(c));
+                let scoped = self.scoped.get(&(space, v)).into_iter().flatten();
+                let held = scoped
+                    .filter(|(l, _)| scope.holds(*l))
+                    .filter_map(|(_, s)| s.first_match(c));
+                open.into_iter().chain(held)
+            })
+            .min()
+    }
+
+    /// The allow rules of `verbs` bound to programs that match `c` but that `scope` does not
+    /// hold, first in profile order.
+    fn unheld_rules(
+        &self,
+        space: Space,
+        verbs: &[Verb],
+        c: &Candidate<'_>,
+        scope: Scope,
+    ) -> Vec<usize> {
+        let mut out: Vec<usize> = verbs
+            .iter()
+            .filter_map(|&v| self.scoped.get(&(space, v)))
+            .flatten()
+            .filter(|(l, _)| !scope.holds(*l))
+            .filter_map(|(_, s)| s.first_match(c))
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     fn check_net(&self, verb: Verb, proto: Option<Proto>, addr: &SockAddr, scope: Scope) -> Check {
+        self.check_net_why(verb, proto, addr, scope, None)
+    }
+
+    /// [`Self::check_net`], saying in `why` (when given) which rules decided.
+    fn check_net_why(
+        &self,
+        verb: Verb,
+        proto: Option<Proto>,
+        addr: &SockAddr,
+        scope: Scope,
+        why: Option<&mut Why>,
+    ) -> Check {
         let unix_ok = proto.is_none_or(|p| p == Proto::Unix);
         match addr {
             SockAddr::Inet { addr, port } => {
-                self.inet_check(verb, proto, IpAddr::from(*addr), *port, &[], scope)
+                self.inet_decide(verb, proto, IpAddr::from(*addr), *port, &[], scope, why)
             }
-            SockAddr::Inet6 { addr, port, .. } => self.inet_check(
+            SockAddr::Inet6 { addr, port, .. } => self.inet_decide(
                 verb,
                 proto,
                 IpAddr::from(*addr).to_canonical(),
                 *port,
                 &[],
                 scope,
+                why,
             ),
             SockAddr::Unix(path) if unix_ok => {
                 let text = path_to_text(path);
-                self.glob_check(
+                self.glob_decide(
                     Space::UnixPath,
                     verb,
                     &Candidate::from_bytes(text.as_bytes()),
                     false,
                     false,
                     scope,
+                    why,
                 )
             }
             SockAddr::UnixAbstract(name) if unix_ok => {
                 let text = path_to_text(name);
-                self.glob_check(
+                self.glob_decide(
                     Space::UnixAbstract,
                     verb,
                     &Candidate::from_bytes(text.as_bytes()),
                     false,
                     false,
                     scope,
+                    why,
                 )
             }
             SockAddr::Netlink { protocol, .. } if proto.is_none_or(|p| p == Proto::Netlink) => {
-                self.netlink_check(verb, *protocol, scope)
+                self.netlink_decide(verb, *protocol, scope, why)
             }
             // Autobind or socketpair-like: reaches nothing.
             SockAddr::UnixUnnamed if unix_ok => Check::Allow,
@@ -1574,26 +1799,160 @@ impl CompiledPolicy {
         names: &[String],
         scope: Scope,
     ) -> Check {
+        self.inet_decide(verb, proto, ip, port, names, scope, None)
+    }
+
+    /// [`Self::inet_check`], saying in `why` (when given) which rules decided.
+    #[allow(clippy::too_many_arguments)]
+    fn inet_decide(
+        &self,
+        verb: Verb,
+        proto: Option<Proto>,
+        ip: IpAddr,
+        port: u16,
+        names: &[String],
+        scope: Scope,
+        why: Option<&mut Why>,
+    ) -> Check {
+        let fits = |r: &&NetRule| {
+            r.verb == verb
+                && !matches!(r.proto, Proto::Unix | Proto::Netlink)
+                && proto.is_none_or(|p| p == r.proto)
+                && r.host.matches(ip, names)
+                && r.port.is_none_or(|p| p == port)
+        };
         let matching = |effect: Effect| {
-            self.net.iter().find(|r| {
-                r.effect == effect
-                    && r.held(scope)
-                    && r.verb == verb
-                    && !matches!(r.proto, Proto::Unix | Proto::Netlink)
-                    && proto.is_none_or(|p| p == r.proto)
-                    && r.host.matches(ip, names)
-                    && r.port.is_none_or(|p| p == port)
-            })
+            self.net
+                .iter()
+                .find(|r| r.effect == effect && r.held(scope) && fits(r))
         };
         if let Some(r) = matching(Effect::Deny) {
             return Check::DenyRule(r.rule);
         }
-        if matching(Effect::Allow).is_some() {
+        if let Some(r) = matching(Effect::Allow) {
+            if let Some(w) = why {
+                w.rules.push(r.rule);
+            }
             Check::Allow
         } else {
+            if let Some(w) = why {
+                w.unheld = self
+                    .net
+                    .iter()
+                    .filter(|r| r.effect == Effect::Allow && !r.held(scope) && fits(r))
+                    .map(|r| r.rule)
+                    .collect();
+                w.unheld.dedup();
+            }
             Check::NoRule
         }
     }
+    /// How many compiled rules there are (`program` and `launcher` lines are not rules):
+    /// the indexes of [`Why::rules`] run below it.
+    pub fn rule_count(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// Compiled rule `i` as the profile wrote it, and where (file and line, or the snippet).
+    pub fn rule_info(&self, i: usize) -> Option<RuleInfo<'_>> {
+        self.rules.get(i).map(|r| RuleInfo {
+            text: &r.text,
+            origin: &r.origin,
+            span: r.span,
+        })
+    }
+
+    /// [`Self::decide_in`], with every check it made and the rules that decided each (the
+    /// same decision code: `sbx explain`). `enoent`: the call is known to have failed with
+    /// ENOENT (a probe rule then admits without condition).
+    pub fn explain_in(
+        &self,
+        scope: Scope,
+        access: AccessSet,
+        object: &Object,
+        enoent: bool,
+        prov: Option<&dyn Provenance>,
+    ) -> (Decision, Vec<Checked>) {
+        let mut findings = Findings {
+            list: Vec::new(),
+            explain: true,
+        };
+        self.check_target(access, object, enoent, prov, scope, &mut findings);
+        let decision = self.fold(&findings.list);
+        (decision, checked(findings.list))
+    }
+
+    /// [`Self::admits_event_in`], with every check it made and the rules that decided each:
+    /// the event is admitted when no check is [`Verdict::NoRule`] or [`Verdict::DenyRule`]
+    /// (an [`Verdict::AllowIfAbsent`] check is one `admits_event_in` refuses too).
+    pub fn explain_event_in(
+        &self,
+        ev: &Event,
+        is_gated: &dyn Fn(&str) -> bool,
+        prov: Option<&dyn Provenance>,
+        scope: Scope,
+    ) -> Vec<Checked> {
+        let mut findings = Findings {
+            list: Vec::new(),
+            explain: true,
+        };
+        self.event_checks(ev, is_gated, prov, scope, &mut findings);
+        checked(findings.list)
+    }
+
+    /// The `syscall NAME` rule that allows it, or the `deny syscall NAME` rule that refuses it.
+    fn syscall_rules(&self, name: &str, allowed: bool) -> Vec<usize> {
+        let want = if allowed {
+            format!("syscall {name}")
+        } else {
+            format!("deny syscall {name}")
+        };
+        self.rules
+            .iter()
+            .position(|r| r.text == want)
+            .into_iter()
+            .collect()
+    }
+
+    /// The `by` lists that hold program `name` (a `program` definition), as scope bits.
+    pub fn name_mask(&self, name: &str) -> u64 {
+        let mut mask = 0u64;
+        for (i, (names, _)) in self.lists.iter().enumerate() {
+            if i < 64 && names.iter().any(|n| n == name) {
+                mask |= 1u64 << i;
+            }
+        }
+        mask
+    }
+
+    /// Whether `name` is defined by a `program` line.
+    pub fn defines_program(&self, name: &str) -> bool {
+        self.programs.iter().any(|(n, _)| n == name)
+    }
+}
+
+/// The public form of the checks `sbx explain` collected.
+fn checked(list: Vec<Finding>) -> Vec<Checked> {
+    list.into_iter()
+        .map(|f| {
+            let mut why = f.why;
+            let verdict = match f.check {
+                Check::Allow => Verdict::Allow,
+                Check::IfAbsent => Verdict::AllowIfAbsent,
+                Check::NoRule => Verdict::NoRule,
+                Check::DenyRule(i) => {
+                    why.rules = vec![i];
+                    Verdict::DenyRule
+                }
+            };
+            Checked {
+                verb: f.verb,
+                object: f.object,
+                verdict,
+                why,
+            }
+        })
+        .collect()
 }
 
 /// Does what the run created admit `verb` on `path`? Read, write and delete of an object it

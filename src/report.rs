@@ -43,6 +43,10 @@ pub struct Violation {
     /// first line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile_line: Option<usize>,
+    /// The rules that came closest to admitting it (`sbx explain --check` says the same):
+    /// `FILE:LINE: RULE allows read here, not write`, `... names another file of DIR/`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub closest: Vec<String>,
 }
 
 impl Violation {
@@ -193,6 +197,7 @@ mod tests {
             chain: String::new(),
             rule: None,
             profile_line: None,
+            closest: Vec::new(),
         }
     }
 

@@ -15,6 +15,9 @@ mod trace_cli;
 /// Learn quality on real recorded runs: stability, portability, tightness, determinism.
 mod learn;
 
+/// sbx explain on real runs (npm, make, sh): evidence per rule, --check, learn --annotate.
+mod explain;
+
 /// Temp names of the real generators (Python, mktemp, Node, nanoid, Rust's tempfile, Go):
 /// learned from one name, the rule admits the generator's next 10,000 and no sibling.
 mod tempnames;

@@ -16,6 +16,7 @@ fn violation(verb: &str, object: &str, action: Action) -> Violation {
         chain: "node <- sh <- npm".into(),
         rule: Some(format!("{verb} {object}")),
         profile_line: Some(3),
+        closest: Vec::new(),
     }
 }
 

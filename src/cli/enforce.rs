@@ -334,6 +334,22 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
             v.profile_line = Some(p.line);
         }
     }
+    // The rules that came closest to admitting each path violation (`sbx explain --check`).
+    // On stderr for the first few violations; the report has them all.
+    const SHOWN: usize = 5;
+    for (n, v) in violations.iter_mut().take(PLACED).enumerate() {
+        let chain = done
+            .chains
+            .get(&v.pid)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        v.closest = super::explain::closest_for(&policy, &env, v, chain);
+        if super::chatty() && n < SHOWN {
+            for c in &v.closest {
+                eprintln!("sbx: closest rule to {} {}: {c}", v.verb, v.object);
+            }
+        }
+    }
     // Under GitHub Actions: one annotation per violation on the profile, where its rule goes.
     if github {
         let at = super::profile_in_repo(&a.profile).unwrap_or_else(|| profile_name.clone());

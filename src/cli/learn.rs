@@ -263,6 +263,9 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
             }
         }
     }
+    if a.annotate {
+        text = super::explain::annotate(&text, &a.traces)?;
+    }
     write_output(a.output.as_deref(), &text)?;
     Ok(exit::OK)
 }

@@ -3,6 +3,7 @@
 
 pub mod enforce;
 pub mod exit;
+pub mod explain;
 pub mod learn;
 pub mod profile;
 pub mod record;
@@ -80,6 +81,11 @@ pub enum Command {
     ///
     /// Example: sbx diff old.profile new.profile
     Diff(DiffArgs),
+    /// Why each rule of a profile is there (programs, events, examples, runs), from recorded
+    /// runs; or, with --check, which rule admits or refuses one access.
+    ///
+    /// Example: sbx explain npm.profile run1.bin run2.bin
+    Explain(ExplainArgs),
     /// List the shipped profile snippets, or print one.
     ///
     /// Example: sbx profiles node
@@ -203,6 +209,10 @@ pub struct LearnArgs {
     /// and network peers to the programs that used them.
     #[arg(long)]
     pub no_scope: bool,
+    /// Write a comment above each rule with its evidence in the traces (`# 3/3 runs; 12
+    /// events; by npm; e.g. ${HOME}/.npm/_cacache/...`, as `sbx explain` finds it).
+    #[arg(long)]
+    pub annotate: bool,
 }
 
 /// What enforce does on a violation.
@@ -290,6 +300,38 @@ pub struct ReportArgs {
 pub struct CheckArgs {
     /// The profile to check.
     pub profile: PathBuf,
+}
+
+/// What `sbx explain` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExplainFormat {
+    /// Text for a terminal or a pull request comment.
+    Text,
+    /// JSON for tools.
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExplainArgs {
+    /// The profile to explain.
+    pub profile: PathBuf,
+    /// Recorded runs (`sbx record -o`, `sbx enforce -o`) to explain it by.
+    pub traces: Vec<PathBuf>,
+    /// Which rule admits or refuses VERB on OBJECT (`read /etc/passwd`, `connect 'tcp
+    /// 10.0.0.1:443'`, `resolve example.org`); exit 0 allowed, 1 refused, 3 allowed only
+    /// while the path is missing.
+    #[arg(long, num_args = 2, value_names = ["VERB", "OBJECT"])]
+    pub check: Option<Vec<String>>,
+    /// With --check: the exec chain asking, newest first (`'npm <- bash'`): `program` names
+    /// of the profile or absolute program paths.
+    #[arg(long)]
+    pub chain: Option<String>,
+    /// With --check: the path is missing (the call fails with ENOENT).
+    #[arg(long)]
+    pub missing: bool,
+    /// Text or JSON.
+    #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
+    pub format: ExplainFormat,
 }
 
 #[derive(Debug, clap::Args)]
@@ -380,6 +422,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Enforce(a) => enforce::run(a),
         Command::Check(a) => profile::run_check(a),
         Command::Diff(a) => profile::run_diff(a),
+        Command::Explain(a) => explain::run(a),
         Command::Profiles(a) => profile::run_profiles(a),
         Command::Syscalls(a) => profile::run_syscalls(a),
         Command::Report(a) => enforce::run_report(a),

@@ -672,6 +672,7 @@ fn task_violation(
         chain: String::new(),
         rule: None,
         profile_line: None,
+        closest: Vec::new(),
     }
 }
 
@@ -2393,6 +2394,7 @@ impl EnforceSink<'_> {
             chain: String::new(),
             rule: None,
             profile_line: None,
+            closest: Vec::new(),
         }
     }
 
