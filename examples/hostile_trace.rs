@@ -21,7 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let bytes = match kind {
         "argv" => hostile::argv_bomb(n, 64 << 10, 200),
         "path" => hostile::path_bomb(n, 4000, 50),
-        "one" => hostile::one_record_bomb(n),
+        "one" => hostile::one_record_bomb(n, (n / 4).min(1 << 20)),
         "execs" => hostile::execs(n),
         _ => return Err(format!("unknown kind {kind}").into()),
     };

@@ -186,12 +186,13 @@ pub fn path_bomb(size: usize, big: usize, targets: u64) -> Vec<u8> {
     r.0
 }
 
-/// One frame of about `size` bytes: an exec whose argv names a 1 MiB string once per byte.
-pub fn one_record_bomb(size: usize) -> Vec<u8> {
+/// About `size` bytes: a `big`-byte string, then one exec whose argv names it once per byte
+/// left (at most 16 MiB of ids, the frame limit).
+pub fn one_record_bomb(size: usize, big: usize) -> Vec<u8> {
     let mut r = Raw::new();
     r.define(0, b"x");
     let mut path = b"/home/u/app/".to_vec();
-    path.resize(1 << 20, b'c');
+    path.resize(big, b'c');
     r.define(1, &path);
     let n = (size - r.0.len()).saturating_sub(32) as u64;
     r.exec_repeating(true, 0, 1, 1, n.min((16 << 20) - 32));
