@@ -224,3 +224,112 @@ fn hostile_dns_name_in_a_violation_line_is_escaped() {
         );
     }
 }
+
+/// Deterministic xorshift, so a failing input can be rebuilt from its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        usize::try_from(self.next() % u64::try_from(n.max(1)).unwrap_or(1)).unwrap_or(0)
+    }
+}
+
+/// One mutation of `seed`, of the kinds that reach deep into a length-prefixed format:
+/// byte flips, big varints (`ff ff ff 7f`), cut, duplicated and spliced ranges.
+fn mutate(rng: &mut Rng, seed: &[u8], other: &[u8]) -> Vec<u8> {
+    let mut b = seed.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        let at = rng.below(b.len());
+        match rng.below(6) {
+            0 if !b.is_empty() => b[at] ^= 1 << rng.below(8),
+            1 if !b.is_empty() => b[at] = rng.next().to_le_bytes()[0],
+            2 => {
+                let big: &[u8] = [&[0xff, 0xff, 0xff, 0x7f][..], &[0x80; 9], &[0]][rng.below(3)];
+                b.splice(at..at, big.iter().copied());
+            }
+            3 => b.truncate(at),
+            4 => {
+                let end = (at + 1 + rng.below(64)).min(b.len());
+                let chunk = b[at..end].to_vec();
+                let to = rng.below(b.len());
+                b.splice(to..to, chunk);
+            }
+            _ => {
+                let from = rng.below(other.len());
+                let end = (from + 1 + rng.below(256)).min(other.len());
+                let to = rng.below(b.len());
+                b.splice(to..to, other[from..end].iter().copied());
+            }
+        }
+    }
+    b
+}
+
+/// The stable fuzz pass CI runs (`fuzz/` has the cargo-fuzz targets for nightly): a few
+/// thousand mutations (2,000 traces, 800 profiles) of real traces and profiles through the same entry points
+/// (`sbx::fuzzing`), no panic, and what a trace expands to stays within the reader's bounds.
+#[test]
+fn fuzz_trace_and_profile_readers_bounded() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut traces: Vec<Vec<u8>> = ["small.bin", "small-v5.bin", "truncated.bin"]
+        .iter()
+        .map(|n| std::fs::read(root.join("tests/data/traces").join(n)).unwrap())
+        .collect();
+    traces.push(hostile::execs(40));
+    traces.push(hostile::argv_bomb(4096, 300, 40));
+    traces.push(hostile::path_bomb(4096, 200, 3));
+    let mut profiles: Vec<Vec<u8>> = std::fs::read_dir(root.join("profiles"))
+        .unwrap()
+        .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+        .collect();
+    profiles.sort();
+    assert!(profiles.len() >= 5 && traces.iter().all(|t| t.len() > 12));
+    for t in &traces {
+        let s = sbx::fuzzing::read_trace(t);
+        assert!(s.events > 0, "a seed reads: {s:?}");
+    }
+    let mut rng = Rng(0x5eed_f00d_cafe_0001);
+    let (mut refused, mut read) = (0, 0);
+    for i in 0..2000 {
+        let seed = &traces[i % traces.len()];
+        let other = &traces[rng.below(traces.len())];
+        let input = mutate(&mut rng, seed, other);
+        let s = sbx::fuzzing::read_trace(&input);
+        let (per_event, total) = sbx::fuzzing::trace_budget(input.len());
+        assert!(
+            s.max_event_bytes <= per_event && s.string_bytes <= total,
+            "input {i}: {s:?}"
+        );
+        if let Some(e) = &s.error {
+            assert!(
+                !e.contains('\n') && e.starts_with("byte "),
+                "input {i}: {e}"
+            );
+            refused += 1;
+        } else {
+            read += 1;
+        }
+    }
+    let (mut ok, mut bad) = (0, 0);
+    for i in 0..800 {
+        let seed = &profiles[i % profiles.len()];
+        let other = &profiles[rng.below(profiles.len())];
+        match sbx::fuzzing::parse_profile(&mutate(&mut rng, seed, other)) {
+            Ok(_) => ok += 1,
+            Err(e) => {
+                assert!(!e.is_empty(), "input {i}");
+                bad += 1;
+            }
+        }
+    }
+    eprintln!("fuzz: traces {read} read, {refused} refused; profiles {ok} ok, {bad} refused");
+    // The mutations reach both sides of each reader.
+    assert!(read > 100 && refused > 100, "{read} {refused}");
+    assert!(ok > 100 && bad > 100, "{ok} {bad}");
+}
