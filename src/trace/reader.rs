@@ -1206,6 +1206,48 @@ mod tests {
     }
 
     #[test]
+    fn an_event_naming_a_string_too_often_is_refused_before_copying() {
+        let big = vec![b'a'; 64 << 10];
+        let def = |id: u32, bytes: &[u8]| {
+            postcard::to_stdvec(&Record::DefineString { id, bytes }).expect("encode")
+        };
+        let exec = |n: usize| {
+            postcard::to_stdvec(&Record::Event(WireEvent {
+                dt: 1,
+                pid: 1,
+                tid_off: 0,
+                proc: Some(crate::trace::wire::WireProc {
+                    ppid: 0,
+                    comm: 0,
+                    exe: 0,
+                    creds: [0; 4],
+                }),
+                kind: WireKind::Exec {
+                    path: 1,
+                    argv: vec![1; n],
+                    env_names: Vec::new(),
+                    former_tid: None,
+                },
+            }))
+            .expect("encode")
+        };
+        // 250 references to 64 KiB (plus the path): under 16 MiB, read.
+        let ok = with_frames(&[def(0, b"x"), def(1, &big), exec(250)]);
+        let evs = decode(&ok).0.expect("under the bound");
+        assert_eq!(evs.len(), 1);
+        // 300: refused, one line, at the event's frame.
+        let bad = with_frames(&[def(0, b"x"), def(1, &big), exec(300)]);
+        let at = bad.len() - exec(300).len() - 2;
+        let e = decode(&bad).0.expect_err("over the bound");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "byte {at}: one event names more than 16777216 bytes of strings (a hostile trace?)"
+            )
+        );
+    }
+
+    #[test]
     fn whole_records_then_event_free_tail_is_clean() {
         // A definition with no event after it is a whole record: no truncation, no event.
         let def =
