@@ -22,6 +22,7 @@ pub mod dns;
 pub mod event;
 pub mod explain;
 pub mod filter;
+pub mod fuzzing;
 pub mod identity;
 pub mod learn;
 pub mod policy;

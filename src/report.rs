@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::show::{terminal_line, terminal_text};
+
 /// What sbx did about a violation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -61,24 +63,26 @@ impl Violation {
         format!("{}{what}", self.subject())
     }
 
-    /// The line without what was done about it (ask mode puts it as a question).
+    /// The line without what was done about it (ask mode puts it as a question). Every
+    /// field is the workload's to choose (a DNS name, a path, a comm), so each goes through
+    /// [`terminal_line`]: no control byte reaches a terminal or a CI log.
     pub fn subject(&self) -> String {
+        let line = |s: &str| terminal_line(s).into_owned();
+        let (comm, exe, chain) = (line(&self.comm), line(&self.exe), line(&self.chain));
+        let (verb, object, reason) = (line(&self.verb), line(&self.object), line(&self.reason));
         let who = if self.pid == self.tid {
-            format!("{}[{}]", self.comm, self.pid)
+            format!("{comm}[{}]", self.pid)
         } else {
-            format!("{}[{}/{}]", self.comm, self.pid, self.tid)
+            format!("{comm}[{}/{}]", self.pid, self.tid)
         };
         // The chain says who asked, when it says more than the exe does.
-        let exe_name = self.exe.rsplit('/').next().unwrap_or(&self.exe);
-        let chain = if self.chain.is_empty() || self.chain == exe_name {
+        let exe_name = exe.rsplit('/').next().unwrap_or(&exe);
+        let chain = if chain.is_empty() || chain == exe_name {
             String::new()
         } else {
-            format!("; {}", self.chain)
+            format!("; {chain}")
         };
-        format!(
-            "{who} ({}{chain}) {} {} — {}",
-            self.exe, self.verb, self.object, self.reason
-        )
+        format!("{who} ({exe}{chain}) {verb} {object} — {reason}")
     }
 
     /// The GitHub Actions workflow command for this violation
@@ -88,7 +92,8 @@ impl Violation {
     /// and `,`) are escaped as the runner requires.
     pub fn github_annotation(&self, file: &str) -> String {
         let esc = |s: &str| {
-            s.replace('%', "%25")
+            terminal_text(s)
+                .replace('%', "%25")
                 .replace('\r', "%0D")
                 .replace('\n', "%0A")
         };
@@ -222,7 +227,9 @@ mod tests {
         t.object = "/tmp/a\nb%".into();
         let a = t.github_annotation("");
         assert!(a.starts_with("::error title=sbx violation (read openat)::"));
-        assert!(a.contains("/tmp/a%0Ab%25"));
+        // A newline in a name is escaped in the line itself (`\n`); the runner's own `%0A`
+        // only separates the lines sbx writes.
+        assert!(a.contains("/tmp/a\\nb%25"), "{a}");
         assert!(!a.contains('\n'));
         // The file property: `:` and `,` escaped in property values.
         let a = t.github_annotation(".sbx/a,b:c.profile");
@@ -231,6 +238,29 @@ mod tests {
                 "::error file=.sbx/a%2Cb%3Ac.profile,title=sbx violation (read openat)::"
             ),
             "{a}"
+        );
+    }
+
+    #[test]
+    fn hostile_names_reach_no_terminal_raw() {
+        let mut t = v();
+        t.verb = "resolve".into();
+        t.object = "x.example\r\u{1b}]0;owned\u{7}\u{1b}[2K\u{9b}1A".into();
+        t.comm = "no\u{1b}[8mde".into();
+        t.exe = "/usr/bin/\u{202e}edon".into();
+        t.chain = "sh\u{8}\u{8}".into();
+        t.rule = Some("# WARNING: \u{1b}[31m\nresolve \"x\\r\"".into());
+        for text in [
+            t.line(),
+            t.subject(),
+            t.github_annotation("p\u{1b}.profile"),
+        ] {
+            assert!(!text.chars().any(crate::show::is_unsafe_char), "{text:?}");
+        }
+        assert!(
+            t.line().contains("x.example\\r\\x1b]0;owned\\x07"),
+            "{}",
+            t.line()
         );
     }
 

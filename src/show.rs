@@ -28,7 +28,8 @@ use crate::event::{
 use crate::trace::Header;
 
 /// Escape bytes C-style for display, without quotes: printable UTF-8 is kept, `"` and `\`
-/// are backslashed, controls become `\n`, `\t`, `\r` or `\xNN`, invalid UTF-8 bytes `\xNN`.
+/// are backslashed, what a terminal would act on ([`is_unsafe_char`]) becomes `\n`, `\t`,
+/// `\r` or `\xNN` per UTF-8 byte, invalid UTF-8 bytes `\xNN`.
 pub fn escape(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len());
     for chunk in bytes.utf8_chunks() {
@@ -36,15 +37,7 @@ pub fn escape(bytes: &[u8]) -> String {
             match c {
                 '"' => out.push_str("\\\""),
                 '\\' => out.push_str("\\\\"),
-                '\n' => out.push_str("\\n"),
-                '\t' => out.push_str("\\t"),
-                '\r' => out.push_str("\\r"),
-                c if c.is_control() => {
-                    let mut buf = [0u8; 4];
-                    for b in c.encode_utf8(&mut buf).bytes() {
-                        let _ = write!(out, "\\x{b:02x}");
-                    }
-                }
+                c if is_unsafe_char(c) => push_escaped(&mut out, c),
                 c => out.push(c),
             }
         }
@@ -53,6 +46,89 @@ pub fn escape(bytes: &[u8]) -> String {
         }
     }
     out
+}
+
+/// Does a terminal or a CI log act on this character instead of just showing it? C0 and C1
+/// controls (ESC, CSI, OSC, BEL, CR, backspace...), DEL, and the Unicode format characters
+/// that reorder or hide text (bidirectional overrides and isolates, zero-width characters,
+/// the byte-order mark: "Trojan Source").
+pub fn is_unsafe_char(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}'
+                | '\u{180e}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{2069}'
+                | '\u{feff}'
+                | '\u{fff9}'..='\u{fffb}'
+        )
+}
+
+/// One unsafe character, escaped: `\n`, `\t`, `\r`, else `\xNN` per UTF-8 byte.
+fn push_escaped(out: &mut String, c: char) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\t' => out.push_str("\\t"),
+        '\r' => out.push_str("\\r"),
+        c => {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                let _ = write!(out, "\\x{b:02x}");
+            }
+        }
+    }
+}
+
+/// Text made safe to print as one line of a terminal or CI log: every [`is_unsafe_char`]
+/// (newlines too) escaped as [`escape`] does, everything else (backslashes and quotes too)
+/// unchanged. The one function every name printed by sbx goes through at the end: violation
+/// lines, annotations, `show`, `stats`, `diff`. Text already escaped passes unchanged.
+pub fn terminal_line(text: &str) -> std::borrow::Cow<'_, str> {
+    terminal_safe(text, false)
+}
+
+/// [`terminal_line`] for multi-line output: newlines and tabs are kept.
+pub fn terminal_text(text: &str) -> std::borrow::Cow<'_, str> {
+    terminal_safe(text, true)
+}
+
+/// Serialized JSON made safe for a terminal: serde_json escapes C0 controls, this also DEL,
+/// C1 and the format characters of [`is_unsafe_char`], as `\uXXXX` (they occur only inside
+/// strings, where that escape reads back as the same character).
+pub fn terminal_json(json: &str) -> std::borrow::Cow<'_, str> {
+    if !json.chars().any(is_unsafe_char) {
+        return std::borrow::Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if is_unsafe_char(c) {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                let _ = write!(out, "\\u{u:04x}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+fn terminal_safe(text: &str, lines: bool) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| is_unsafe_char(c) && !(lines && matches!(c, '\n' | '\t'));
+    if !text.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if bad(c) {
+            push_escaped(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// `escape` in double quotes.
@@ -161,7 +237,7 @@ fn object(o: &Object) -> String {
         Object::Socket(a) => sockaddr(a),
         Object::Fd { fd, path } => fd_arg(*fd, path.as_deref()),
         Object::Anon(name) => format!("anon {}", quote(name)),
-        Object::DnsName(name) => format!("dns query {name}"),
+        Object::DnsName(name) => format!("dns query {}", escape(name.as_bytes())),
         Object::Text(t) => quote(t),
         Object::Ids(ids) => id_list(ids),
     }
@@ -1283,6 +1359,38 @@ impl Stats {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn terminal_safety_escapes_what_a_terminal_acts_on() {
+        // CR, ESC (CSI colour), an OSC title with BEL, C1 CSI, a bidi override, DEL.
+        let evil = "a.example\r\u{1b}[31mred\u{1b}]0;title\u{7}\u{9b}2J\u{202e}txt\u{7f}";
+        let line = terminal_line(evil);
+        assert!(!line.chars().any(is_unsafe_char), "{line}");
+        assert_eq!(
+            line,
+            "a.example\\r\\x1b[31mred\\x1b]0;title\\x07\\xc2\\x9b2J\\xe2\\x80\\xaetxt\\x7f"
+        );
+        // Idempotent, and a no-op on plain or already escaped text.
+        assert_eq!(terminal_line(&line), line);
+        assert!(matches!(
+            terminal_line("/home/u/ü\\x"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            terminal_line(&escape(evil.as_bytes())),
+            escape(evil.as_bytes())
+        );
+        // Lines keep their newlines and tabs, a one-line form does not.
+        assert_eq!(terminal_text("a\n\tb\u{1b}"), "a\n\tb\\x1b");
+        assert_eq!(terminal_line("a\nb"), "a\\nb");
+        // JSON: \uXXXX, which reads back as the same string.
+        let json = serde_json::to_string(&serde_json::json!({ "n": evil })).expect("json");
+        let safe = terminal_json(&json);
+        assert!(!safe.chars().any(is_unsafe_char), "{safe}");
+        let back: serde_json::Value = serde_json::from_str(&safe).expect("valid JSON");
+        assert_eq!(back["n"], evil);
+    }
+
     use super::*;
     use crate::event::{Creds, Exec, Exit, ProcInfo, Spawn};
 

@@ -12,6 +12,11 @@ mod show;
 /// Bad trace input, truncated traces, and the small CLI commands (check, diff, profiles).
 mod trace_cli;
 
+/// Hostile input: traces crafted to expand read within a memory bound, names with terminal
+/// control bytes printed escaped, and the bounded fuzz pass over the trace and profile
+/// readers.
+mod hostile;
+
 /// Learn quality on real recorded runs: stability, portability, tightness, determinism.
 mod learn;
 

@@ -151,7 +151,10 @@ pub fn run_diff(a: DiffArgs) -> anyhow::Result<u8> {
         }
         return Ok(exit::OK);
     }
-    let (old_text, new_text) = (render(&old), render(&new));
+    // Profiles quote what they name, but comments and C1 or bidi characters in quotes would
+    // reach the terminal as they are.
+    let safe = |p: &crate::profile::Profile| crate::show::terminal_text(&render(p)).into_owned();
+    let (old_text, new_text) = (safe(&old), safe(&new));
     let color = a.color.enabled(&std::io::stdout());
     print!(
         "{}",

@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::{ShowArgs, StatsArgs};
-use crate::show::{Filter, NameLinks, Stats, event_json, format_event};
+use crate::show::{Filter, NameLinks, Stats, event_json, format_event, terminal_line};
 use crate::trace::TraceReader;
 
 /// Open a trace, with the file name in every error.
@@ -97,14 +97,16 @@ pub fn run_show(a: ShowArgs) -> anyhow::Result<u8> {
             if !names.is_empty() {
                 v["peer_names"] = serde_json::json!(names);
             }
-            // See: tests/trace_cli.rs show_into_a_closed_pipe_is_quiet. A serde_json error
-            // hides the io::Error from main's BrokenPipe check; surface it as io::Error.
-            serde_json::to_writer(&mut out, &v).map_err(std::io::Error::from)?;
+            // Serialized first, then written: a write error stays an io::Error for main's
+            // BrokenPipe check (tests/trace_cli.rs show_into_a_closed_pipe_is_quiet).
+            let text = serde_json::to_string(&v).map_err(std::io::Error::from)?;
+            out.write_all(crate::show::terminal_json(&text).as_bytes())?;
             out.write_all(b"\n")?;
         } else if names.is_empty() {
-            writeln!(out, "{}", format_event(ev, h.arch))?;
+            writeln!(out, "{}", terminal_line(&format_event(ev, h.arch)))?;
         } else {
-            writeln!(out, "{} [{}]", format_event(ev, h.arch), names.join(", "))?;
+            let line = format!("{} [{}]", format_event(ev, h.arch), names.join(", "));
+            writeln!(out, "{}", terminal_line(&line))?;
         }
         Ok(())
     })?;
@@ -129,6 +131,7 @@ pub fn run_stats(a: StatsArgs) -> anyhow::Result<u8> {
     } else {
         stats.render(&header)
     };
+    let text = crate::show::terminal_text(&text);
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(super::exit::OK)
 }

@@ -690,7 +690,7 @@ pub fn forbidden_places(home: &[u8], vars: &[Var]) -> Vec<String> {
 
 /// The literal text a pattern segment stands for (backslash escapes removed), or `None` when
 /// it has an unescaped glob character (`*`, `?`, `[`, `{`).
-fn literal_segment(seg: &str) -> Option<String> {
+pub(super) fn literal_segment(seg: &str) -> Option<String> {
     let mut out = String::with_capacity(seg.len());
     let mut it = seg.chars();
     while let Some(c) = it.next() {

@@ -11,6 +11,7 @@
 //! events. Pure: no I/O, no clock; the same events (in any order) give the same profile.
 
 pub mod chains;
+mod cover;
 pub mod evidence;
 pub mod generalize;
 pub mod own;
@@ -239,6 +240,10 @@ pub struct Learner {
     scopes: BTreeMap<(Verb, String), BTreeSet<String>>,
     /// `program` definitions learned for identities no snippet names: (name, path glob).
     programs: BTreeMap<String, BTreeSet<String>>,
+    /// The same, by path glob; and per file-name stem the next suffix to try: an exec is
+    /// named without scanning every program learned so far (issue 39 item 8).
+    program_of_glob: std::collections::HashMap<String, String>,
+    next_suffix: std::collections::HashMap<String, usize>,
     /// The `by` lists of the base profile, to flag a widening.
     base_scoped: BTreeMap<(Verb, String), BTreeSet<String>>,
     /// Scoped rights some process without a known chain used (they stay global).
@@ -311,6 +316,8 @@ impl Learner {
             base_programs: Vec::new(),
             scopes: BTreeMap::new(),
             programs: BTreeMap::new(),
+            program_of_glob: std::collections::HashMap::new(),
+            next_suffix: std::collections::HashMap::new(),
             unscoped: BTreeSet::new(),
             base_scoped: BTreeMap::new(),
             loopback_peers: BTreeMap::new(),
@@ -532,10 +539,8 @@ impl Learner {
         {
             return name.clone();
         }
-        for (name, globs) in &self.programs {
-            if globs.contains(&g) {
-                return name.clone();
-            }
+        if let Some(name) = self.program_of_glob.get(&g) {
+            return name.clone();
         }
         let file = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
         let mut stem: String = String::from_utf8_lossy(file)
@@ -552,14 +557,24 @@ impl Learner {
         if !stem.starts_with(|c: char| c.is_ascii_alphabetic()) {
             stem.insert_str(0, "p-");
         }
-        let mut name = stem.clone();
-        let mut n = 2;
+        // Names taken stay taken: resume after the last suffix tried for this stem.
+        let mut n = self.next_suffix.get(&stem).copied().unwrap_or(2);
+        let mut name = if n > 2 {
+            format!("{stem}-{}", n - 1)
+        } else {
+            stem.clone()
+        };
         while known.contains_key(&name) || self.programs.get(&name).is_some_and(|s| !s.contains(&g))
         {
             name = format!("{stem}-{n}");
             n += 1;
         }
-        self.programs.entry(name.clone()).or_default().insert(g);
+        self.next_suffix.insert(stem, n);
+        self.programs
+            .entry(name.clone())
+            .or_default()
+            .insert(g.clone());
+        self.program_of_glob.insert(g, name.clone());
         name
     }
 
@@ -1461,21 +1476,11 @@ impl Learner {
             if matches!(verb, Verb::Write | Verb::Create | Verb::Own | Verb::Delete) {
                 collapsed = narrow_persistence(collapsed, &kept);
             }
-            // Globs with their literal directory prefix (up to the first segment with a `*`):
-            // a cheap pre-filter before the segment-wise subsumption check.
-            let wide: Vec<(&str, &String)> = collapsed
-                .iter()
-                .filter(|p| p.contains('*'))
-                .map(|w| {
-                    let star = w.find('*').unwrap_or(w.len());
-                    let cut = w[..star].rfind('/').map_or(0, |i| i + 1);
-                    (&w[..cut], w)
-                })
-                .collect();
+            // A pattern another learned glob subsumes needs no rule; the index asks only the
+            // globs that can (20,000 exec probes made the pairwise check take minutes).
+            let wide = cover::CoverIndex::new(&collapsed);
             for p in &collapsed {
-                let covered = wide.iter().any(|(prefix, w)| {
-                    *w != p && p.starts_with(prefix) && generalize::subsumes(w, p)
-                });
+                let covered = wide.covered(p);
                 if covered || (p.contains("**") && allowed(*verb, p)) {
                     continue;
                 }

@@ -966,7 +966,7 @@ fn decide_inet(
                 reason_text(verb, &reason)
             },
             match names.first() {
-                Some(n) => format!("{} ({n})", net_text(Some(proto), addr)),
+                Some(n) => format!("{} ({})", net_text(Some(proto), addr), escape(n.as_bytes())),
                 None => net_text(Some(proto), addr),
             },
         )),
@@ -989,7 +989,7 @@ pub fn object_text(o: &Object) -> String {
             None => format!("fd {fd}"),
         },
         Object::Anon(n) => escape(n),
-        Object::DnsName(n) => n.clone(),
+        Object::DnsName(n) => escape(n.as_bytes()),
         Object::Text(t) => escape(t),
         Object::Ids(ids) => format!("{ids:?}"),
     }

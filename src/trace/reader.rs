@@ -2,11 +2,16 @@
 //!
 //! Every length read from the file is bounded before anything is allocated (frames at
 //! 16 MiB, the header at 1 MiB), string ids must be defined in order before use, and no input
-//! makes it panic. A trace cut short (sbx killed mid-write) yields every whole record and then
+//! makes it panic. A string is stored once, but events carry owned copies, so what a trace
+//! may expand to is bounded too ([`Budget`]): one event at most [`MAX_EVENT_STRINGS`] bytes of
+//! strings, the whole trace at most [`EXPANSION`] times the bytes read plus
+//! [`EXPANSION_FLOOR`]. A crafted trace that names a big string by a one-byte id a million
+//! times is a one-line error, not gigabytes. A trace cut short (sbx killed mid-write) yields every whole record and then
 //! ends; [`TraceReader::truncated`] says where the cut record began so the CLI can warn.
 //! Anything else that does not decode is a one-line [`ReadError`] with the byte offset; the
 //! iterator ends after it. Pure over `Read`: no ptrace, no `/proc`.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::io::{BufReader, Read};
 use std::net::IpAddr;
@@ -53,6 +58,28 @@ pub enum ReadErrorKind {
     Corrupt(String),
     #[error("string id {0} used before definition")]
     UndefinedString(u32),
+    #[error("{0} (a hostile trace?)")]
+    Expansion(String),
+}
+
+/// Most bytes of strings one event may carry once its ids are looked up. The largest honest
+/// event is an exec: Linux caps its argv and environment at 6 MiB (3/4 of `_STK_LIM`), and
+/// a trace holds only the environment's names. Syscall events carry a few paths of at most
+/// `PATH_MAX` each.
+pub const MAX_EVENT_STRINGS: u64 = 16 << 20;
+/// Most bytes of strings a whole trace may expand to, per byte read, above
+/// [`EXPANSION_FLOOR`]. The writer's traces expand about 10 times (a path id of one to three
+/// bytes names a path of tens of bytes); a trace of nothing but renames of 4 KiB paths would
+/// be about 600.
+pub const EXPANSION: u64 = 256;
+/// Bytes of strings any trace may expand to whatever its size.
+pub const EXPANSION_FLOOR: u64 = 256 << 20;
+
+/// What the strings looked up so far cost: the current event's bytes and the trace's.
+#[derive(Debug, Default)]
+struct Budget {
+    event: Cell<u64>,
+    total: Cell<u64>,
 }
 
 /// How a varint or frame read ended.
@@ -82,6 +109,7 @@ pub struct TraceReader<R: Read> {
     done: bool,
     /// The file's format version ([`OLDEST_READ`]..=[`FORMAT_VERSION`]).
     version: u32,
+    budget: Budget,
 }
 
 /// The oldest format version this reader decodes. Version 4 differs from 5 only in what a
@@ -118,6 +146,7 @@ impl<R: Read> TraceReader<R> {
             truncated: None,
             done: false,
             version: FORMAT_VERSION,
+            budget: Budget::default(),
         };
         let mut magic = [0u8; 8];
         let n = r.read_up_to(&mut magic)?;
@@ -318,10 +347,13 @@ impl<R: Read> TraceReader<R> {
                     self.prev_args.clear();
                     None
                 }
-                Record::Event(w) => Some(self.event(w).map_err(|kind| ReadError {
-                    offset: start,
-                    kind,
-                })?),
+                Record::Event(w) => {
+                    self.budget.event.set(0);
+                    Some(self.event(w).map_err(|kind| ReadError {
+                        offset: start,
+                        kind,
+                    })?)
+                }
             };
             self.frame = frame;
             if let Some(ev) = out {
@@ -330,11 +362,30 @@ impl<R: Read> TraceReader<R> {
         }
     }
 
+    /// The bytes of string `id`, charged to the [`Budget`]; a look-up past it refuses the
+    /// event before anything is copied.
     fn s(&self, id: u32) -> Result<Vec<u8>, ReadErrorKind> {
-        self.strings
+        let bytes = self
+            .strings
             .get(id as usize)
-            .cloned()
-            .ok_or(ReadErrorKind::UndefinedString(id))
+            .ok_or(ReadErrorKind::UndefinedString(id))?;
+        let len = bytes.len() as u64;
+        let event = self.budget.event.get().saturating_add(len);
+        let total = self.budget.total.get().saturating_add(len);
+        self.budget.event.set(event);
+        self.budget.total.set(total);
+        if event > MAX_EVENT_STRINGS {
+            return Err(ReadErrorKind::Expansion(format!(
+                "one event names more than {MAX_EVENT_STRINGS} bytes of strings"
+            )));
+        }
+        if total > EXPANSION_FLOOR.saturating_add(self.offset.saturating_mul(EXPANSION)) {
+            return Err(ReadErrorKind::Expansion(format!(
+                "the events up to byte {} name {total} bytes of strings, more than {EXPANSION} times the bytes read plus {EXPANSION_FLOOR}",
+                self.offset
+            )));
+        }
+        Ok(bytes.clone())
     }
 
     fn strs(&self, ids: Vec<u32>) -> Result<Vec<Vec<u8>>, ReadErrorKind> {
@@ -1152,6 +1203,48 @@ mod tests {
             assert_eq!(e.to_string(), want);
             assert!(r.next().is_none(), "the iterator ends after an error");
         }
+    }
+
+    #[test]
+    fn an_event_naming_a_string_too_often_is_refused_before_copying() {
+        let big = vec![b'a'; 64 << 10];
+        let def = |id: u32, bytes: &[u8]| {
+            postcard::to_stdvec(&Record::DefineString { id, bytes }).expect("encode")
+        };
+        let exec = |n: usize| {
+            postcard::to_stdvec(&Record::Event(WireEvent {
+                dt: 1,
+                pid: 1,
+                tid_off: 0,
+                proc: Some(crate::trace::wire::WireProc {
+                    ppid: 0,
+                    comm: 0,
+                    exe: 0,
+                    creds: [0; 4],
+                }),
+                kind: WireKind::Exec {
+                    path: 1,
+                    argv: vec![1; n],
+                    env_names: Vec::new(),
+                    former_tid: None,
+                },
+            }))
+            .expect("encode")
+        };
+        // 250 references to 64 KiB (plus the path): under 16 MiB, read.
+        let ok = with_frames(&[def(0, b"x"), def(1, &big), exec(250)]);
+        let evs = decode(&ok).0.expect("under the bound");
+        assert_eq!(evs.len(), 1);
+        // 300: refused, one line, at the event's frame.
+        let bad = with_frames(&[def(0, b"x"), def(1, &big), exec(300)]);
+        let at = bad.len() - exec(300).len() - 2;
+        let e = decode(&bad).0.expect_err("over the bound");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "byte {at}: one event names more than 16777216 bytes of strings (a hostile trace?)"
+            )
+        );
     }
 
     #[test]

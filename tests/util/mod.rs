@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use sbx::event::Event;
 use sbx::trace::{Header, TraceReader};
 
+pub mod hostile;
 pub mod workload;
 
 /// The sbx binary built by cargo for this test run, or the one `SBX_TEST_BIN` names: how
