@@ -20,6 +20,7 @@ pub mod decode;
 pub mod diff;
 pub mod dns;
 pub mod event;
+pub mod fence;
 pub mod filter;
 pub mod identity;
 pub mod learn;
