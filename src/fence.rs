@@ -130,7 +130,10 @@ pub struct Fence {
 pub enum Kind {
     Absent,
     Dir,
-    Other,
+    /// A regular file.
+    File,
+    /// A device, fifo or socket.
+    Special,
 }
 
 /// What the fence is derived for besides the rules.
@@ -177,16 +180,9 @@ pub fn derive(resolved: &Resolved, env: &Env, extra: &Extra, kind: &dyn Fn(&str)
                     grants.push(("/".into(), right::ALL));
                     continue;
                 };
-                let mut g = path_grants(rule.verb, &expanded);
-                // A literal read of a directory lists it: nothing beneath it is read.
-                if rule.verb == Verb::Read
-                    && cut(&expanded).1
-                    && let Some((p, r)) = g.first_mut()
-                    && kind(&kernel_view(p)) == Kind::Dir
-                {
-                    *r = right::READ_DIR;
+                for one in alternatives(&expanded) {
+                    grants.extend(literal_grants(rule.verb, &one, kind));
                 }
-                grants.extend(g);
             }
             Pattern::Net {
                 proto: Proto::Unix,
@@ -260,6 +256,100 @@ pub fn derive(resolved: &Resolved, env: &Env, extra: &Extra, kind: &dyn Fn(&str)
     fence.even_name_roots();
     fence.unhandle_whole_tree();
     fence
+}
+
+/// [`path_grants`], narrowed where the glob is literal and names what exists: reading a
+/// directory lists it (nothing beneath it is read), and writing an existing device, fifo or
+/// socket makes no name (nothing can make one again without a rule for it).
+fn literal_grants(verb: Verb, glob: &str, kind: &dyn Fn(&str) -> Kind) -> Vec<(String, u64)> {
+    let mut g = path_grants(verb, glob);
+    let (root, whole) = cut(glob);
+    if !whole {
+        return g;
+    }
+    let k = kind(&kernel_view(&root));
+    // Read or run only what is there: a literal path absent now is read only if the run
+    // makes it, under a rule that makes names (and so grants reads) where it goes.
+    if k == Kind::Absent && matches!(verb, Verb::Read | Verb::Exec) {
+        return Vec::new();
+    }
+    if verb == Verb::Read
+        && k == Kind::Dir
+        && let Some((_, r)) = g.first_mut()
+    {
+        *r = right::READ_DIR;
+    }
+    if verb == Verb::Write && k == Kind::Special {
+        g.retain(|(_, r)| *r & right::NAMES == 0);
+    }
+    g
+}
+
+/// The most alternatives one glob's `{a,b}` groups expand to; past it the glob is cut at
+/// its first group instead (never narrower).
+const MAX_ALTERNATIVES: usize = 256;
+
+/// The globs a glob's `{a,b}` groups stand for (each group expanded; escapes kept).
+pub fn alternatives(glob: &str) -> Vec<String> {
+    let mut out = vec![glob.to_string()];
+    loop {
+        let mut next = Vec::new();
+        let mut changed = false;
+        for g in &out {
+            match first_group(g) {
+                Some((start, end, options)) => {
+                    changed = true;
+                    for o in options {
+                        next.push(format!("{}{}{}", &g[..start], o, &g[end + 1..]));
+                    }
+                }
+                None => next.push(g.clone()),
+            }
+        }
+        if next.len() > MAX_ALTERNATIVES {
+            return vec![glob.to_string()];
+        }
+        out = next;
+        if !changed {
+            return out;
+        }
+    }
+}
+
+/// The first top-level `{...}` group of `g`: its byte range and its options.
+fn first_group(g: &str) -> Option<(usize, usize, Vec<String>)> {
+    let b = g.as_bytes();
+    let mut i = 0;
+    let mut start = None;
+    let mut depth = 0;
+    let mut options = Vec::new();
+    let mut from = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'{' => {
+                if depth == 0 {
+                    start = Some(i);
+                    from = i + 1;
+                }
+                depth += 1;
+            }
+            b',' if depth == 1 => {
+                options.push(g[from..i].to_string());
+                from = i + 1;
+            }
+            b'}' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    options.push(g[from..i].to_string());
+                    return start.map(|s| (s, i, options));
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// The grants of one path rule: (root, rights) pairs.
@@ -460,14 +550,13 @@ mod tests {
         let set: BTreeSet<String> = existing.iter().map(|s| s.to_string()).collect();
         // Names with a dot in their last segment are files here, the rest directories.
         derive(&r, &env(), &Extra::default(), &|p| {
+            let last = p.rsplit('/').next().unwrap_or("");
             if !set.contains(p) {
                 Kind::Absent
-            } else if p
-                .rsplit('/')
-                .next()
-                .is_some_and(|l| l.contains('.') || l == "passwd" || l == "make")
-            {
-                Kind::Other
+            } else if p.starts_with("/dev/") {
+                Kind::Special
+            } else if last.contains('.') || last == "passwd" || last == "make" || last == "sh" {
+                Kind::File
             } else {
                 Kind::Dir
             }
@@ -523,7 +612,9 @@ mod tests {
             right::CONTENT | right::NAMES
         );
         assert_eq!(build & right::EXECUTE, 0);
-        // Nothing for HOME or the project beside build/.
+        // Nothing for HOME or the project beside build/; an absent literal read opens nothing.
+        let f2 = fence_of("read /etc/absent\n", ALL_DIRS);
+        assert!(f2.roots.is_empty(), "{:?}", f2.roots);
         assert!(!f.roots.contains_key("/home/u"));
         assert!(!f.roots.contains_key("/home/u/proj"));
         assert_eq!(f.handled_fs, right::ALL);
@@ -616,6 +707,25 @@ mod tests {
                 & right::EXECUTE,
             0
         );
+    }
+
+    #[test]
+    fn alternatives_are_expanded_before_the_cut() {
+        assert_eq!(
+            alternatives("/{bin,usr/bin}/{sh,bash}"),
+            vec!["/bin/sh", "/bin/bash", "/usr/bin/sh", "/usr/bin/bash"]
+        );
+        assert_eq!(alternatives("/a/\\{b,c}"), vec!["/a/\\{b,c}"]);
+        assert_eq!(alternatives("/{,usr/}lib/{a,{b,c}}").len(), 6);
+        let f = fence_of(
+            "exec /{bin,usr/bin}/{sh,make}\nwrite /dev/null\n",
+            &[ALL_DIRS, &["/bin", "/bin/sh", "/dev", "/dev/null"]].concat(),
+        );
+        assert!(!f.roots.contains_key("/"), "{:?}", f.roots);
+        assert!(f.roots.contains_key("/bin/sh") && f.roots.contains_key("/usr/bin/make"));
+        // An existing device: written, never made again.
+        assert!(!f.roots.contains_key("/dev"), "{:?}", f.roots);
+        assert_eq!(f.handled_fs, right::ALL);
     }
 
     #[test]

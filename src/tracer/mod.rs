@@ -9,6 +9,7 @@
 //! `PTRACE_LISTEN`. The loop ends when no tracee is left (`ECHILD`), like `strace -f`.
 //! This module knows nothing of profiles or traces: record and enforce differ only in the sink.
 
+pub mod caps;
 pub mod guard;
 pub mod landlock;
 pub mod memory;

@@ -3,7 +3,8 @@
 //! The parent resolves the command on `PATH` first (so the workload makes exactly one execve,
 //! the one the policy sees), builds every argument of the child's calls, then forks. The child
 //! waits on a pipe until the parent has `PTRACE_SEIZE`d it, installs the seccomp programs
-//! (without `no_new_privs` when root, so setuid programs keep working), and execs. An exec
+//! (without `no_new_privs` only with CAP_SYS_ADMIN, so setuid programs keep working for a
+//! privileged root), and execs. An exec
 //! failure travels back as an errno over a `CLOEXEC` pipe. sbx's own fds are all `CLOEXEC`, so
 //! the workload inherits exactly the fds, environment and personality it would have without sbx.
 
@@ -120,6 +121,8 @@ pub fn spawn(
         })
         .collect::<Result<_, Error>>()?;
     let as_root = nix::unistd::geteuid().is_root();
+    // Without CAP_SYS_ADMIN (a normal user, or a container's root) seccomp needs no_new_privs.
+    let privileged = super::caps::may_skip_no_new_privs();
 
     let (go_r, go_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(Error::Setup)?;
     let (st_r, st_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(Error::Setup)?;
@@ -131,7 +134,15 @@ pub fn spawn(
         ForkResult::Child => {
             drop(go_w);
             drop(st_r);
-            child(go_r, st_w, &c_path, &argv_ptrs, &fprogs, as_root, drop_caps)
+            child(
+                go_r,
+                st_w,
+                &c_path,
+                &argv_ptrs,
+                &fprogs,
+                (as_root, privileged),
+                drop_caps,
+            )
         }
         ForkResult::Parent { child } => {
             drop(go_r);
@@ -164,7 +175,7 @@ fn child(
     path: &CString,
     argv: &[*const libc::c_char],
     fprogs: &[libc::sock_fprog],
-    as_root: bool,
+    (as_root, privileged): (bool, bool),
     drop_caps: &[u32],
 ) -> ! {
     let fail = |errno: i32, code: i32| -> ! {
@@ -183,7 +194,7 @@ fn child(
     // workload would have had without sbx.
     // SAFETY: SIG_DFL is a valid disposition for SIGPIPE; no handler pointer is involved.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-    if !as_root {
+    if !privileged {
         // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) takes no pointers.
         if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
             fail(errno(), 127);
