@@ -243,9 +243,22 @@ pub fn derive(resolved: &Resolved, env: &Env, extra: &Extra, kind: &dyn Fn(&str)
     if let Some(w) = why_bind.filter(|_| fence.bind.is_none()) {
         fence.unfenced.push(format!("tcp bind: {w}"));
     }
+    let mut absent = Vec::new();
     for (root, r) in grants {
-        let root = existing(&kernel_view(&root), &exists);
-        *fence.roots.entry(root).or_default() |= r;
+        match root.strip_prefix(ABSENT) {
+            Some(p) => absent.push((existing(&kernel_view(p), &exists), r)),
+            None => {
+                let root = existing(&kernel_view(&root), &exists);
+                *fence.roots.entry(root).or_default() |= r;
+            }
+        }
+    }
+    // What the run may make and then read or run: only beneath a root where it makes names.
+    let names: Vec<String> = fence.name_roots();
+    for (root, r) in absent {
+        if names.iter().any(|n| beneath(&root, n)) {
+            *fence.roots.entry(root).or_default() |= r;
+        }
     }
     // The loaders of the programs the profile may exec.
     if fence.roots.values().any(|r| r & right::EXECUTE != 0) {
@@ -268,10 +281,14 @@ fn literal_grants(verb: Verb, glob: &str, kind: &dyn Fn(&str) -> Kind) -> Vec<(S
         return g;
     }
     let k = kind(&kernel_view(&root));
-    // Read or run only what is there: a literal path absent now is read only if the run
-    // makes it, under a rule that makes names (and so grants reads) where it goes.
+    // A literal path absent now can be read or run only once made: by the run, where a rule
+    // lets it make names (kept by `derive` only there), or by another process (not fenced
+    // open: a profile learned from a run where the path existed names it as it was).
     if k == Kind::Absent && matches!(verb, Verb::Read | Verb::Exec) {
-        return Vec::new();
+        for (p, _) in &mut g {
+            *p = format!("{ABSENT}{p}");
+        }
+        return g;
     }
     if verb == Verb::Read
         && k == Kind::Dir
@@ -284,6 +301,9 @@ fn literal_grants(verb: Verb, glob: &str, kind: &dyn Fn(&str) -> Kind) -> Vec<(S
     }
     g
 }
+
+/// Marks a grant for a literal path that is absent now (see [`literal_grants`]).
+const ABSENT: &str = "\0absent:";
 
 /// The most alternatives one glob's `{a,b}` groups expand to; past it the glob is cut at
 /// its first group instead (never narrower).
@@ -481,13 +501,16 @@ impl Fence {
     /// Give every name root (a root with `REFER`) the union of the rights of all roots that
     /// overlap a name root, so that a file moved between two places where the profile lets
     /// names change never gains rights (the kernel refuses such a move with `EXDEV`).
-    fn even_name_roots(&mut self) {
-        let names: Vec<String> = self
-            .roots
+    fn name_roots(&self) -> Vec<String> {
+        self.roots
             .iter()
             .filter(|(_, r)| *r & right::REFER != 0)
             .map(|(p, _)| p.clone())
-            .collect();
+            .collect()
+    }
+
+    fn even_name_roots(&mut self) {
+        let names = self.name_roots();
         if names.is_empty() {
             return;
         }
@@ -615,6 +638,14 @@ mod tests {
         // Nothing for HOME or the project beside build/; an absent literal read opens nothing.
         let f2 = fence_of("read /etc/absent\n", ALL_DIRS);
         assert!(f2.roots.is_empty(), "{:?}", f2.roots);
+        // ... unless the run may make it: then where it makes names.
+        let f3 = fence_of("exec ${CWD}/build/m\nwrite ${CWD}/build/**\n", ALL_DIRS);
+        assert_ne!(
+            f3.roots.get("/home/u/proj/build").copied().unwrap_or(0) & right::EXECUTE,
+            0,
+            "{:?}",
+            f3.roots
+        );
         assert!(!f.roots.contains_key("/home/u"));
         assert!(!f.roots.contains_key("/home/u/proj"));
         assert_eq!(f.handled_fs, right::ALL);

@@ -211,9 +211,12 @@ fn enter_kernel_layers(
         // sbx shares the workload's domain (tracer::landlock): its /proc reads, and
         // /etc/hosts for the DNS names of a profile that names hosts.
         let mut extra = crate::fence::Extra::default();
-        extra
-            .roots
-            .push(("/proc".into(), right::READ_FILE | right::READ_DIR));
+        // It writes the workload's memory through /proc/PID/mem (the guard region, argument
+        // copies, environment changes).
+        extra.roots.push((
+            "/proc".into(),
+            right::READ_FILE | right::READ_DIR | right::WRITE_FILE,
+        ));
         if policy.names_hosts() {
             extra.roots.push(("/etc/hosts".into(), right::READ_FILE));
         }
