@@ -252,6 +252,12 @@ fn enter_kernel_layers(
 
 fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
     check_kernel()?;
+    if a.require_fence && matches!(a.mode, Mode::Audit | Mode::Ask) {
+        anyhow::bail!(
+            "--require-fence: --mode {} sets no kernel fence",
+            format!("{:?}", a.mode).to_lowercase()
+        );
+    }
     // Ask mode needs someone to ask: refuse to start without a terminal.
     let tty = if a.mode == Mode::Ask {
         Some(
