@@ -296,8 +296,15 @@ fn literal_grants(verb: Verb, glob: &str, kind: &dyn Fn(&str) -> Kind) -> Vec<(S
     {
         *r = right::READ_DIR;
     }
-    if verb == Verb::Write && k == Kind::Special {
+    // Writing an existing device, fifo, socket or directory (its attributes) makes no name
+    // (a directory gone meanwhile would need a create rule to come back).
+    if verb == Verb::Write && matches!(k, Kind::Special | Kind::Dir) {
         g.retain(|(_, r)| *r & right::NAMES == 0);
+    }
+    // An area that exists: names change beneath it, not beside it (removing or renaming the
+    // area itself is refused by the fence: docs/security.md).
+    if verb == Verb::Own && k == Kind::Dir {
+        g = vec![(root, right::ALL & !right::EXECUTE)];
     }
     g
 }
@@ -578,7 +585,9 @@ mod tests {
                 Kind::Absent
             } else if p.starts_with("/dev/") {
                 Kind::Special
-            } else if last.contains('.') || last == "passwd" || last == "make" || last == "sh" {
+            } else if (last.contains('.') && !last.starts_with('.'))
+                || [".npmrc", "passwd", "make", "sh"].contains(&last)
+            {
                 Kind::File
             } else {
                 Kind::Dir
@@ -714,10 +723,10 @@ mod tests {
             &[ALL_DIRS, &["/home/u/proj/build/tool"]].concat(),
         );
         let tmp = f.roots.get("/tmp").copied().unwrap_or(0);
-        let proj = f.roots.get("/home/u/proj").copied().unwrap_or(0);
         let build = f.roots.get("/home/u/proj/build").copied().unwrap_or(0);
-        assert_eq!(tmp, proj);
         assert_eq!(tmp, build);
+        // The existing area makes names beneath itself only.
+        assert!(!f.roots.contains_key("/home/u/proj"), "{:?}", f.roots);
         // The exec root inside an area makes the areas executable: the price of soundness.
         assert_ne!(tmp & right::EXECUTE, 0);
         assert_ne!(tmp & right::REFER, 0);
@@ -736,6 +745,25 @@ mod tests {
                 .copied()
                 .unwrap_or(0)
                 & right::EXECUTE,
+            0
+        );
+    }
+
+    #[test]
+    fn an_existing_own_area_makes_names_beneath_it_only() {
+        let f = fence_of(
+            "own ${HOME}/.npm\n",
+            &[ALL_DIRS, &["/home/u/.npm"]].concat(),
+        );
+        assert!(!f.roots.contains_key("/home/u"), "{:?}", f.roots);
+        assert_ne!(
+            f.roots.get("/home/u/.npm").copied().unwrap_or(0) & right::REFER,
+            0
+        );
+        // Absent: made in HOME.
+        let f = fence_of("own ${HOME}/.npm\n", ALL_DIRS);
+        assert_ne!(
+            f.roots.get("/home/u").copied().unwrap_or(0) & right::MAKE_DIR,
             0
         );
     }

@@ -59,13 +59,15 @@ pub enum Layer {
 }
 
 impl Layer {
-    /// Is every part of the fence that `fence` asked for in force?
+    /// Is every part of the fence that `fence` asked for in force, and does it fence files
+    /// at all (a profile reaching `/` for every file right fences none)?
     pub fn fences_all_of(&self, fence: &Fence) -> bool {
         match self {
             Layer::Active {
                 fs, connect, bind, ..
             } => {
-                *fs & fence.handled_fs == fence.handled_fs
+                fence.handled_fs != 0
+                    && *fs & fence.handled_fs == fence.handled_fs
                     && (fence.connect.is_none() || connect.is_some())
                     && (fence.bind.is_none() || bind.is_some())
             }
