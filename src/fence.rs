@@ -301,11 +301,9 @@ fn literal_grants(verb: Verb, glob: &str, kind: &dyn Fn(&str) -> Kind) -> Vec<(S
     if verb == Verb::Write && matches!(k, Kind::Special | Kind::Dir) {
         g.retain(|(_, r)| *r & right::NAMES == 0);
     }
-    // An area that exists: names change beneath it, not beside it (removing or renaming the
-    // area itself is refused by the fence: docs/security.md).
-    if verb == Verb::Own && k == Kind::Dir {
-        g = vec![(root, right::ALL & !right::EXECUTE)];
-    }
+    // An `own` area may be removed and made again (`rm -rf clone && git clone ...`): Landlock
+    // rules hold for inodes, so a rule on the area itself would not hold for the new one. Its
+    // rights stay on its parent, even when it exists now.
     g
 }
 
@@ -724,9 +722,9 @@ mod tests {
         );
         let tmp = f.roots.get("/tmp").copied().unwrap_or(0);
         let build = f.roots.get("/home/u/proj/build").copied().unwrap_or(0);
+        let proj = f.roots.get("/home/u/proj").copied().unwrap_or(0);
         assert_eq!(tmp, build);
-        // The existing area makes names beneath itself only.
-        assert!(!f.roots.contains_key("/home/u/proj"), "{:?}", f.roots);
+        assert_eq!(tmp, proj);
         // The exec root inside an area makes the areas executable: the price of soundness.
         assert_ne!(tmp & right::EXECUTE, 0);
         assert_ne!(tmp & right::REFER, 0);
@@ -750,21 +748,16 @@ mod tests {
     }
 
     #[test]
-    fn an_existing_own_area_makes_names_beneath_it_only() {
+    fn an_own_area_makes_names_beside_it_even_when_it_exists() {
         let f = fence_of(
             "own ${HOME}/.npm\n",
             &[ALL_DIRS, &["/home/u/.npm"]].concat(),
         );
-        assert!(!f.roots.contains_key("/home/u"), "{:?}", f.roots);
-        assert_ne!(
-            f.roots.get("/home/u/.npm").copied().unwrap_or(0) & right::REFER,
-            0
-        );
-        // Absent: made in HOME.
-        let f = fence_of("own ${HOME}/.npm\n", ALL_DIRS);
-        assert_ne!(
-            f.roots.get("/home/u").copied().unwrap_or(0) & right::MAKE_DIR,
-            0
+        assert_eq!(
+            f.roots.get("/home/u").copied().unwrap_or(0) & right::NAMES,
+            right::NAMES,
+            "{:?}",
+            f.roots
         );
     }
 

@@ -5,7 +5,9 @@
 //! roots (`~/.bashrc`), and running a program outside the exec roots (`/usr/bin/base64`).
 //! Each workload (make, `pip install` of a local package, `npm install` of a local package
 //! with a postinstall script, all offline) is learned, each attack is first shown to work
-//! without sbx, then refused by the fence; the benign twin (the same step without the attack)
+//! without sbx, then refused by the fence where the learned profile lets the fence express
+//! it (make: all three; pip: the write; npm: the exec), and otherwise named by `-v` as
+//! unfenced or granted (and why: docs/security.md); the benign twin (the same step without the attack)
 //! passes under the fence with the checks off, and `--require-fence` fails closed where the
 //! fence is not in force.
 
@@ -141,7 +143,10 @@ const PIP: Workload = Workload {
 
 const NPM: Workload = Workload {
     name: "npm",
-    fenced: &["read", "write", "exec"],
+    // The `node` snippet's `own ${HOME}/.npm` may be removed and made again: Landlock rules
+    // hold for inodes, so the fence grants it on HOME, and reads and writes in HOME are the
+    // ptrace layer's (docs/security.md).
+    fenced: &["exec"],
     prep: npm_prep,
     argv: &[
         "npm",
@@ -295,20 +300,23 @@ fn attack_is_refused_by_the_fence_alone(w: &Workload) {
         if w.fenced.contains(&what) {
             assert!(stopped(what), "{}: {what} got through: {out:?}", w.name);
         } else {
-            let right = if what == "exec" {
-                "execute"
-            } else {
-                "read_file"
+            // Then -v says why: the right is unfenced, or HOME is a root that grants it.
+            let right = match what {
+                "exec" => "execute",
+                "read" => "read_file",
+                _ => "write_file",
             };
-            let line = out
-                .stderr
-                .lines()
-                .find(|l| l.starts_with("sbx: in-kernel layer: "))
-                .unwrap_or_default();
+            let home = format!("sbx: fence: {}: ", site.home().display());
+            let said = out.stderr.lines().any(|l| {
+                (l.starts_with("sbx: in-kernel layer: ")
+                    && l.contains("unfenced: filesystem rights reaching /")
+                    && l.contains(right))
+                    || (l.starts_with(&home) && l.contains(right))
+            });
             assert!(
-                line.contains("unfenced: filesystem rights reaching /") && line.contains(right),
-                "{}: {what} is neither fenced nor said unfenced: {line}",
-                w.name
+                said,
+                "{}: {what} is neither fenced nor said unfenced: {}",
+                w.name, out.stderr
             );
         }
     }
