@@ -21,6 +21,7 @@ pub mod diff;
 pub mod dns;
 pub mod event;
 pub mod explain;
+pub mod fence;
 pub mod filter;
 pub mod fuzzing;
 pub mod identity;

@@ -174,6 +174,10 @@ pub struct Report {
     /// Why sbx stopped without a workload status (exit 125, 126, 127): the message it printed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The in-kernel layers that were in force under the ptrace checks (Landlock scopes and
+    /// the fence), as `-v` prints them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layers: Option<String>,
 }
 
 impl Report {
@@ -267,6 +271,7 @@ mod tests {
     #[test]
     fn report_serializes() {
         let r = Report {
+            layers: None,
             sbx_version: "0.1.0".into(),
             command: vec!["npm".into(), "install".into()],
             profile: "npm.profile".into(),

@@ -50,6 +50,10 @@ mod ecosystems;
 /// install script that reaches for them is killed; a pipeline stage keeps its own peer.
 mod scoping;
 
+/// The kernel fence alone (issue 40): Landlock rights from learned make, pip and npm profiles
+/// refuse a secret read, a ~/.bashrc write and a stray exec with the ptrace checks off.
+mod fence;
+
 /// What CI reads: job summary, annotations at the profile line, SARIF (schema-validated),
 /// Code Quality, and the GitHub Action's steps in a simulated runner with a tool cache.
 mod ci;

@@ -22,6 +22,7 @@ fn violation(verb: &str, object: &str, action: Action) -> Violation {
 
 fn report(mode: &str, violations: Vec<Violation>) -> Report {
     Report {
+        layers: None,
         sbx_version: "0.1.0".into(),
         command: vec!["npm".into(), "ci".into(), "--foo=a b".into()],
         profile: ".sbx/npm.profile".into(),

@@ -51,6 +51,8 @@ struct Outcome {
     unused: Option<Vec<String>>,
     /// Why sbx stopped without a workload status (exit 125, 126, 127).
     error: Option<String>,
+    /// The in-kernel layers in force.
+    layers: Option<String>,
 }
 
 pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
@@ -59,12 +61,12 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
     let out = a
         .report
         .as_deref()
-        .map(super::learn::OutputFile::create)
+        .map(|p| Output::create(p, &a))
         .transpose()?;
     let sarif_out = a
         .sarif
         .as_deref()
-        .map(super::learn::OutputFile::create)
+        .map(|p| Output::create(p, &a))
         .transpose()?;
     let mut o = Outcome {
         profile: a.profile.display().to_string(),
@@ -97,6 +99,7 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
             exit_code: code,
             unused: o.unused,
             error,
+            layers: o.layers,
         };
         if let Some(out) = out {
             out.write(&(serde_json::to_string_pretty(&r)? + "\n"))?;
@@ -106,6 +109,47 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
         }
     }
     result
+}
+
+/// Where a report goes. Under the fence sbx shares the workload's Landlock domain, where it
+/// could not make or rename the file after the run: the file is then opened (made) before the
+/// run and rewritten through the held fd (not atomically), else written through a temporary
+/// file renamed into place.
+enum Output {
+    Replaced(super::learn::OutputFile),
+    Held(std::path::PathBuf, File),
+}
+
+impl Output {
+    fn create(p: &std::path::Path, a: &EnforceArgs) -> anyhow::Result<Output> {
+        if a.mode == Mode::Audit || a.mode == Mode::Ask || a.no_fence {
+            return Ok(Output::Replaced(super::learn::OutputFile::create(p)?));
+        }
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(p)
+            .with_context(|| format!("cannot write {}", p.display()))?;
+        Ok(Output::Held(p.to_path_buf(), f))
+    }
+
+    fn write(self, text: &str) -> anyhow::Result<()> {
+        match self {
+            Output::Replaced(o) => o.write(text),
+            Output::Held(p, mut f) => {
+                use std::io::Write;
+                // Not a regular file (a pipe, a terminal): nothing to truncate.
+                if f.metadata().is_ok_and(|m| m.is_file()) {
+                    f.set_len(0)
+                        .with_context(|| format!("cannot write {}", p.display()))?;
+                }
+                f.write_all(text.as_bytes())
+                    .and_then(|()| f.flush())
+                    .with_context(|| format!("cannot write {}", p.display()))
+            }
+        }
+    }
 }
 
 /// `sbx report`: a saved report rendered for CI.
@@ -139,9 +183,83 @@ pub fn run_report(a: super::ReportArgs) -> anyhow::Result<u8> {
     Ok(exit::OK)
 }
 
+/// `SBX_TEST_NO_PTRACE_CHECKS=1`, honoured in debug builds only (a release binary cannot be
+/// weakened through its environment): the enforce sink decides as in audit mode, so whatever
+/// is refused was refused by the kernel layers (the fence, seccomp's in-kernel refusals).
+fn no_ptrace_checks() -> bool {
+    cfg!(debug_assertions)
+        && std::env::var_os("SBX_TEST_NO_PTRACE_CHECKS").is_some_and(|v| v == "1")
+}
+
+/// Enter the Landlock domain (scopes and the fence) and say which layers are in force.
+/// `--require-fence` fails here (exit 125) when the fence is not in force in full.
+fn enter_kernel_layers(
+    a: &EnforceArgs,
+    profile_name: &str,
+    text: &str,
+    env: &crate::profile::vars::Env,
+    policy: &crate::policy::CompiledPolicy,
+) -> anyhow::Result<String> {
+    use crate::fence::{Kind, right};
+    // Ask mode widens the profile during the run: a fence set at the start would refuse
+    // what the user then allows.
+    let fence = if a.no_fence || a.mode == Mode::Ask {
+        None
+    } else {
+        let profile = parse_str(profile_name, text).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let resolved = crate::profile::snippets::resolve(&profile, profile_name)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        // sbx shares the workload's domain (tracer::landlock): its /proc reads, and
+        // /etc/hosts for the DNS names of a profile that names hosts.
+        let mut extra = crate::fence::Extra::default();
+        // It writes the workload's memory through /proc/PID/mem (the guard region, argument
+        // copies, environment changes).
+        extra.roots.push((
+            "/proc".into(),
+            right::READ_FILE | right::READ_DIR | right::WRITE_FILE,
+        ));
+        if policy.names_hosts() {
+            extra.roots.push(("/etc/hosts".into(), right::READ_FILE));
+        }
+        let kind = |p: &str| match std::fs::metadata(p) {
+            Err(_) => Kind::Absent,
+            Ok(m) if m.is_dir() => Kind::Dir,
+            Ok(m) if m.is_file() => Kind::File,
+            Ok(_) => Kind::Special,
+        };
+        Some(crate::fence::derive(&resolved, env, &extra, &kind))
+    };
+    let layer = crate::tracer::landlock::enter(&crate::tracer::landlock::Request {
+        abstract_unix: !policy.allows_abstract_unix(),
+        fence: fence.as_ref(),
+        no_new_privs: !crate::tracer::caps::may_skip_no_new_privs(),
+    });
+    if super::verbose() {
+        eprintln!("sbx: in-kernel layer: {layer}");
+        if let Some(f) = &fence {
+            for line in f.describe() {
+                eprintln!("sbx: fence: {line}");
+            }
+        }
+        if no_ptrace_checks() {
+            eprintln!("sbx: warning: SBX_TEST_NO_PTRACE_CHECKS: the ptrace layer blocks nothing");
+        }
+    }
+    if a.require_fence && !fence.as_ref().is_some_and(|f| layer.fences_all_of(f)) {
+        anyhow::bail!("--require-fence: the kernel fence is not in force in full: {layer}");
+    }
+    Ok(layer.to_string())
+}
+
 fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
     check_kernel()?;
     super::check_environment()?;
+    if a.require_fence && matches!(a.mode, Mode::Audit | Mode::Ask) {
+        anyhow::bail!(
+            "--require-fence: --mode {} sets no kernel fence",
+            format!("{:?}", a.mode).to_lowercase()
+        );
+    }
     // Ask mode needs someone to ask: refuse to start without a terminal.
     let tty = if a.mode == Mode::Ask {
         Some(
@@ -207,6 +325,8 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
     }
     super::describe_filter(arch, &programs, &spec);
     let sink_mode = match a.mode {
+        // Tests only (debug builds): the ptrace layer blocks nothing, to show the fence alone.
+        _ if no_ptrace_checks() => sink::Mode::Audit,
         Mode::Kill => sink::Mode::Kill,
         Mode::Deny => sink::Mode::Deny,
         Mode::Audit => sink::Mode::Audit,
@@ -238,12 +358,11 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
         s = s.record_to(RecordSink::new(arch, w));
     }
     super::note_no_new_privs();
-    // The in-kernel layer under the checks (not in audit mode, which changes nothing).
+    // Read before the fence is set: sbx's own file reads are fenced too once it is.
+    let nameservers = super::profile::nameservers();
+    // The in-kernel layers under the checks (not in audit mode, which changes nothing).
     if a.mode != Mode::Audit {
-        let layer = crate::tracer::landlock::scope_self(!policy.allows_abstract_unix());
-        if super::verbose() {
-            eprintln!("sbx: in-kernel layer: {layer}");
-        }
+        o.layers = Some(enter_kernel_layers(a, &profile_name, &text, &env, &policy)?);
     }
     let mut status = super::status::StatusSink::new(&mut s);
     // A root workload configures no network (routes, addresses, firewall: netlink writes and
@@ -284,7 +403,7 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
         let mut learner = Learner::new(LearnOptions {
             includes: profile.includes.iter().map(|i| i.name.clone()).collect(),
             base: Some(profile.clone()),
-            nameservers: super::profile::nameservers(),
+            nameservers: nameservers.clone(),
             // A profile that binds rights to programs gets its new rights bound too.
             scope: policy.has_scopes(),
             ..LearnOptions::default()

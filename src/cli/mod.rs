@@ -266,6 +266,15 @@ pub struct EnforceArgs {
     /// Prints a warning; never use it to protect anything.
     #[arg(long, hide = true)]
     pub unsafe_no_race_guard: bool,
+    /// Fail (exit 125) unless the kernel fence derived from the profile (Landlock file rights
+    /// and TCP ports) is in force in full: without it, a kernel without Landlock or with an
+    /// older ABI runs the ptrace checks alone, or a weaker fence.
+    #[arg(long)]
+    pub require_fence: bool,
+    /// Do not set the kernel fence (Landlock file rights and TCP ports derived from the
+    /// profile); the ptrace checks and the Landlock scopes stay.
+    #[arg(long, conflicts_with = "require_fence")]
+    pub no_fence: bool,
     /// The command to run, after `--`.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<OsString>,
@@ -506,11 +515,17 @@ pub fn header(arch: crate::arch::Arch, argv: &[OsString], metadata: bool) -> cra
 /// As non-root, the kernel accepts a seccomp filter only with `no_new_privs`, which disables
 /// setuid elevation in the workload: say so once.
 pub fn note_no_new_privs() {
-    if chatty() && !nix::unistd::geteuid().is_root() {
-        eprintln!(
-            "sbx: note: running as a non-root user, so the workload runs with no_new_privs: setuid programs in it (sudo, su, ping...) will not gain privileges"
-        );
+    if !chatty() || crate::tracer::caps::may_skip_no_new_privs() {
+        return;
     }
+    let who = if nix::unistd::geteuid().is_root() {
+        "as root without CAP_SYS_ADMIN"
+    } else {
+        "as a non-root user"
+    };
+    eprintln!(
+        "sbx: note: running {who}, so the workload runs with no_new_privs: setuid programs in it (sudo, su, ping...) will not gain privileges"
+    );
 }
 
 /// The profile's path from the repository's root, as CI resolves annotation and SARIF paths:

@@ -9,6 +9,7 @@
 //! `PTRACE_LISTEN`. The loop ends when no tracee is left (`ECHILD`), like `strace -f`.
 //! This module knows nothing of profiles or traces: record and enforce differ only in the sink.
 
+pub mod caps;
 pub mod facilities;
 pub mod guard;
 pub mod landlock;
@@ -82,6 +83,7 @@ fn refused_text(stage: spawn::Stage, errno: Errno) -> String {
              prctl(PR_SET_SECCOMP) in it (docker/podman run --security-opt seccomp=PROFILE)"
         ),
         Stage::NoNewPrivs => format!("the kernel refused no_new_privs for the workload ({errno})"),
+        Stage::NoCore => format!("cannot set the workload's core file limit to 0 ({errno})"),
         Stage::Capabilities => format!(
             "cannot drop the workload's network capabilities ({errno}): capset or \
              PR_CAPBSET_DROP was refused"

@@ -3,7 +3,8 @@
 //! The parent resolves the command on `PATH` first (so the workload makes exactly one execve,
 //! the one the policy sees), builds every argument of the child's calls, then forks. The child
 //! waits on a pipe until the parent has `PTRACE_SEIZE`d it, installs the seccomp programs
-//! (without `no_new_privs` when root, so setuid programs keep working), and execs. An exec
+//! (without `no_new_privs` only with CAP_SYS_ADMIN, so setuid programs keep working for a
+//! privileged root), and execs. An exec
 //! failure travels back as an errno over a `CLOEXEC` pipe. sbx's own fds are all `CLOEXEC`, so
 //! the workload inherits exactly the fds, environment and personality it would have without sbx.
 
@@ -97,14 +98,16 @@ pub enum Stage {
     NoNewPrivs,
     Capabilities,
     SeccompFilter,
+    NoCore,
 }
 
 impl Stage {
-    const ALL: [Stage; 4] = [
+    const ALL: [Stage; 5] = [
         Stage::Exec,
         Stage::NoNewPrivs,
         Stage::Capabilities,
         Stage::SeccompFilter,
+        Stage::NoCore,
     ];
     fn code(self) -> u32 {
         match self {
@@ -112,6 +115,7 @@ impl Stage {
             Stage::NoNewPrivs => 1,
             Stage::Capabilities => 2,
             Stage::SeccompFilter => 3,
+            Stage::NoCore => 4,
         }
     }
     fn from_code(c: u32) -> Stage {
@@ -154,6 +158,8 @@ pub fn spawn(
         })
         .collect::<Result<_, Error>>()?;
     let as_root = nix::unistd::geteuid().is_root();
+    // Without CAP_SYS_ADMIN (a normal user, or a container's root) seccomp needs no_new_privs.
+    let privileged = super::caps::may_skip_no_new_privs();
 
     let (go_r, go_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(Error::Setup)?;
     let (st_r, st_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(Error::Setup)?;
@@ -165,7 +171,15 @@ pub fn spawn(
         ForkResult::Child => {
             drop(go_w);
             drop(st_r);
-            child(go_r, st_w, &c_path, &argv_ptrs, &fprogs, as_root, drop_caps)
+            child(
+                go_r,
+                st_w,
+                &c_path,
+                &argv_ptrs,
+                &fprogs,
+                (as_root, privileged),
+                drop_caps,
+            )
         }
         ForkResult::Parent { child } => {
             drop(go_r);
@@ -198,7 +212,7 @@ fn child(
     path: &CString,
     argv: &[*const libc::c_char],
     fprogs: &[libc::sock_fprog],
-    as_root: bool,
+    (as_root, privileged): (bool, bool),
     drop_caps: &[u32],
 ) -> ! {
     let fail_at = |stage: Stage, errno: i32, code: i32| -> ! {
@@ -230,9 +244,9 @@ fn child(
     };
     // SAFETY: `no_core` is a live rlimit the kernel only reads.
     if unsafe { libc::setrlimit(libc::RLIMIT_CORE, &no_core) } != 0 {
-        fail(errno(), 127);
+        fail_at(Stage::NoCore, errno(), 125);
     }
-    if !as_root {
+    if !privileged {
         // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) takes no pointers.
         if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
             fail_at(Stage::NoNewPrivs, errno(), 125);
