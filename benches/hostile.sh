@@ -37,8 +37,10 @@ for t in one-1m argv-1m path-1m one-16m execs-20k; do
     rc=$?
     set -e
     read -r wall kib < <(tail -1 "$tmp/time")
-    [ $rc -eq 124 ] && rc="timeout ${TIMEOUT}s"
-    [ $rc = 134 ] && rc="134 (allocation failed)"
+    case $rc in
+      124) rc="timeout ${TIMEOUT}s" ;;
+      134) rc="134 (allocation failed)" ;;
+    esac
     echo "| $t | $(stat -c %s "$f") | $c | $wall | $((kib / 1024)) | $rc |"
   done
 done
