@@ -251,3 +251,136 @@ fn refused_features_name_themselves() {
         assert_eq!(partials, 0, "{set}: a partial trace was left");
     }
 }
+
+/// Root without CAP_SYS_ADMIN (a container's root: GitLab's Docker executor, GitHub
+/// `container:` jobs, Kubernetes pods): sbx sets no_new_privs on the workload, as for a normal
+/// user, and says so; record -> learn -> enforce holds, and the step's secret read is killed
+/// (first shown to work without sbx). Before issue 41 every run ended "cannot execute" (126).
+#[test]
+fn root_without_cap_sys_admin_runs_with_no_new_privs() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("SKIPPED: needs root (the suite runs as root in CI)");
+        return;
+    }
+    let d = open_dir();
+    d.write("ok.txt", "fine\n");
+    let secret = d.write("secret.txt", "TOPSECRET\n");
+    let drop = |args: &[&str]| {
+        let mut c = Command::new("setpriv");
+        c.args(["--bounding-set=-sys_admin", "--inh-caps=-sys_admin", "--"])
+            .arg(sbx_bin())
+            .args(args)
+            .current_dir(d.path())
+            .env("HOME", d.path());
+        run_guarded(c, Duration::from_secs(60))
+    };
+    let attack = format!("cat ok.txt; cat {}", secret.display());
+    let mut bare = Command::new("setpriv");
+    bare.args([
+        "--bounding-set=-sys_admin",
+        "--inh-caps=-sys_admin",
+        "--",
+        "sh",
+        "-c",
+    ])
+    .arg(&attack)
+    .current_dir(d.path());
+    let bare = run_guarded(bare, Duration::from_secs(30));
+    bare.assert_code(0);
+    assert!(bare.stdout.contains("TOPSECRET"));
+
+    let rec = drop(&[
+        "-v",
+        "record",
+        "-o",
+        "t.bin",
+        "--",
+        "sh",
+        "-c",
+        "cat ok.txt",
+    ]);
+    rec.assert_code(0);
+    assert!(
+        rec.stderr.contains("CAP_SYS_ADMIN no") && rec.stderr.contains("no_new_privs"),
+        "{}",
+        rec.stderr
+    );
+    drop(&["learn", "t.bin", "-o", "p.profile"]).assert_code(0);
+    let ok = drop(&["enforce", "p.profile", "--", "sh", "-c", "cat ok.txt"]);
+    ok.assert_code(0);
+    assert_eq!(ok.stdout, "fine\n");
+    for mode in ["kill", "deny"] {
+        let bad = drop(&[
+            "enforce",
+            "--mode",
+            mode,
+            "p.profile",
+            "--",
+            "sh",
+            "-c",
+            &attack,
+        ]);
+        bad.assert_code(124);
+        assert!(!bad.stdout.contains("TOPSECRET"), "{mode}: {bad:?}");
+    }
+}
+
+/// Landlock refused by the profile sbx runs under: the run goes on under the ptrace checks,
+/// `-v` names the refusal (not "absent"), and `--require-fence` fails closed with it.
+#[test]
+fn refused_landlock_is_named_and_require_fence_fails_closed() {
+    let d = open_dir();
+    d.write("ok.txt", "fine\n");
+    let rec = sbx_as(
+        None,
+        None,
+        d.path(),
+        &["record", "-o", "t.bin", "--", "sh", "-c", "cat ok.txt"],
+    );
+    rec.assert_code(0);
+    Command::new(sbx_bin())
+        .args(["learn", "t.bin", "-o", "p.profile"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    let run = sbx_as(
+        None,
+        Some("landlock"),
+        d.path(),
+        &["-v", "enforce", "p.profile", "--", "sh", "-c", "cat ok.txt"],
+    );
+    run.assert_code(0);
+    assert!(
+        run.stderr
+            .contains("Landlock is refused by the seccomp profile"),
+        "{}",
+        run.stderr
+    );
+    let strict = sbx_as(
+        None,
+        Some("landlock"),
+        d.path(),
+        &[
+            "enforce",
+            "--require-fence",
+            "p.profile",
+            "--",
+            "sh",
+            "-c",
+            "cat ok.txt",
+        ],
+    );
+    assert_eq!(strict.code, Some(125), "{strict:?}");
+    let errors: Vec<&str> = strict
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("sbx: error:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{}", strict.stderr);
+    assert!(
+        errors[0].contains("Landlock is refused"),
+        "{}",
+        strict.stderr
+    );
+    assert!(strict.stdout.is_empty(), "the workload must not start");
+}

@@ -224,8 +224,24 @@ fn try_kcmp() -> Answer {
     }
 }
 
+/// Why Landlock cannot be used here, in one phrase, from how the version query was refused.
+pub fn landlock_refusal(errno: i32) -> String {
+    match errno {
+        libc::ENOSYS => "Landlock is not in this kernel".into(),
+        libc::EOPNOTSUPP => "Landlock is built into this kernel but disabled at boot (lsm=)".into(),
+        libc::EPERM => "Landlock is refused by the seccomp profile sbx runs under (a \
+                        container's: allow landlock_create_ruleset, landlock_add_rule and \
+                        landlock_restrict_self)"
+            .into(),
+        e => format!(
+            "Landlock's version query failed ({})",
+            nix::errno::Errno::from_raw(e)
+        ),
+    }
+}
+
 /// `landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)`.
-fn try_landlock() -> Result<i64, i32> {
+pub fn try_landlock() -> Result<i64, i32> {
     const VERSION: libc::c_ulong = 1;
     // SAFETY: with a NULL attribute, size 0 and the VERSION flag the kernel reads no memory.
     let r = unsafe {

@@ -160,7 +160,11 @@ pub fn abi() -> Option<i64> {
 /// in the domain `req` describes.
 pub fn enter(req: &Request<'_>) -> Layer {
     let Some(abi) = abi() else {
-        return Layer::Unavailable("Landlock is not enabled in this kernel".into());
+        let why = match super::facilities::try_landlock() {
+            Err(e) => super::facilities::landlock_refusal(e),
+            Ok(v) => format!("Landlock ABI {v} lacks what sbx asks of it"),
+        };
+        return Layer::Unavailable(why);
     };
     match build_and_restrict(req, abi) {
         Ok(layer) => layer,
