@@ -63,6 +63,17 @@ fn sbx_as(user: Option<u32>, deny: Option<&str>, dir: &Path, args: &[&str]) -> O
     run_as(user, deny, dir, sbx_bin(), args)
 }
 
+/// The one `sbx: error:` line of a run that failed as it should (exactly one, asserted).
+fn one_error_line(out: &Output) -> &str {
+    let errors: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("sbx: error:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{}", out.stderr);
+    errors[0]
+}
+
 fn who(user: Option<u32>) -> &'static str {
     if user.is_some() {
         "nobody"
@@ -109,15 +120,9 @@ fn a_refused_pidfd_getfd_fails_closed_and_names_the_option() {
         );
         for (what, out) in [("record", &rec), ("enforce", &enf)] {
             assert_eq!(out.code, Some(125), "{what} as {}: {out:?}", who(user));
-            let errors: Vec<&str> = out
-                .stderr
-                .lines()
-                .filter(|l| l.starts_with("sbx: error:"))
-                .collect();
-            assert_eq!(errors.len(), 1, "{what}: {}", out.stderr);
+            let error = one_error_line(out);
             assert!(
-                errors[0].contains("pidfd_getfd is refused")
-                    && errors[0].contains("--cap-add SYS_PTRACE"),
+                error.contains("pidfd_getfd is refused") && error.contains("--cap-add SYS_PTRACE"),
                 "{what}: {}",
                 out.stderr
             );
@@ -225,13 +230,8 @@ fn refused_features_name_themselves() {
             ],
         );
         assert_eq!(out.code, Some(125), "{set}: {out:?}");
-        let errors: Vec<&str> = out
-            .stderr
-            .lines()
-            .filter(|l| l.starts_with("sbx: error:"))
-            .collect();
-        assert_eq!(errors.len(), 1, "{set}: {}", out.stderr);
-        assert!(errors[0].contains(says), "{set}: {}", out.stderr);
+        let error = one_error_line(&out);
+        assert!(error.contains(says), "{set}: {}", out.stderr);
         assert!(
             !out.stderr.contains("cannot execute"),
             "{set}: {}",
@@ -371,16 +371,7 @@ fn refused_landlock_is_named_and_require_fence_fails_closed() {
         ],
     );
     assert_eq!(strict.code, Some(125), "{strict:?}");
-    let errors: Vec<&str> = strict
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("sbx: error:"))
-        .collect();
-    assert_eq!(errors.len(), 1, "{}", strict.stderr);
-    assert!(
-        errors[0].contains("Landlock is refused"),
-        "{}",
-        strict.stderr
-    );
+    let error = one_error_line(&strict);
+    assert!(error.contains("Landlock is refused"), "{}", strict.stderr);
     assert!(strict.stdout.is_empty(), "the workload must not start");
 }

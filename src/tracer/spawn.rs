@@ -282,19 +282,6 @@ fn child(
 /// ambient set, and the effective, permitted and inheritable sets. Raw syscalls only: runs in
 /// the forked child.
 fn drop_capabilities(caps: &[u32]) -> Result<(), ()> {
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: i32,
-    }
-    #[repr(C)]
-    #[derive(Clone, Copy)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    const VERSION_3: u32 = 0x2008_0522;
     for &cap in caps {
         // SAFETY: prctl(PR_CAPBSET_DROP, cap) and prctl(PR_CAP_AMBIENT, LOWER, cap) take
         // integers, no pointers.
@@ -312,20 +299,7 @@ fn drop_capabilities(caps: &[u32]) -> Result<(), ()> {
             )
         };
     }
-    let mut hdr = Header {
-        version: VERSION_3,
-        pid: 0,
-    };
-    let mut data = [Data {
-        effective: 0,
-        permitted: 0,
-        inheritable: 0,
-    }; 2];
-    // SAFETY: `hdr` and `data` are live, correctly laid out for capability version 3 (two
-    // data words); the kernel writes at most the two entries.
-    if unsafe { libc::syscall(libc::SYS_capget, &raw mut hdr, data.as_mut_ptr()) } != 0 {
-        return Err(());
-    }
+    let (mut hdr, mut data) = super::caps::get().ok_or(())?;
     for &cap in caps {
         let (word, bit) = ((cap / 32) as usize, 1u32 << (cap % 32));
         if let Some(d) = data.get_mut(word) {
@@ -334,7 +308,8 @@ fn drop_capabilities(caps: &[u32]) -> Result<(), ()> {
             d.inheritable &= !bit;
         }
     }
-    // SAFETY: as above; the kernel reads the header and the two entries.
+    // SAFETY: `hdr` and `data` are live locals laid out as capability version 3 expects
+    // (`caps::get`); the kernel reads the header and the two entries.
     if unsafe { libc::syscall(libc::SYS_capset, &raw mut hdr, data.as_ptr()) } != 0 {
         return Err(());
     }
