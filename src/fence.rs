@@ -181,6 +181,12 @@ pub fn derive(resolved: &Resolved, env: &Env, extra: &Extra, kind: &dyn Fn(&str)
                     continue;
                 };
                 for one in alternatives(&expanded) {
+                    if rule.verb == Verb::Own
+                        && let Some(area) = home_area(&one, env)
+                    {
+                        grants.push((area, right::ALL & !right::EXECUTE));
+                        continue;
+                    }
                     grants.extend(literal_grants(rule.verb, &one, kind));
                 }
             }
@@ -305,6 +311,56 @@ fn literal_grants(verb: Verb, glob: &str, kind: &dyn Fn(&str) -> Kind) -> Vec<(S
     // rules hold for inodes, so a rule on the area itself would not hold for the new one. Its
     // rights stay on its parent, even when it exists now.
     g
+}
+
+/// An `own` area named exactly in HOME, outside the work tree and TMPDIR (`own
+/// ${HOME}/.npm`, `own ${HOME}/.cache/pip`): its rights go on the area itself, not on its
+/// parent, so owning a tool's cache does not open HOME (its rc files, `~/.ssh`). The caller
+/// makes the area before the fence when it is missing ([`areas_to_make`]); a workload that
+/// removes such an area and makes it again is refused by the kernel (EACCES), which tools do
+/// not do to their caches (docs/security.md). Areas in the work tree or TMPDIR (a clone the
+/// step removes and clones again) keep their rights on the parent.
+fn home_area(glob: &str, env: &Env) -> Option<String> {
+    let (root, whole) = cut(glob);
+    let home = env.home.trim_end_matches('/');
+    let tmp = env.tmpdir.trim_end_matches('/');
+    let cwd = env.cwd.trim_end_matches('/');
+    (whole
+        && !home.is_empty()
+        && root != home
+        && beneath(&root, home)
+        && !beneath(&root, cwd)
+        && !beneath(cwd, &root)
+        && !beneath(&root, tmp)
+        && !beneath(tmp, &root)
+        && kernel_view(&root) == root)
+        .then_some(root)
+}
+
+/// The `own` areas in HOME whose rights the fence puts on the area itself ([`home_area`]):
+/// the caller makes the missing ones (as the workload would on first use) before the fence
+/// is derived, so their rights have an inode to hold to.
+pub fn areas_to_make(resolved: &Resolved, env: &Env) -> Vec<String> {
+    let mut out = Vec::new();
+    for (rule, _) in &resolved.rules {
+        if rule.effect != Effect::Allow || rule.verb != Verb::Own {
+            continue;
+        }
+        let Pattern::Path(p) = &rule.pattern else {
+            continue;
+        };
+        let Ok(expanded) = expand(p, env) else {
+            continue;
+        };
+        out.extend(
+            alternatives(&expanded)
+                .iter()
+                .filter_map(|one| home_area(one, env)),
+        );
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// Marks a grant for a literal path that is absent now (see [`literal_grants`]).
@@ -748,17 +804,42 @@ mod tests {
     }
 
     #[test]
-    fn an_own_area_makes_names_beside_it_even_when_it_exists() {
+    fn an_own_area_in_home_holds_its_own_rights_and_one_in_the_work_tree_its_parents() {
+        // A tool's cache in HOME: the area itself, HOME gains nothing (its rc files, ~/.ssh).
         let f = fence_of(
             "own ${HOME}/.npm\n",
             &[ALL_DIRS, &["/home/u/.npm"]].concat(),
         );
         assert_eq!(
-            f.roots.get("/home/u").copied().unwrap_or(0) & right::NAMES,
+            f.roots.get("/home/u/.npm").copied().unwrap_or(0),
+            right::ALL & !right::EXECUTE,
+            "{:?}",
+            f.roots
+        );
+        assert!(!f.roots.contains_key("/home/u"), "{:?}", f.roots);
+        let resolved = |text: &str| {
+            let p = parse_str("t.profile", text).expect("parse");
+            resolve_with(&p, "t.profile", &|_| None).expect("resolve")
+        };
+        assert_eq!(
+            areas_to_make(
+                &resolved("own ${HOME}/.npm\nown ${HOME}/.cache/{pip,uv}\n"),
+                &env()
+            ),
+            vec!["/home/u/.cache/pip", "/home/u/.cache/uv", "/home/u/.npm"]
+        );
+        // A clone in the work tree may be removed and cloned again: names beside it.
+        let f = fence_of(
+            "own ${CWD}/clone\n",
+            &[ALL_DIRS, &["/home/u/proj/clone"]].concat(),
+        );
+        assert_eq!(
+            f.roots.get("/home/u/proj").copied().unwrap_or(0) & right::NAMES,
             right::NAMES,
             "{:?}",
             f.roots
         );
+        assert!(areas_to_make(&resolved("own ${CWD}/clone\nown ${HOME}/**\n"), &env()).is_empty());
     }
 
     #[test]

@@ -143,10 +143,9 @@ const PIP: Workload = Workload {
 
 const NPM: Workload = Workload {
     name: "npm",
-    // The `node` snippet's `own ${HOME}/.npm` may be removed and made again: Landlock rules
-    // hold for inodes, so the fence grants it on HOME, and reads and writes in HOME are the
-    // ptrace layer's (docs/security.md).
-    fenced: &["exec"],
+    // The `node` snippet's `own ${HOME}/.npm` holds its own rights (made before the fence
+    // when missing): HOME's rc files and ~/.ssh stay fenced.
+    fenced: &["read", "write", "exec"],
     prep: npm_prep,
     argv: &[
         "npm",
@@ -169,10 +168,9 @@ impl Site {
         let dir = Dir::new();
         dir.write("home/.ssh/id_rsa", "s3cret-key\n");
         dir.write("home/.bashrc", "# rc\n");
-        // The tools' caches exist, as on a machine that ran them before (a cache area that
-        // does not exist yet is fenced open from its nearest existing ancestor, HOME).
+        // pip's cache exists, as on a machine that ran it before; npm's does not (sbx makes
+        // the `own ${HOME}/.npm` area before the fence).
         std::fs::create_dir_all(dir.join("home/.cache/pip")).unwrap();
-        std::fs::create_dir_all(dir.join("home/.npm")).unwrap();
         // Not the system's /tmp: the test's HOME lies under it, and a profile's TMPDIR area
         // is writable under the fence.
         std::fs::create_dir_all(dir.join("tmp")).unwrap();
