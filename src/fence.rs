@@ -315,11 +315,13 @@ fn literal_grants(verb: Verb, glob: &str, kind: &dyn Fn(&str) -> Kind) -> Vec<(S
 
 /// An `own` area named exactly in HOME, outside the work tree and TMPDIR (`own
 /// ${HOME}/.npm`, `own ${HOME}/.cache/pip`): its rights go on the area itself, not on its
-/// parent, so owning a tool's cache does not open HOME (its rc files, `~/.ssh`). The caller
-/// makes the area before the fence when it is missing ([`areas_to_make`]); a workload that
-/// removes such an area and makes it again is refused by the kernel (EACCES), which tools do
-/// not do to their caches (docs/security.md). Areas in the work tree or TMPDIR (a clone the
-/// step removes and clones again) keep their rights on the parent.
+/// parent, so owning a tool's cache does not open HOME (its rc files, `~/.ssh`). Only where
+/// the area exists when the fence is set (a rule holds for an inode): a missing one moves its
+/// rights up to its nearest existing ancestor, as any root does (sbx does not make it: an
+/// area may be a file, such as cargo's `.package-cache` lock). A workload that removes an
+/// existing area and makes it again is refused by the kernel (EACCES), which tools do not do
+/// to their caches (docs/security.md). Areas in the work tree or TMPDIR (a clone the step
+/// removes and clones again) keep their rights on the parent.
 fn home_area(glob: &str, env: &Env) -> Option<String> {
     let (root, whole) = cut(glob);
     let home = env.home.trim_end_matches('/');
@@ -335,32 +337,6 @@ fn home_area(glob: &str, env: &Env) -> Option<String> {
         && !beneath(tmp, &root)
         && kernel_view(&root) == root)
         .then_some(root)
-}
-
-/// The `own` areas in HOME whose rights the fence puts on the area itself ([`home_area`]):
-/// the caller makes the missing ones (as the workload would on first use) before the fence
-/// is derived, so their rights have an inode to hold to.
-pub fn areas_to_make(resolved: &Resolved, env: &Env) -> Vec<String> {
-    let mut out = Vec::new();
-    for (rule, _) in &resolved.rules {
-        if rule.effect != Effect::Allow || rule.verb != Verb::Own {
-            continue;
-        }
-        let Pattern::Path(p) = &rule.pattern else {
-            continue;
-        };
-        let Ok(expanded) = expand(p, env) else {
-            continue;
-        };
-        out.extend(
-            alternatives(&expanded)
-                .iter()
-                .filter_map(|one| home_area(one, env)),
-        );
-    }
-    out.sort();
-    out.dedup();
-    out
 }
 
 /// Marks a grant for a literal path that is absent now (see [`literal_grants`]).
@@ -817,16 +793,13 @@ mod tests {
             f.roots
         );
         assert!(!f.roots.contains_key("/home/u"), "{:?}", f.roots);
-        let resolved = |text: &str| {
-            let p = parse_str("t.profile", text).expect("parse");
-            resolve_with(&p, "t.profile", &|_| None).expect("resolve")
-        };
+        // Missing: its rights move up to HOME, as any missing root's (never narrower).
+        let f = fence_of("own ${HOME}/.npm\n", ALL_DIRS);
         assert_eq!(
-            areas_to_make(
-                &resolved("own ${HOME}/.npm\nown ${HOME}/.cache/{pip,uv}\n"),
-                &env()
-            ),
-            vec!["/home/u/.cache/pip", "/home/u/.cache/uv", "/home/u/.npm"]
+            f.roots.get("/home/u").copied().unwrap_or(0),
+            right::ALL & !right::EXECUTE,
+            "{:?}",
+            f.roots
         );
         // A clone in the work tree may be removed and cloned again: names beside it.
         let f = fence_of(
@@ -839,7 +812,6 @@ mod tests {
             "{:?}",
             f.roots
         );
-        assert!(areas_to_make(&resolved("own ${CWD}/clone\nown ${HOME}/**\n"), &env()).is_empty());
     }
 
     #[test]

@@ -3081,7 +3081,7 @@ mod tests {
             "/w/.git/modules/lib/config",
             "/w/.bashrc",
             "/w/.npmrc",
-            "/w/dep/lib/zz.pth",
+            "/w/dep/lib/site-packages/zz.pth",
             "/w/.local/bin/git",
             "/w/sub/.git",
         ] {

@@ -143,8 +143,9 @@ const PIP: Workload = Workload {
 
 const NPM: Workload = Workload {
     name: "npm",
-    // The `node` snippet's `own ${HOME}/.npm` holds its own rights (made before the fence
-    // when missing): HOME's rc files and ~/.ssh stay fenced.
+    // The `node` snippet's `own ${HOME}/.npm` holds its own rights where it exists (a warm
+    // runner): HOME's rc files and ~/.ssh stay fenced. On a fresh HOME its rights move up to
+    // HOME, and reads and writes there are the ptrace layer's (docs/security.md).
     fenced: &["read", "write", "exec"],
     prep: npm_prep,
     argv: &[
@@ -168,9 +169,10 @@ impl Site {
         let dir = Dir::new();
         dir.write("home/.ssh/id_rsa", "s3cret-key\n");
         dir.write("home/.bashrc", "# rc\n");
-        // pip's cache exists, as on a machine that ran it before; npm's does not (sbx makes
-        // the `own ${HOME}/.npm` area before the fence).
+        // The tools' caches exist, as on a machine that ran them before (a cache area that
+        // does not exist yet is fenced open from its nearest existing ancestor, HOME).
         std::fs::create_dir_all(dir.join("home/.cache/pip")).unwrap();
+        std::fs::create_dir_all(dir.join("home/.npm")).unwrap();
         // Not the system's /tmp: the test's HOME lies under it, and a profile's TMPDIR area
         // is writable under the fence.
         std::fs::create_dir_all(dir.join("tmp")).unwrap();

@@ -221,16 +221,6 @@ fn enter_kernel_layers(
         if policy.names_hosts() {
             extra.roots.push(("/etc/hosts".into(), right::READ_FILE));
         }
-        // A tool's cache area in HOME holds its own rights (`fence::home_area`): made now if
-        // missing, as the workload would on first use. If it cannot be made, its rights move
-        // up to the nearest existing directory (never narrower).
-        for area in crate::fence::areas_to_make(&resolved, env) {
-            if let Err(e) = std::fs::create_dir_all(&area)
-                && super::verbose()
-            {
-                eprintln!("sbx: fence: cannot make {area} ({e}): its rights go on its parent");
-            }
-        }
         let kind = |p: &str| match std::fs::metadata(p) {
             Err(_) => Kind::Absent,
             Ok(m) if m.is_dir() => Kind::Dir,

@@ -181,11 +181,18 @@ pub fn persistent_spelled(path: &[u8]) -> bool {
         return false;
     };
     let last = String::from_utf8_lossy(last);
-    // Python imports `sitecustomize` and `usercustomize` (a module or a package) at start.
-    let custom = |s: &&[u8]| s.starts_with(b"sitecustomize") || s.starts_with(b"usercustomize");
+    // Python reads `.pth` files and imports `sitecustomize` and `usercustomize` (a module or
+    // a package) at start from its site directories: `site-packages` or `dist-packages` (a
+    // venv's, the user site, the system's). The same names elsewhere are data: a wheel being
+    // unpacked in a tool's cache, pip's build environment in TMPDIR.
+    let in_site = |i: usize| i > 0 && matches!(segs[i - 1], b"site-packages" | b"dist-packages");
+    let custom = |s: &[u8]| s.starts_with(b"sitecustomize") || s.starts_with(b"usercustomize");
     if PERSISTENT_NAMES.contains(&last.as_ref())
-        || last.ends_with(".pth")
-        || segs.iter().any(custom)
+        || (last.ends_with(".pth") && in_site(segs.len() - 1))
+        || segs
+            .iter()
+            .enumerate()
+            .any(|(i, s)| custom(s) && in_site(i))
     {
         return true;
     }
@@ -384,6 +391,14 @@ mod tests {
                 true,
             ),
             ("/w/.venv/lib/python3.11/site-packages/usercustomize", true),
+            ("/usr/lib/python3/dist-packages/x.pth", true),
+            // Data outside a site directory: a wheel unpacked in uv's cache, pip's isolated
+            // build environment.
+            (
+                "/home/u/.cache/uv/.tmpp8A9xR/distutils-precedence.pth",
+                false,
+            ),
+            ("/tmp/pip-build-env-pihmuxmp/site/sitecustomize.py", false),
             (
                 "/w/.venv/lib/python3.11/site-packages/pkg/__init__.py",
                 false,
