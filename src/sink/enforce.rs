@@ -272,7 +272,7 @@ pub struct EnforceSink<'p> {
     sharing: super::sharing::Sharing,
     /// The argument registers of calls the guard re-pointed, put back at their exit
     /// ([`Self::restore_at_exit`]).
-    restore_args: crate::tid::TidMap<[u64; 6]>,
+    restore_args: crate::tid::TidMap<(u64, [u64; 6])>,
     /// Processes whose fd table another process shares (`clone(CLONE_FILES)`), until exec.
     files_shared: crate::tid::TidSet,
     /// Symlink answers remembered between stops, for the calls [`Self::links_usable`] says.
@@ -1025,7 +1025,11 @@ impl EnforceSink<'_> {
         let Some(g) = self.guard.as_mut() else {
             return verdict;
         };
-        if !g.take_rewrote(stop.tid) || !matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit)
+        let rewrote = g.take_rewrote(stop.tid);
+        // The workload's own registers, from the first stop of a call restarted since.
+        let earlier = self.restore_args.remove(&stop.tid);
+        if !(rewrote || earlier.is_some())
+            || !matches!(verdict, Verdict::Allow | Verdict::AllowWatchExit)
         {
             return verdict;
         }
@@ -1036,7 +1040,8 @@ impl EnforceSink<'_> {
         if exec {
             return verdict;
         }
-        self.restore_args.insert(stop.tid, stop.args);
+        let own = earlier.unwrap_or((stop.nr, stop.args));
+        self.restore_args.insert(stop.tid, own);
         Verdict::AllowWatchExit
     }
 
@@ -2539,8 +2544,15 @@ impl Sink for EnforceSink<'_> {
 
     fn on_syscall_exit(&mut self, stop: &SyscallStop<'_>, rval: i64) -> Result<Verdict, Error> {
         self.call_over(stop.tid);
-        if let Some(args) = self.restore_args.remove(&stop.tid) {
-            crate::tracer::regs::restore_args(stop.tid, &args)?;
+        // A call interrupted by a signal (`-ERESTART*`) is restarted by the kernel with the
+        // registers sbx gave it, passes through seccomp again and is decided again there
+        // (`Guard::held_path`, `restore_stack_copy`): its own registers are put back at the
+        // exit of the run that completes it.
+        const ERESTART: std::ops::RangeInclusive<i64> = -516..=-512;
+        if !ERESTART.contains(&rval)
+            && let Some((nr, args)) = self.restore_args.remove(&stop.tid)
+        {
+            crate::tracer::regs::restore_args(stop.tid, nr, &args)?;
         }
         let rval = match self.watch.get(&stop.tid) {
             Some(&Watch::SentFirst { msg_len_at }) => {

@@ -306,12 +306,16 @@ pub fn set_return(tid: i32, ret: i64) -> Result<(), Error> {
 /// before sbx re-pointed them (`args`, the words the stop reported). The kernel's syscall
 /// ABI preserves every register but the return value's (and rcx, r11 on x86_64), so code
 /// that keeps a value in an argument register across an inline `syscall` (musl, glibc's
-/// inline wrappers) must find it unchanged. x86_64: rdi, rsi, rdx, r10, r8, r9.
+/// inline wrappers) must find it unchanged. x86_64: rdi, rsi, rdx, r10, r8, r9, and the
+/// call's own number in `orig_rax`: a call interrupted by a signal (`-ERESTART*`) is
+/// restarted by the kernel from `orig_rax` and these registers, so it runs again as the
+/// workload made it, and passes through seccomp to be decided again.
 #[cfg(target_arch = "x86_64")]
-pub fn restore_args(tid: i32, args: &[u64; 6]) -> Result<(), Error> {
+pub fn restore_args(tid: i32, nr: u64, args: &[u64; 6]) -> Result<(), Error> {
     request::forget_call(tid);
     let pid = Pid::from_raw(tid);
     let mut regs = ptrace::getregs(pid).map_err(err(tid, "PTRACE_GETREGS"))?;
+    regs.orig_rax = nr;
     for (i, &a) in (0u8..).zip(args) {
         put_arg(&mut regs, i, a)?;
     }
@@ -319,9 +323,9 @@ pub fn restore_args(tid: i32, args: &[u64; 6]) -> Result<(), Error> {
 }
 
 /// [`restore_args`] on aarch64: x1..x5 (x0 holds the return value; a restarted call gets its
-/// first argument back from `orig_x0`).
+/// first argument back from `orig_x0`, and its number from x8, which sbx never changes).
 #[cfg(target_arch = "aarch64")]
-pub fn restore_args(tid: i32, args: &[u64; 6]) -> Result<(), Error> {
+pub fn restore_args(tid: i32, _nr: u64, args: &[u64; 6]) -> Result<(), Error> {
     use nix::sys::ptrace::regset::NT_PRSTATUS;
     request::forget_call(tid);
     let pid = Pid::from_raw(tid);
