@@ -400,6 +400,10 @@ mod tests {
             ),
             ("/tmp/pip-build-env-pihmuxmp/site/sitecustomize.py", false),
             (
+                "/tmp/pip-build-env-jml44tfj/overlay/lib/python3.11/site-packages/d.pth",
+                false,
+            ),
+            (
                 "/w/.venv/lib/python3.11/site-packages/pkg/__init__.py",
                 false,
             ),
