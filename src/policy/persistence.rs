@@ -185,7 +185,16 @@ pub fn persistent_spelled(path: &[u8]) -> bool {
     // a package) at start from its site directories: `site-packages` or `dist-packages` (a
     // venv's, the user site, the system's). The same names elsewhere are data: a wheel being
     // unpacked in a tool's cache, pip's build environment in TMPDIR.
-    let in_site = |i: usize| i > 0 && matches!(segs[i - 1], b"site-packages" | b"dist-packages");
+    // A site directory inside a tool's cache (`~/.cache/uv/builds-v0/.tmpX/.../site-packages`:
+    // uv's build environments) is the cache's: whoever owns the cache already writes what it
+    // later links into environments (docs/security.md). pip's isolated build environment
+    // (`${TMPDIR}/pip-build-env-XXXXXXXX/overlay/...`) is made for one build and removed.
+    let throwaway = |s: &&[u8]| *s == b".cache" || s.starts_with(b"pip-build-env-");
+    let in_site = |i: usize| {
+        i > 0
+            && matches!(segs[i - 1], b"site-packages" | b"dist-packages")
+            && !segs[..i].iter().any(throwaway)
+    };
     let custom = |s: &[u8]| s.starts_with(b"sitecustomize") || s.starts_with(b"usercustomize");
     if PERSISTENT_NAMES.contains(&last.as_ref())
         || (last.ends_with(".pth") && in_site(segs.len() - 1))
@@ -399,6 +408,10 @@ mod tests {
                 false,
             ),
             ("/tmp/pip-build-env-pihmuxmp/site/sitecustomize.py", false),
+            (
+                "/home/u/.cache/uv/builds-v0/.tmpZn2XXQ/lib/python3.11/site-packages/x.pth",
+                false,
+            ),
             (
                 "/tmp/pip-build-env-jml44tfj/overlay/lib/python3.11/site-packages/d.pth",
                 false,
