@@ -373,7 +373,7 @@ pub fn proc_files(
     targets: &[crate::event::Target],
     sbx: i32,
 ) -> Vec<super::decide::ProcFile> {
-    use crate::event::{Access, Object};
+    use crate::event::Object;
     let mut out = Vec::new();
     for t in targets {
         let Object::Path(p) = &t.object else {
@@ -398,10 +398,7 @@ pub fn proc_files(
                 object: crate::show::escape(path),
                 rest: rest.to_vec(),
                 whose,
-                changes: t
-                    .access
-                    .iter()
-                    .any(|a| !matches!(a, Access::Read | Access::Stat | Access::Chdir)),
+                changes: changes(t.access),
             });
             break;
         }
@@ -548,7 +545,7 @@ pub fn tree_proc_files(
     stop: &SyscallStop<'_>,
     targets: &[crate::event::Target],
 ) -> Vec<(i32, super::decide::ProcFile)> {
-    use crate::event::{Access, Object};
+    use crate::event::Object;
     let mut out = Vec::new();
     for t in targets {
         let Object::Path(p) = &t.object else {
@@ -567,14 +564,21 @@ pub fn tree_proc_files(
                     object: crate::show::escape(path),
                     rest: rest.to_vec(),
                     whose: String::new(),
-                    changes: t
-                        .access
-                        .iter()
-                        .any(|a| !matches!(a, Access::Read | Access::Stat | Access::Chdir)),
+                    changes: changes(t.access),
                 },
             ));
             break;
         }
     }
     out
+}
+
+/// Does an access change the object (anything but reading, looking at it, or entering it)?
+fn changes(access: crate::event::AccessSet) -> bool {
+    access.iter().any(|a| {
+        !matches!(
+            a,
+            crate::event::Access::Read | crate::event::Access::Stat | crate::event::Access::Chdir
+        )
+    })
 }
