@@ -429,13 +429,6 @@ static JUDGED: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(V
 /// One pool's property: learned from `names[pick]`, every fresh name is admitted, no sibling.
 fn check(pool: &Pool, pick: usize) -> Result<(), TestCaseError> {
     let name = &pool.names[pick];
-    // A name with no prefix of its caller's that starts with a tool's own short prefix
-    // (`st` + 6: binutils ar's archive, in Python's alphabet too) is that tool's shape as far
-    // as one name can tell: learned from such a draw the rule is ar's, and two traces settle
-    // it (docs/learning.md section 4). About 1 draw in 1,400 of `mkstemp(prefix="")`.
-    if pool.label == "py-noprefix" && ["st", "cc"].iter().any(|p| name.starts_with(p)) {
-        return Ok(());
-    }
     let text = learn_from(pool, name);
     let key = (pool.label.clone(), text.clone());
     if JUDGED.lock().unwrap().contains(&key) {

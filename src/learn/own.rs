@@ -576,7 +576,7 @@ impl crate::policy::Provenance for Ownership {
 /// root is judged by whether it survived, and a thrown-away one gets [`transient_shape`]).
 fn random_name_glob(name: &str) -> Option<String> {
     // A generator's name, by its exact shape (`cc??????.s`, `tmp????????`, nanoid's 21).
-    if let Some(g) = tempnames::temp_glob(name, tempnames::Seen::Created) {
+    if let Some(g) = tempnames::temp_glob_made(name) {
         return Some(g);
     }
     let g = generalize::generalize_segment(name)?;

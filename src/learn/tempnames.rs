@@ -312,28 +312,91 @@ fn render(g: &Generator, name: &[u8], s: Split) -> String {
 }
 
 /// The glob of a name one of [`GENERATORS`] could have made, given what is known of it
-/// (`seen`), or `None`. Rows of a tool's own come first; among several ways to read the name,
-/// a decimal run wins where the random part is all digits, otherwise the longest run (whose
-/// `?`s admit the shorter reading's names too).
+/// (`seen`), or `None`. A reading whose `?`s cover another's run and its two-letter prefix
+/// wins ([`Reading::beats`]); otherwise rows of a tool's own come first, then a decimal run
+/// where the random part is all digits, then the longest run (whose `?`s admit the shorter
+/// reading's names too).
 pub fn temp_glob(name: &str, seen: Seen) -> Option<String> {
+    best_reading(name, seen).map(|r| r.glob)
+}
+
+/// The glob of a name the run made, before learn knows whether the run threw it away: the
+/// reading of a made name ([`Seen::Created`]), unless a thrown-away name's reading covers it
+/// ([`Reading::covers`]: Python's prefix-less `st4dk6kn` is `????????`, which admits the next
+/// name whether ar or Python made it, where `st??????` admits only ar's).
+pub fn temp_glob_made(name: &str) -> Option<String> {
+    let made = best_reading(name, Created);
+    match (made, best_reading(name, ThrownAway)) {
+        (Some(m), Some(t)) if t.covers(&m) => Some(t.glob),
+        (m, _) => m.map(|m| m.glob),
+    }
+}
+
+fn best_reading(name: &str, seen: Seen) -> Option<Reading> {
     let b = name.as_bytes();
     if b.is_empty() || !name.is_ascii() {
         return None;
     }
-    let mut best: Option<(bool, bool, usize, String)> = None;
+    let mut best: Option<Reading> = None;
     for g in GENERATORS {
         for s in splits(g, b, seen) {
-            let own = g.prefix != Caller || g.suffix != ANY;
-            let digits = g.alphabet == Digits;
             let all_digits = b[s.start..s.end].iter().all(u8::is_ascii_digit);
-            let key = (own, digits == all_digits, s.end - s.start);
-            let better = best.as_ref().is_none_or(|(o, d, n, _)| key > (*o, *d, *n));
-            if better {
-                best = Some((key.0, key.1, key.2, render(g, b, s)));
+            let r = Reading {
+                own: g.prefix != Caller || g.suffix != ANY,
+                fits_digits: (g.alphabet == Digits) == all_digits,
+                digits: g.alphabet == Digits,
+                split: s,
+                glob: String::new(),
+            };
+            if best.as_ref().is_none_or(|b| r.beats(b)) {
+                best = Some(Reading {
+                    glob: render(g, b, s),
+                    ..r
+                });
             }
         }
     }
-    best.map(|(_, _, _, g)| g)
+    best
+}
+
+/// One generator's reading of a name, as [`temp_glob`] weighs it.
+struct Reading {
+    own: bool,
+    fits_digits: bool,
+    digits: bool,
+    split: Split,
+    glob: String,
+}
+
+impl Reading {
+    /// Does this reading's `?` run cover all of `other`'s and at most two literal characters
+    /// more: its glob admits every name the other's admits, and a random run draws a
+    /// two-letter prefix such as gcc's `cc` once in about 1,400 names, while a longer literal
+    /// (`build-requirements-` under a nanoid's 21) is no accident. Only runs of `?`s compare.
+    fn covers(&self, other: &Reading) -> bool {
+        let (a, b) = (self.split, other.split);
+        let more = (b.start.saturating_sub(a.start)) + (a.end.saturating_sub(b.end));
+        !self.digits
+            && !other.digits
+            && a.start <= b.start
+            && a.end >= b.end
+            && (1..=2).contains(&more)
+    }
+
+    /// Is this reading better than `other`: the wider where one covers the other (a thrown-
+    /// away `cc1a2b3c` is Python's `????????` as much as gcc's `cc??????`, and only the first
+    /// admits the next name of both), else a tool's own row, then a decimal run where the run
+    /// is all digits, then the longer run.
+    fn beats(&self, other: &Reading) -> bool {
+        if self.covers(other) {
+            return true;
+        }
+        if other.covers(self) {
+            return false;
+        }
+        let key = |r: &Reading| (r.own, r.fits_digits, r.split.end - r.split.start);
+        key(self) > key(other)
+    }
 }
 
 /// Separators between the words of a name.
@@ -587,6 +650,13 @@ mod tests {
             // Short prefixes: a created name that looks random, or a thrown-away one.
             ("ccHtruy3.s", Anywhere, None),
             ("ccHtruy3.s", Created, Some("cc??????.s")),
+            // Python's tempfile with no prefix, thrown away, can draw `cc` + 6: its shape wins
+            // (gcc's would not admit the next name).
+            ("cc1a2b3c", ThrownAway, Some("????????")),
+            ("cc1a2b3c", Created, Some("cc??????")),
+            ("stab01cd", ThrownAway, Some("????????")),
+            ("stab01cd", Created, Some("st??????")),
+            ("Gmab01cd", ThrownAway, Some("Gm??????")),
             ("ccabcdef.cdtor.o", Created, None),
             ("ccabcdef.cdtor.o", ThrownAway, Some("cc??????.cdtor.o")),
             ("Gmabcdef", ThrownAway, Some("Gm??????")),
@@ -627,6 +697,22 @@ mod tests {
         for (name, seen, want) in cases {
             assert_eq!(temp_glob(name, *seen).as_deref(), *want, "{name} {seen:?}");
         }
+    }
+
+    #[test]
+    fn a_made_name_takes_the_reading_that_covers_a_short_tool_prefix() {
+        // Python's prefix-less names that start like ar's or gcc's: the wider reading.
+        assert_eq!(temp_glob_made("st4dk6kn").as_deref(), Some("????????"));
+        assert_eq!(temp_glob_made("cc1a2b3c").as_deref(), Some("????????"));
+        // Names only the tool makes stay the tool's (mixed case is not Python's).
+        assert_eq!(temp_glob_made("ccHtruy3.s").as_deref(), Some("cc??????.s"));
+        assert_eq!(temp_glob_made("stAb01cd").as_deref(), Some("st??????"));
+        // A long own prefix is never covered (nanoid's 21 would swallow it).
+        assert_eq!(
+            temp_glob_made("build-requirements-4n9_vhlp.txt").as_deref(),
+            Some("build-requirements-????????.txt")
+        );
+        assert_eq!(temp_glob_made("index.js"), None);
     }
 
     /// docs/learning.md section 4 lists the table: every tool's prefix is there.
