@@ -1,8 +1,8 @@
 # cargo: Rust's package manager and the rustup toolchains. Shipped with sbx (`include cargo`,
-# added by `sbx learn` when the trace ran cargo or rustc). Covers the default places
-# (CARGO_HOME=${HOME}/.cargo, RUSTUP_HOME=${HOME}/.rustup); with other homes, learn names
-# them in the profile. ${HOME}/.cargo/credentials.toml holds the registry token and is not
-# allowed here.
+# added by `sbx learn` when the trace ran cargo or rustc). Rooted in ${CARGO_HOME} and
+# ${RUSTUP_HOME}, which are ${HOME}/.cargo and ${HOME}/.rustup when unset, as cargo and rustup
+# decide (the rust Docker images set /usr/local/cargo and /usr/local/rustup).
+# ${CARGO_HOME}/credentials.toml holds the registry token and is not allowed here.
 
 include base
 
@@ -20,35 +20,34 @@ program cargo /usr/local/{cargo/bin/{cargo,rustup},rustup/toolchains/*/bin/cargo
 program cargo /usr/bin/cargo
 
 # rustup's proxies (cargo, rustc, rustdoc...) in cargo's bin directory.
-exec ${HOME}/.cargo/bin/*
+exec ${CARGO_HOME}/bin/*
 # The toolchains' programs (rustc, cargo, the linker wrapper).
-exec ${HOME}/.rustup/toolchains/*/bin/*
+exec ${RUSTUP_HOME}/toolchains/*/bin/*
 # The toolchains' libraries and rustup's settings.
-read ${HOME}/.rustup/**
+read ${RUSTUP_HOME}/**
 # cargo's configuration (no credentials: those are in credentials.toml).
-read ${HOME}/.cargo/{config,config.toml}
+read ${CARGO_HOME}/{config,config.toml}
 # The registry: index cache, downloaded .crate files and their unpacked sources, the tool's
 # own store whether this run finds it warm or cold, read by everything that compiles.
-read ${HOME}/.cargo/registry/**
+read ${CARGO_HOME}/registry/**
 # ...written by cargo alone: a build script or proc-macro (its own program, started by cargo)
 # rewriting another crate's sources under registry/src would poison every later build.
-own ${HOME}/.cargo/registry by cargo
+own ${CARGO_HOME}/registry by cargo
 # git dependencies, read by everything that compiles them.
-read ${HOME}/.cargo/git/**
+read ${CARGO_HOME}/git/**
 # ...checked out by cargo alone (same risk as the registry).
-own ${HOME}/.cargo/git by cargo
+own ${CARGO_HOME}/git by cargo
 # cargo's lock on its package cache.
-own ${HOME}/.cargo/.package-cache
+own ${CARGO_HOME}/.package-cache
 # ...and the lock it takes to change the cache.
-own ${HOME}/.cargo/.package-cache-mutate
+own ${CARGO_HOME}/.package-cache-mutate
 # cargo's SQLite database of when each cached crate was last used, and its journal: written
 # only when the stored times are a few minutes old, so a run recorded right after another
 # never shows the journal. See: docs/real-world.md cargo (a rebuild killed 7 minutes later).
-# Wherever CARGO_HOME is (a CI may share one outside HOME).
-own /**/.cargo/.global-cache
+own ${CARGO_HOME}/.global-cache
 # ...the journal SQLite keeps beside it while it writes (rollback or WAL mode).
-own /**/.cargo/.global-cache-{journal,wal,shm}
+own ${CARGO_HOME}/.global-cache-{journal,wal,shm}
 # SQLite opens the database's directory to sync it after a write (its list of names only).
-read /**/.cargo
+read ${CARGO_HOME}
 # On a fresh HOME cargo creates its home itself.
-create ${HOME}/.cargo
+create ${CARGO_HOME}

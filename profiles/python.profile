@@ -29,23 +29,17 @@ probe /usr/{,local/}bin/pyvenv.cfg
 probe /usr/{,local/}pyvenv.cfg
 # Startup looks for a build-directory marker next to the interpreter; admitted while absent.
 probe /usr/{,local/}bin/pybuilddir.txt
-# pyenv's shims are shell scripts that find and run the selected interpreter.
-exec ${HOME}/.pyenv/shims/*
-# pyenv itself (libexec commands run by the shims).
-exec ${HOME}/.pyenv/libexec/*
-# Interpreters installed by pyenv.
-exec ${HOME}/.pyenv/versions/*/bin/*
-# pyenv's interpreters, standard libraries, version files and shims.
-read ${HOME}/.pyenv/**
-# pyenv wherever PYENV_ROOT is (a CI image's /root/.pyenv or /opt/pyenv while HOME is another
-# directory): its shims, commands, plugins' commands and interpreters run...
-exec /**/.pyenv/{shims,libexec,plugins/*/bin}/*
-# ...the interpreters it installed...
-exec /**/.pyenv/versions/*/bin/*
-# ...and everything in it is read: interpreters, libraries, hooks, version files.
-read /**/.pyenv/**
+# pyenv, wherever PYENV_ROOT puts it (${HOME}/.pyenv when unset, as pyenv decides; a CI
+# image's /root/.pyenv or /opt/pyenv while HOME is another directory). Its shims are shell
+# scripts that find and run the selected interpreter. Its shims, commands and plugins'
+# commands run...
+exec ${PYENV_ROOT}/{shims,libexec,plugins/*/bin}/*
+# ...and the interpreters...
+exec ${PYENV_ROOT}/versions/*/bin/*
+# ...and everything in it is read: interpreters, standard libraries, hooks, version files.
+read ${PYENV_ROOT}/**
 # pyenv looks for hooks and optional files in its tree; admitted only while absent.
-probe /**/.pyenv/**
+probe ${PYENV_ROOT}/**
 # pyenv looks for hook directories in the system's configuration places.
 probe /{etc,usr/etc,usr/local/etc}/pyenv.d/**
 # pip (the distro module) asks lsb_release for the distribution, for its user agent.

@@ -144,11 +144,27 @@ pub struct Extra {
     pub roots: Vec<(String, u64)>,
 }
 
-/// Derive the fence of `resolved` for the run described by `env`. `kind` says what is at a
-/// path now (the caller's look at the filesystem, following symlinks; tests pass a map).
-pub fn derive(resolved: &Resolved, env: &Env, extra: &Extra, kind: &dyn Fn(&str) -> Kind) -> Fence {
+/// The caller's look at the filesystem (following symlinks; tests pass a map).
+pub trait Look {
+    /// What is at a path now.
+    fn kind(&self, path: &str) -> Kind;
+    /// The names in directory `path` now, or `None` if it cannot be listed.
+    fn list(&self, path: &str) -> Option<Vec<std::ffi::OsString>>;
+}
+
+/// The most names one listed glob grants one by one (`exec /usr/bin/python3*`); past it
+/// its directory is granted whole.
+const MAX_LISTED: usize = 256;
+
+/// Derive the fence of `resolved` for the run described by `env`, looking at the
+/// filesystem through `look`.
+pub fn derive(resolved: &Resolved, env: &Env, extra: &Extra, look: &dyn Look) -> Fence {
+    let kind = &|p: &str| look.kind(p);
     let exists = |p: &str| kind(p) != Kind::Absent;
     let mut grants: Vec<(String, u64)> = Vec::new();
+    // Reads and execs of names matching a glob in one existing directory, granted one by
+    // one where the run makes no names (see [`listed_dir`]).
+    let mut listed: Vec<(String, String, u64)> = Vec::new();
     let mut connect: Option<BTreeSet<u16>> = Some(BTreeSet::new());
     let mut bind: Option<BTreeSet<u16>> = Some(BTreeSet::new());
     let mut why_connect = None;
@@ -185,6 +201,14 @@ pub fn derive(resolved: &Resolved, env: &Env, extra: &Extra, kind: &dyn Fn(&str)
                         && let Some(area) = home_area(&one, env)
                     {
                         grants.push((area, right::ALL & !right::EXECUTE));
+                        continue;
+                    }
+                    if matches!(rule.verb, Verb::Read | Verb::Exec)
+                        && let Some(dir) = listed_dir(&one)
+                        && kind(&dir) == Kind::Dir
+                    {
+                        let r = path_grants(rule.verb, &one).first().map_or(0, |g| g.1);
+                        listed.push((one, dir, r));
                         continue;
                     }
                     grants.extend(literal_grants(rule.verb, &one, kind));
@@ -266,6 +290,20 @@ pub fn derive(resolved: &Resolved, env: &Env, extra: &Extra, kind: &dyn Fn(&str)
             *fence.roots.entry(root).or_default() |= r;
         }
     }
+    for (glob, dir, r) in listed {
+        let dir_view = existing(&kernel_view(&dir), &exists);
+        let matches = (!names.iter().any(|n| beneath(&dir_view, n)))
+            .then(|| listed_matches(&glob, &dir, look))
+            .flatten();
+        match matches {
+            Some(paths) => {
+                for p in paths {
+                    *fence.roots.entry(kernel_view(&p)).or_default() |= r;
+                }
+            }
+            None => *fence.roots.entry(dir_view).or_default() |= r,
+        }
+    }
     // The loaders of the programs the profile may exec.
     if fence.roots.values().any(|r| r & right::EXECUTE != 0) {
         for l in LOADERS.iter().filter(|l| exists(l)) {
@@ -277,23 +315,57 @@ pub fn derive(resolved: &Resolved, env: &Env, extra: &Extra, kind: &dyn Fn(&str)
     fence
 }
 
+/// The directory of a glob whose only wildcards are in its last segment, and not `**`
+/// (`/usr/bin/python3*`): what it admits now can be listed. A name that appears there later
+/// is admitted by the fence only where the run may make names (then the directory is
+/// granted whole): the names another process adds during the run are refused (EACCES),
+/// as for a literal path that is absent now.
+fn listed_dir(glob: &str) -> Option<String> {
+    let (dir, last) = glob.rsplit_once('/')?;
+    let (root, whole) = cut(glob);
+    let (dir_root, dir_whole) = cut(if dir.is_empty() { "/" } else { dir });
+    (!whole && dir_whole && root == dir_root && !last.contains("**")).then_some(root)
+}
+
+/// The paths in `dir` that `glob` matches now, at most [`MAX_LISTED`]; `None` where the
+/// directory cannot be listed, a name is not UTF-8 (it could match), or there are more.
+fn listed_matches(glob: &str, dir: &str, look: &dyn Look) -> Option<Vec<String>> {
+    let m = crate::profile::parse::glob_builder(glob)
+        .build()
+        .ok()?
+        .compile_matcher();
+    let mut out = Vec::new();
+    for name in look.list(dir)? {
+        let name = name.into_string().ok()?;
+        let path = format!("{}/{name}", dir.trim_end_matches('/'));
+        if m.is_match(&path) {
+            out.push(path);
+            if out.len() > MAX_LISTED {
+                return None;
+            }
+        }
+    }
+    Some(out)
+}
+
 /// [`path_grants`], narrowed where the glob is literal and names what exists: reading a
 /// directory lists it (nothing beneath it is read), and writing an existing device, fifo or
 /// socket makes no name (nothing can make one again without a rule for it).
 fn literal_grants(verb: Verb, glob: &str, kind: &dyn Fn(&str) -> Kind) -> Vec<(String, u64)> {
     let mut g = path_grants(verb, glob);
     let (root, whole) = cut(glob);
-    if !whole {
-        return g;
-    }
     let k = kind(&kernel_view(&root));
-    // A literal path absent now can be read or run only once made: by the run, where a rule
-    // lets it make names (kept by `derive` only there), or by another process (not fenced
-    // open: a profile learned from a run where the path existed names it as it was).
-    if k == Kind::Absent && matches!(verb, Verb::Read | Verb::Exec) {
+    // A path absent now, or a tree whose root is absent now (`read ${PYENV_ROOT}/**` without
+    // pyenv), can be read or run only once made: by the run, where a rule lets it make names
+    // (kept by `derive` only there), or by another process (not fenced open: a profile
+    // learned from a run where the path existed names it as it was).
+    if k == Kind::Absent && root != "/" && matches!(verb, Verb::Read | Verb::Exec) {
         for (p, _) in &mut g {
             *p = format!("{ABSENT}{p}");
         }
+        return g;
+    }
+    if !whole {
         return g;
     }
     if verb == Verb::Read
@@ -608,21 +680,38 @@ mod tests {
         let p = parse_str("t.profile", text).expect("parse");
         let r = resolve_with(&p, "t.profile", &|_| None).expect("resolve");
         let set: BTreeSet<String> = existing.iter().map(|s| s.to_string()).collect();
-        // Names with a dot in their last segment are files here, the rest directories.
-        derive(&r, &env(), &Extra::default(), &|p| {
+        derive(&r, &env(), &Extra::default(), &Map(set))
+    }
+
+    /// A filesystem of the paths in the set. Names with a dot in their last segment are
+    /// files here, the rest directories.
+    struct Map(BTreeSet<String>);
+
+    impl Look for Map {
+        fn kind(&self, p: &str) -> Kind {
             let last = p.rsplit('/').next().unwrap_or("");
-            if !set.contains(p) {
+            if !self.0.contains(p) {
                 Kind::Absent
             } else if p.starts_with("/dev/") {
                 Kind::Special
             } else if (last.contains('.') && !last.starts_with('.'))
-                || [".npmrc", "passwd", "make", "sh"].contains(&last)
+                || [".npmrc", "passwd", "make", "sh", "python3"].contains(&last)
             {
                 Kind::File
             } else {
                 Kind::Dir
             }
-        })
+        }
+        fn list(&self, dir: &str) -> Option<Vec<std::ffi::OsString>> {
+            self.0.contains(dir).then(|| {
+                self.0
+                    .iter()
+                    .filter_map(|p| p.strip_prefix(dir)?.strip_prefix('/'))
+                    .filter(|rest| !rest.contains('/'))
+                    .map(Into::into)
+                    .collect()
+            })
+        }
     }
 
     const ALL_DIRS: &[&str] = &[
@@ -723,6 +812,63 @@ mod tests {
         );
         assert!(!f.roots.contains_key("/opt") && !f.roots.contains_key("/"));
         assert!(!f.roots.contains_key("/srv"));
+    }
+
+    #[test]
+    fn a_glob_in_the_last_segment_grants_what_it_matches_now() {
+        let fs = [
+            ALL_DIRS,
+            &["/usr/bin/python3", "/usr/bin/python3.11", "/usr/bin/base64"],
+        ]
+        .concat();
+        let f = fence_of("exec /usr/bin/python3*\n", &fs);
+        for p in ["/usr/bin/python3", "/usr/bin/python3.11"] {
+            assert_ne!(
+                f.roots.get(p).copied().unwrap_or(0) & right::EXECUTE,
+                0,
+                "{p}"
+            );
+        }
+        assert!(!f.roots.contains_key("/usr/bin/base64"), "{:?}", f.roots);
+        assert_eq!(
+            f.roots.get("/usr/bin").copied().unwrap_or(0) & right::EXECUTE,
+            0
+        );
+        // Where the run makes names, what it makes later must run: the directory, whole.
+        let f = fence_of("exec ${CWD}/build/t*\nown ${CWD}/build\n", ALL_DIRS);
+        assert_ne!(
+            f.roots.get("/home/u/proj/build").copied().unwrap_or(0) & right::EXECUTE,
+            0,
+            "{:?}",
+            f.roots
+        );
+        // `**` and wildcards above the last segment are cut as before.
+        assert_eq!(listed_dir("/usr/lib/**"), None);
+        assert_eq!(listed_dir("/usr/*/bin/x"), None);
+        assert_eq!(listed_dir("/usr/bin/x"), None);
+        assert_eq!(listed_dir("/usr/bin/x*").as_deref(), Some("/usr/bin"));
+    }
+
+    #[test]
+    fn a_tree_whose_root_is_absent_is_granted_only_where_the_run_makes_names() {
+        // pyenv is not installed (`${HOME}/.pyenv` absent): its tree gives HOME nothing.
+        let f = fence_of(
+            "read ${HOME}/.pyenv/**\nexec ${HOME}/.pyenv/shims/*\nown ${CWD}/build\n",
+            ALL_DIRS,
+        );
+        assert!(
+            f.roots
+                .get("/home/u")
+                .is_none_or(|r| r & (right::READ_FILE | right::EXECUTE) == 0),
+            "{:?}",
+            f.roots
+        );
+        // Beneath a place the run makes names, the same tree is kept (it may make it).
+        let f = fence_of("read ${CWD}/venv/lib/**\nown ${CWD}/venv\n", ALL_DIRS);
+        assert_ne!(
+            f.roots.get("/home/u/proj").copied().unwrap_or(0) & right::READ_FILE,
+            0
+        );
     }
 
     #[test]

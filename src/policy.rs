@@ -826,7 +826,7 @@ impl CompiledPolicy {
                         // No name server known: the rule admits nothing (fail closed).
                         Some(HostPat::Nameservers) => env
                             .get("NAMESERVERS")
-                            .unwrap_or("")
+                            .unwrap_or_default()
                             .split_whitespace()
                             .filter_map(|w| w.parse::<IpAddr>().ok())
                             .map(|ip| HostRule::Ip(ip.to_canonical()))

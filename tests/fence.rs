@@ -6,7 +6,7 @@
 //! Each workload (make, `pip install` of a local package, `npm install` of a local package
 //! with a postinstall script, all offline) is learned, each attack is first shown to work
 //! without sbx, then refused by the fence where the learned profile lets the fence express
-//! it (make: all three; pip: the write; npm: the exec), and otherwise named by `-v` as
+//! it (all three for each of them), and otherwise named by `-v` as
 //! unfenced or granted (and why: docs/security.md); the benign twin (the same step without the attack)
 //! passes under the fence with the checks off, and `--require-fence` fails closed where the
 //! fence is not in force.
@@ -118,9 +118,9 @@ const MAKE: Workload = Workload {
 
 const PIP: Workload = Workload {
     name: "pip",
-    // The shipped `python` snippet reads and runs `/**/.pyenv/**` (pyenv may live anywhere):
-    // file reads and execs reach `/` and are the ptrace layer's alone.
-    fenced: &["write"],
+    // The shipped `python` snippet's pyenv rules are rooted in `${PYENV_ROOT}`, so the fence
+    // attaches them (they reached `/` as `/**/.pyenv/**`, leaving reads and execs unfenced).
+    fenced: &["read", "write", "exec"],
     prep: pip_prep,
     // Debian's python3 (with setuptools and wheel), reachable by every user.
     argv: &[

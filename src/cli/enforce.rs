@@ -192,6 +192,25 @@ fn no_ptrace_checks() -> bool {
 }
 
 /// Enter the Landlock domain (scopes and the fence) and say which layers are in force.
+/// The fence's look at this machine's filesystem (symlinks followed).
+struct FsLook;
+
+impl crate::fence::Look for FsLook {
+    fn kind(&self, p: &str) -> crate::fence::Kind {
+        use crate::fence::Kind;
+        match std::fs::metadata(p) {
+            Err(_) => Kind::Absent,
+            Ok(m) if m.is_dir() => Kind::Dir,
+            Ok(m) if m.is_file() => Kind::File,
+            Ok(_) => Kind::Special,
+        }
+    }
+    fn list(&self, p: &str) -> Option<Vec<std::ffi::OsString>> {
+        let entries = std::fs::read_dir(p).ok()?;
+        entries.map(|e| e.ok().map(|e| e.file_name())).collect()
+    }
+}
+
 /// `--require-fence` fails here (exit 125) when the fence is not in force in full.
 fn enter_kernel_layers(
     a: &EnforceArgs,
@@ -200,7 +219,7 @@ fn enter_kernel_layers(
     env: &crate::profile::vars::Env,
     policy: &crate::policy::CompiledPolicy,
 ) -> anyhow::Result<String> {
-    use crate::fence::{Kind, right};
+    use crate::fence::right;
     // Ask mode widens the profile during the run: a fence set at the start would refuse
     // what the user then allows.
     let fence = if a.no_fence || a.mode == Mode::Ask {
@@ -221,13 +240,7 @@ fn enter_kernel_layers(
         if policy.names_hosts() {
             extra.roots.push(("/etc/hosts".into(), right::READ_FILE));
         }
-        let kind = |p: &str| match std::fs::metadata(p) {
-            Err(_) => Kind::Absent,
-            Ok(m) if m.is_dir() => Kind::Dir,
-            Ok(m) if m.is_file() => Kind::File,
-            Ok(_) => Kind::Special,
-        };
-        Some(crate::fence::derive(&resolved, env, &extra, &kind))
+        Some(crate::fence::derive(&resolved, env, &extra, &FsLook))
     };
     let layer = crate::tracer::landlock::enter(&crate::tracer::landlock::Request {
         abstract_unix: !policy.allows_abstract_unix(),

@@ -13,7 +13,7 @@ use crate::policy::{CompiledPolicy, Decision};
 use crate::profile::parse::parse_str;
 use crate::profile::render::render;
 use crate::profile::snippets;
-use crate::profile::vars::Env;
+use crate::profile::vars::{Env, TOOL_HOMES};
 use crate::profile::{Include, Profile, Span, Verb};
 
 /// Shipped snippets chosen by what the trace executed.
@@ -144,23 +144,36 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
     let mut exec_names = BTreeSet::new();
     // The workload talked to a DNS server (an answer was read): `include dns`.
     let mut dns = false;
-    if a.includes.is_empty() && !a.no_includes {
-        for t in &a.traces {
-            // See: tests/trace_cli.rs::learn_warns_once_about_a_truncated_trace
-            let h = super::show::scan(t, false, |_, ev| {
-                if let EventKind::Exec(x) = &ev.kind {
-                    let name = x.path.rsplit(|&b| b == b'/').next().unwrap_or(&x.path);
-                    exec_names.insert(String::from_utf8_lossy(name).into_owned());
-                }
-                if let EventKind::Resolved(r) = &ev.kind {
-                    dns |= matches!(r.source, crate::event::ResolveSource::Dns(_));
-                }
-                Ok(())
-            })?;
-            first_header.get_or_insert(h);
+    // The tool homes (PYENV_ROOT...) the runs' execs show, for what the snippets cover.
+    let mut homes = std::collections::BTreeMap::new();
+    for t in &a.traces {
+        // See: tests/trace_cli.rs::learn_warns_once_about_a_truncated_trace
+        let mut seen: Vec<crate::learn::homes::ExecSeen> = Vec::new();
+        let h = super::show::scan(t, false, |_, ev| {
+            if let EventKind::Exec(x) = &ev.kind {
+                let name = x.path.rsplit(|&b| b == b'/').next().unwrap_or(&x.path);
+                exec_names.insert(String::from_utf8_lossy(name).into_owned());
+                seen.push(crate::learn::homes::ExecSeen {
+                    path: x.path.clone(),
+                    program: x.program.clone(),
+                    // Only the names that matter here (an exec's environment is long).
+                    env_names: x
+                        .env_names
+                        .iter()
+                        .filter(|n| TOOL_HOMES.iter().any(|(t, _)| t.as_bytes() == n.as_slice()))
+                        .cloned()
+                        .collect(),
+                });
+            }
+            if let EventKind::Resolved(r) = &ev.kind {
+                dns |= matches!(r.source, crate::event::ResolveSource::Dns(_));
+            }
+            Ok(())
+        })?;
+        for (k, v) in crate::learn::homes::infer(&seen) {
+            homes.entry(k).or_insert(v);
         }
-    } else {
-        first_header = Some(super::show::open_trace(&a.traces[0])?.header().clone());
+        first_header.get_or_insert(h);
     }
     let mut includes = if a.no_includes {
         vec![]
@@ -181,7 +194,7 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
         cwd: String::from_utf8_lossy(&h.cwd).into_owned(),
         home: String::from_utf8_lossy(&h.home).into_owned(),
         tmpdir: String::from_utf8_lossy(&h.tmpdir).into_owned(),
-        vars: Default::default(),
+        vars: homes,
     };
     let base = match &a.base {
         Some(p) => {

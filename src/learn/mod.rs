@@ -14,6 +14,7 @@ pub mod chains;
 mod cover;
 pub mod evidence;
 pub mod generalize;
+pub mod homes;
 pub mod own;
 pub mod secrets;
 pub mod stores;

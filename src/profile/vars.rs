@@ -33,15 +33,47 @@ pub struct Env {
 }
 
 impl Env {
-    /// The raw value of a variable: the three built-ins first, then `vars`.
-    pub fn get(&self, name: &str) -> Option<&str> {
+    /// The raw value of a variable: the three built-ins first, then `vars`, then a tool
+    /// home's default ([`TOOL_HOMES`]: `${PYENV_ROOT}` is `${HOME}/.pyenv` when unset or
+    /// empty, as pyenv itself decides).
+    pub fn get(&self, name: &str) -> Option<Cow<'_, str>> {
         match name {
-            "CWD" => Some(&self.cwd),
-            "HOME" => Some(&self.home),
-            "TMPDIR" => Some(&self.tmpdir),
-            _ => self.vars.get(name).map(String::as_str),
+            "CWD" => Some(Cow::Borrowed(&self.cwd)),
+            "HOME" => Some(Cow::Borrowed(&self.home)),
+            "TMPDIR" => Some(Cow::Borrowed(&self.tmpdir)),
+            _ => match (self.vars.get(name), tool_home_default(name)) {
+                (Some(v), Some(_)) if v.is_empty() => self.home_default(name),
+                (Some(v), _) => Some(Cow::Borrowed(v)),
+                (None, Some(_)) => self.home_default(name),
+                (None, None) => None,
+            },
         }
     }
+
+    fn home_default(&self, name: &str) -> Option<Cow<'_, str>> {
+        let rel = tool_home_default(name)?;
+        let home = self.home.trim_end_matches('/');
+        (!home.is_empty()).then(|| Cow::Owned(format!("{home}/{rel}")))
+    }
+}
+
+/// The tool homes the shipped snippets are rooted in, each an environment variable with the
+/// tool's own default beneath `${HOME}`: pyenv's tree, cargo's and rustup's homes. A snippet
+/// rule `read ${PYENV_ROOT}/**` holds wherever the run's pyenv is, and, unlike `/**/.pyenv/**`,
+/// names one directory the kernel fence can attach (docs/profile-format.md "Variables").
+pub const TOOL_HOMES: &[(&str, &str)] = &[
+    ("PYENV_ROOT", ".pyenv"),
+    ("CARGO_HOME", ".cargo"),
+    ("RUSTUP_HOME", ".rustup"),
+];
+
+fn tool_home_default(name: &str) -> Option<&'static str> {
+    TOOL_HOMES.iter().find(|(n, _)| *n == name).map(|(_, d)| *d)
+}
+
+/// Variables whose values are directories sbx treats as roots: absolute, trailing `/` cut.
+fn is_root_var(name: &str) -> bool {
+    matches!(name, "CWD" | "HOME" | "TMPDIR") || tool_home_default(name).is_some()
 }
 
 /// Why a pattern could not be expanded.
@@ -217,7 +249,7 @@ pub fn expand(pattern: &str, env: &Env) -> Result<String, VarError> {
                     name: name.to_string(),
                     offset,
                 })?;
-                let builtin = matches!(name, "CWD" | "HOME" | "TMPDIR");
+                let builtin = is_root_var(name);
                 // An empty value would silently widen a rule (`${X}/**` -> `/**`): fail closed.
                 if value.is_empty() {
                     return Err(VarError::Empty {
@@ -236,7 +268,7 @@ pub fn expand(pattern: &str, env: &Env) -> Result<String, VarError> {
                 let trimmed = if builtin {
                     value.trim_end_matches('/')
                 } else {
-                    value
+                    &value
                 };
                 out.push_str(&escape_glob(&path_to_text(trimmed.as_bytes())));
             }
