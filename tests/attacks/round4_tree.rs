@@ -199,6 +199,45 @@ fn a_memory_sharer_left_by_a_gone_middle_process_cannot_swap_the_checked_path() 
                 );
             }
         }
+        // (d) Issue 40: the kernel fence alone. With the ptrace layer's checks off (which
+        // disables the race guard, lazy or not: `SBX_TEST_NO_PTRACE_CHECKS`, debug builds
+        // only), the race reads nothing under the fence; without the fence it does (the
+        // control: the checks really are off).
+        if !sbx::tracer::landlock::abi().is_some_and(|a| a >= 2) {
+            println!("fence: no Landlock ABI 2 here; (d) skipped");
+            continue;
+        }
+        let off = [("SBX_TEST_NO_PTRACE_CHECKS", "1")];
+        let fenced = |fence: &str, how: &str| {
+            let mut a = strings(&[sbx_bin(), "enforce", "--mode", "deny", fence]);
+            a.extend([p(&profile), "--".into()]);
+            a.extend(args(how, &secret, "3000", &["stack"]));
+            run(&work, nobody, &a, &off)
+        };
+        let control = fenced("--no-fence", "tree");
+        no_panic(&control);
+        assert!(
+            control.stdout.contains("LEAKED") || control.stdout.contains("TOPSECRET"),
+            "checks off, no fence ({who}): the secret should be read: {control:?}"
+        );
+        for how in ["tree", "vforktree"] {
+            let out = fenced("--require-fence", how);
+            no_panic(&out);
+            println!(
+                "{how}, checks off, fence on ({who}): exit {:?}: {}",
+                out.code,
+                out.stdout.trim().replace('\n', " / ")
+            );
+            assert!(
+                out.stdout.contains("flipper ran"),
+                "the race did not run: {out:?}"
+            );
+            assert!(
+                !out.stdout.contains("LEAKED") && !out.stdout.contains("TOPSECRET"),
+                "{how}, checks off, fence on ({who}): the secret was read: {}",
+                out.stdout
+            );
+        }
     }
 }
 
