@@ -162,11 +162,16 @@ impl<'p> Explainer<'p> {
         }
     }
 
-    /// Whether enforce judges the event at all: a syscall without targets (socket() without
-    /// an address, the setuid family) only when it is gated; spawns and exits never.
+    /// Whether enforce judges the event at all: a syscall by its name when it is gated, else
+    /// only when a target has an access left (socket() without an address, the setuid
+    /// family, and a call whose targets lost their access are not: an unlink of a missing
+    /// name, which the sink settles to no access, as enforce decides nothing for it);
+    /// spawns and exits never.
     pub fn judged(&self, ev: &Event) -> bool {
         match &ev.kind {
-            EventKind::Syscall(sc) => !sc.targets.is_empty() || (self.is_gated)(&sc.name),
+            EventKind::Syscall(sc) => {
+                (self.is_gated)(&sc.name) || sc.targets.iter().any(|t| !t.access.is_empty())
+            }
             EventKind::Exec(_) => true,
             _ => false,
         }

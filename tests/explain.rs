@@ -1,5 +1,7 @@
 //! `sbx explain` on REAL recorded runs: the offline npm install of `examples/npm-demo`
-//! (install scripts spawning node and sh) and the C build of `examples/make-demo` (make, gcc),
+//! (install scripts spawning node and sh), the C build of `examples/make-demo` (make, gcc),
+//! an offline `pip install` of a local package (setup.py in a child python), an offline
+//! `cargo build` of a crate with a path dependency started by `bash -c` (cargo, rustc, cc),
 //! plus a small shell run whose counts are known.
 //!
 //! - every rule of the learned profile is explained (used, with examples that are objects of
@@ -70,8 +72,12 @@ fn agree(policy: &CompiledPolicy, events: &[Event]) -> (usize, usize, usize) {
     ex.begin_run("t");
     let (mut judged, mut refused, mut asked) = (0, 0, 0);
     for ev in events {
-        if let EventKind::Syscall(_) = ev.kind {
-            assert_eq!(ex.judged(ev), crate::util::is_judged(ev), "{ev:?}");
+        if let EventKind::Syscall(sc) = &ev.kind {
+            // Enforce decides a target only with an access left (sink::decide), and a call
+            // by name only when it is gated.
+            let enforce_judges =
+                is_gated(&sc.name) || sc.targets.iter().any(|t| !t.access.is_empty());
+            assert_eq!(ex.judged(ev), enforce_judges, "{ev:?}");
         }
         if ex.judged(ev) {
             judged += 1;
@@ -338,6 +344,122 @@ fn python_with_a_local_module_is_explained_over_two_runs() {
         "42"
     );
     explained_runs("python3", d.path(), &traces, &recorded);
+}
+
+/// A site for a real tool run: `work`, a HOME with the tools' caches, a TMPDIR.
+fn site(d: &Dir) -> (PathBuf, PathBuf, PathBuf) {
+    let (work, home, tmp) = (d.join("work"), d.join("home"), d.join("tmp"));
+    for p in [&work, &home.join(".cache/pip"), &tmp] {
+        std::fs::create_dir_all(p).unwrap();
+    }
+    (work, home, tmp)
+}
+
+/// `pip install` of a local package, offline (Debian's pip and setuptools, no index, no
+/// build isolation): setup.py runs in a child python.
+#[test]
+fn pip_install_of_a_local_package_is_explained() {
+    let _g = crate::util::heavy_shared();
+    let d = Dir::new();
+    let (work, home, tmp) = site(&d);
+    d.write(
+        "work/pkg/setup.py",
+        "from setuptools import setup\nsetup(name='explpkg', version='1.0', py_modules=['explpkg'])\n",
+    );
+    d.write("work/pkg/explpkg.py", "X = 1\n");
+    let envs = [
+        ("HOME", Some(home.as_os_str())),
+        ("TMPDIR", Some(tmp.as_os_str())),
+        ("LD_LIBRARY_PATH", None),
+    ];
+    let t = d.join("pip.bin");
+    let (out, h, ev) = crate::util::record_env(
+        &work,
+        &t,
+        &[
+            "/usr/bin/python3",
+            "-m",
+            "pip",
+            "install",
+            "--break-system-packages",
+            "--no-index",
+            "--no-cache-dir",
+            "--no-build-isolation",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--target",
+            "out",
+            "./pkg",
+        ],
+        &envs,
+    );
+    out.assert_code(0);
+    assert!(work.join("out/explpkg.py").exists(), "{}", out.stderr);
+    explained_runs("pip", d.path(), &[t], &[(h, ev)]);
+}
+
+/// The machine's rustup home (cargo's proxy finds the toolchain whatever HOME is).
+fn rustup_home() -> Option<String> {
+    if let Ok(h) = std::env::var("RUSTUP_HOME") {
+        return Some(h);
+    }
+    let out = std::process::Command::new("rustup")
+        .args(["show", "home"])
+        .output()
+        .ok()?;
+    let h = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !h.is_empty()).then_some(h)
+}
+
+/// `cargo build --offline` of a binary with a path dependency, started by `bash -c` (as a CI
+/// step): cargo, rustc and the linker, with cargo's own areas in CARGO_HOME and target/.
+#[test]
+fn cargo_build_of_a_local_crate_is_explained() {
+    let _g = crate::util::heavy_shared();
+    let d = Dir::new();
+    let (work, home, tmp) = site(&d);
+    d.write(
+        "work/Cargo.toml",
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\ndep = { path = \"dep\" }\n",
+    );
+    d.write(
+        "work/src/main.rs",
+        "fn main() {\n    println!(\"{}\", dep::double(21));\n}\n",
+    );
+    d.write(
+        "work/dep/Cargo.toml",
+        "[package]\nname = \"dep\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    d.write(
+        "work/dep/src/lib.rs",
+        "pub fn double(x: u32) -> u32 {\n    2 * x\n}\n",
+    );
+    let cargo_home = home.join(".cargo");
+    let rustup = rustup_home().expect("rustup (cargo is run through it)");
+    let toolchain = std::env::var_os("RUSTUP_TOOLCHAIN");
+    let envs = [
+        ("HOME", Some(home.as_os_str())),
+        ("TMPDIR", Some(tmp.as_os_str())),
+        ("CARGO_HOME", Some(cargo_home.as_os_str())),
+        ("RUSTUP_HOME", Some(OsStr::new(&rustup))),
+        ("RUSTUP_TOOLCHAIN", toolchain.as_deref()),
+        ("CARGO_TARGET_DIR", None),
+        ("LD_LIBRARY_PATH", None),
+    ];
+    let t = d.join("cargo.bin");
+    let (out, h, ev) = crate::util::record_env(
+        &work,
+        &t,
+        &[
+            "bash",
+            "-c",
+            "cargo build --offline -q && ./target/debug/app",
+        ],
+        &envs,
+    );
+    out.assert_code(0);
+    assert_eq!(out.stdout.trim(), "42", "{}", out.stderr);
+    explained_runs("cargo", d.path(), &[t], &[(h, ev)]);
 }
 
 #[test]
