@@ -122,13 +122,18 @@ fn agree(policy: &CompiledPolicy, events: &[Event]) -> (usize, usize, usize) {
 }
 
 /// `check` (what `--check` answers) agrees with `decide_in` for each verb of each path
-/// target, without provenance (a question is asked outside a run).
+/// target, and with `decide_net_named_in` (what enforce asks of a connect, bind or send) for
+/// each socket target, without provenance (a question is asked outside a run).
 fn questions_agree(policy: &CompiledPolicy, ev: &Event, scope: Scope) -> usize {
     let EventKind::Syscall(sc) = &ev.kind else {
         return 0;
     };
     let mut n = 0;
     for t in &sc.targets {
+        if let Object::Socket(addr) = &t.object {
+            n += peer_questions_agree(policy, sc, t.access, addr);
+            continue;
+        }
         let Object::Path(p) = &t.object else {
             continue;
         };
@@ -142,12 +147,8 @@ fn questions_agree(policy: &CompiledPolicy, ev: &Event, scope: Scope) -> usize {
                 resolved: None,
             });
             let missing = sc.outcome == Outcome::Errno(2);
-            let q = Question {
-                verb,
-                object: object.clone(),
-                chain: vec![],
-                missing,
-            };
+            let mut q = Question::new(verb, object.clone());
+            q.missing = missing;
             let answer = check(policy, &q).expect("answer");
             let access = sbx::event::AccessSet::of(access_of(verb));
             if missing {
@@ -162,6 +163,40 @@ fn questions_agree(policy: &CompiledPolicy, ev: &Event, scope: Scope) -> usize {
             assert_eq!(decided, plain, "{verb:?} {} in {scope:?}", s(&p.abs));
             n += 1;
         }
+    }
+    n
+}
+
+/// [`questions_agree`] for one socket target: the protocol from the socket's type, as
+/// enforce takes it; no names (a question by address).
+fn peer_questions_agree(
+    policy: &CompiledPolicy,
+    sc: &sbx::event::Syscall,
+    access: AccessSet,
+    addr: &sbx::event::SockAddr,
+) -> usize {
+    use sbx::event::SockAddr;
+    use sbx::profile::{Proto, Verb};
+    let proto = match addr {
+        SockAddr::Inet { .. } | SockAddr::Inet6 { .. } => match sc.sock_type {
+            Some(1) => Some(Proto::Tcp),
+            Some(2) => Some(Proto::Udp),
+            _ => return 0,
+        },
+        SockAddr::Unix(_) | SockAddr::UnixAbstract(_) => Some(Proto::Unix),
+        _ => return 0,
+    };
+    let mut n = 0;
+    for verb in verbs_of(access) {
+        if !matches!(verb, Verb::Connect | Verb::Bind | Verb::Send) {
+            continue;
+        }
+        let mut q = Question::new(verb, Object::Socket(addr.clone()));
+        q.proto = proto;
+        let answer = check(policy, &q).expect("answer");
+        let plain = policy.decide_net_named_in(Scope::NONE, verb, proto, addr, &[]);
+        assert_eq!(answer.decision, plain, "{verb:?} {addr:?}");
+        n += 1;
     }
     n
 }
@@ -665,4 +700,263 @@ fn violations_name_the_closest_rule() {
     .run();
     summary.assert_code(0);
     assert!(summary.stdout.contains("closest: `"), "{}", summary.stdout);
+}
+
+/// The decision table of `--check`, one hand-written case per check, each with its exit code
+/// (0 allowed, 1 refused, 3 allowed only while the path is missing, 2 a bad question) and the
+/// reason and rule line it must print. HOME is `/h` (not a real place: nothing is looked up).
+#[test]
+fn check_answers_each_check_of_the_decision_table() {
+    let d = Dir::new();
+    d.write(
+        "p.profile",
+        "include ssl
+program npm /usr/lib/node_modules/npm/bin/npm-cli.js
+launcher /usr/bin/bash
+read /etc/**
+read /etc/passwd
+own ${HOME}/.cache/x
+deny read ${HOME}/.cache/x/secret
+write ${HOME}/.npm/** by npm
+probe /opt/**
+write ${HOME}/.config/**
+write ${HOME}/.config/autostart/ok.desktop
+connect tcp 10.0.0.1:443
+connect tcp registry.npmjs.org:443
+connect udp 10.0.0.53:53
+connect unix /run/x.sock
+resolve example.org
+syscall ptrace
+deny syscall mount
+send netlink route
+",
+    );
+    // (arguments after --check, exit code, text the answer must hold)
+    let cases: &[(&[&str], i32, &[&str])] = &[
+        // The first matching allow rule, in profile order (line 4 before line 5).
+        (
+            &["read", "/etc/passwd"],
+            0,
+            &[
+                "allowed by the first matching rule",
+                "p.profile:4: read /etc/**",
+            ],
+        ),
+        // A wider verb implies the asked one: stat by read, create by own.
+        (&["stat", "/etc/hosts"], 0, &["p.profile:4: read /etc/**"]),
+        (
+            &["create", "/h/.cache/x/new"],
+            0,
+            &["p.profile:6: own ${HOME}/.cache/x"],
+        ),
+        // No rule.
+        (&["exec", "/srv/tool"], 1, &["refused: no rule allows it"]),
+        // A deny carve-out wins over the area, and says which allow rule it beats.
+        (
+            &["read", "/h/.cache/x/secret"],
+            1,
+            &[
+                "a deny rule wins over every allow rule",
+                "p.profile:7: deny read ${HOME}/.cache/x/secret",
+                "(over p.profile:6: own ${HOME}/.cache/x)",
+            ],
+        ),
+        // A secret place a snippet denies.
+        (
+            &["read", "/etc/ssl/private/server.key"],
+            1,
+            &[
+                "ssl.profile:17: deny read /etc/ssl/private/**",
+                "(over p.profile:4: read /etc/**)",
+            ],
+        ),
+        // A `by` list: not held without a chain, held by npm, by npm under the launcher
+        // bash, not by npm under sh (no launcher: sh is the chain's first program) nor by
+        // sh under npm.
+        (
+            &["write", "/h/.npm/_cacache/x"],
+            1,
+            &["p.profile:8: write ${HOME}/.npm/** by npm (held only by the chains of its programs"],
+        ),
+        (
+            &["write", "/h/.npm/_cacache/x", "--chain", "npm"],
+            0,
+            &["p.profile:8: write ${HOME}/.npm/** by npm"],
+        ),
+        (
+            &[
+                "write",
+                "/h/.npm/_cacache/x",
+                "--chain",
+                "npm <- /usr/bin/bash",
+            ],
+            0,
+            &["p.profile:8: write ${HOME}/.npm/** by npm"],
+        ),
+        (
+            &["write", "/h/.npm/_cacache/x", "--chain", "npm <- /bin/sh"],
+            1,
+            &["not held: the chain runs a program outside its list"],
+        ),
+        (
+            &["write", "/h/.npm/_cacache/x", "--chain", "/bin/sh <- npm"],
+            1,
+            &["not held: the chain runs a program outside its list"],
+        ),
+        // A persistence place: an area and a glob do not write it, a rule naming it does.
+        (
+            &["write", "/h/.cache/x/.git/config"],
+            1,
+            &["p.profile:6: own ${HOME}/.cache/x (matches, but a persistence place"],
+        ),
+        (
+            &["write", "/h/.config/autostart/evil.desktop"],
+            1,
+            &[
+                "p.profile:10: write ${HOME}/.config/** (matches, but a persistence place",
+                "closest: p.profile:11: write ${HOME}/.config/autostart/ok.desktop names another file of /h/.config/autostart/",
+            ],
+        ),
+        (
+            &["write", "/h/.config/autostart/ok.desktop"],
+            0,
+            &["p.profile:11: write ${HOME}/.config/autostart/ok.desktop"],
+        ),
+        // A probe: only while the path is missing (exit 3), then allowed; never a write.
+        (
+            &["read", "/opt/tool"],
+            3,
+            &[
+                "allowed only while the path is missing",
+                "p.profile:9: probe /opt/**",
+            ],
+        ),
+        (
+            &["read", "/opt/tool", "--missing"],
+            0,
+            &["allowed: the call failed with ENOENT, and a probe rule"],
+        ),
+        (&["write", "/opt/tool"], 1, &["no rule allows it"]),
+        // Provenance: refused by the rules, admitted during a run that made it; never exec.
+        (
+            &["write", "/srv/out.txt"],
+            1,
+            &["during a run: admitted if the run created this object itself"],
+        ),
+        // The network by address and port, by protocol, by host name (no DNS asked).
+        (
+            &["connect", "tcp", "10.0.0.1:443"],
+            0,
+            &["p.profile:12: connect tcp 10.0.0.1:443"],
+        ),
+        (
+            &["connect", "tcp", "10.0.0.1:80"],
+            1,
+            &[
+                "closest: p.profile:12: connect tcp 10.0.0.1:443 names this host, on port 443, not 80",
+            ],
+        ),
+        (
+            &["connect", "udp", "10.0.0.1:443"],
+            1,
+            &["no rule allows it"],
+        ),
+        (
+            &["connect", "10.0.0.53:53"],
+            0,
+            &["p.profile:14: connect udp 10.0.0.53:53"],
+        ),
+        (
+            &["connect", "registry.npmjs.org:443"],
+            0,
+            &[
+                "connect registry.npmjs.org:443: allowed by the first matching rule",
+                "p.profile:13: connect tcp registry.npmjs.org:443",
+            ],
+        ),
+        (
+            &["connect", "tcp", "registry.npmjs.org:80"],
+            1,
+            &[
+                "closest: p.profile:13: connect tcp registry.npmjs.org:443 names this host, on port 443, not 80",
+            ],
+        ),
+        (
+            &["connect", "evil.example:443"],
+            1,
+            &[
+                "closest: p.profile:12: connect tcp 10.0.0.1:443 allows port 443 on another host, 10.0.0.1",
+                "closest: p.profile:13: connect tcp registry.npmjs.org:443 allows port 443 on another host, registry.npmjs.org",
+            ],
+        ),
+        // An address is not matched by name rules unless the run resolved the name to it.
+        (
+            &["connect", "tcp", "104.16.0.1:443"],
+            1,
+            &["host rules match an address only when the run resolved their name to it"],
+        ),
+        (
+            &["connect", "unix", "/run/x.sock"],
+            0,
+            &["p.profile:15: connect unix /run/x.sock"],
+        ),
+        (
+            &["send", "netlink", "route"],
+            0,
+            &["p.profile:19: send netlink route"],
+        ),
+        (&["send", "netlink", "audit"], 1, &["no rule allows it"]),
+        // Names: a resolve rule, or a tcp rule naming the host.
+        (
+            &["resolve", "Example.ORG"],
+            0,
+            &["p.profile:16: resolve example.org"],
+        ),
+        (
+            &["resolve", "registry.npmjs.org"],
+            0,
+            &["p.profile:13: connect tcp registry.npmjs.org:443"],
+        ),
+        (&["resolve", "evil.example"], 1, &["no rule allows it"]),
+        // Gated syscalls: a syscall rule, a deny rule, none.
+        (&["syscall", "ptrace"], 0, &["p.profile:17: syscall ptrace"]),
+        (
+            &["syscall", "mount"],
+            1,
+            &[
+                "a deny rule wins over every allow rule",
+                "p.profile:18: deny syscall mount",
+            ],
+        ),
+        (&["syscall", "bpf"], 1, &["no rule allows it"]),
+        // Bad questions.
+        (&["read", "etc/passwd"], 2, &[]),
+        (&["connect", "tcp", "no port"], 2, &[]),
+        (&["write", "/h/.npm/x", "--chain", "nosuch"], 2, &[]),
+    ];
+    let mut failures = Vec::new();
+    for (args, code, wanted) in cases {
+        // Named as given: the rules' locations read `p.profile:LINE`.
+        let mut a: Vec<&OsStr> = vec![
+            OsStr::new("explain"),
+            OsStr::new("p.profile"),
+            OsStr::new("--check"),
+        ];
+        a.extend(args.iter().map(OsStr::new));
+        let out = Sbx::new(a).cwd(d.path()).env("HOME", "/h").run();
+        let missing: Vec<&&str> = wanted
+            .iter()
+            .filter(|w| !out.stdout.contains(**w))
+            .collect();
+        if out.code != Some(*code) || !missing.is_empty() {
+            failures.push(format!(
+                "--check {}: exit {:?} (want {code}), missing {missing:?}\n{}{}",
+                args.join(" "),
+                out.code,
+                out.stdout,
+                out.stderr
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::{ExplainArgs, ExplainFormat, exit};
 use crate::arch::Class;
-use crate::explain::{Explainer, Question, check, mark_snippets, parse_question, render_answer};
+use crate::explain::{Explainer, check, mark_snippets, parse_question, render_answer};
 use crate::policy::{CompiledPolicy, Decision};
 use crate::profile::vars::Env;
 
@@ -103,7 +103,7 @@ pub fn closest_for(
     if !path.starts_with('/') {
         return Vec::new();
     }
-    let Ok((verb, object)) = parse_question(&v.verb, path) else {
+    let Ok(q) = parse_question(&v.verb, path) else {
         return Vec::new();
     };
     let mut scope = if chain.is_empty() {
@@ -114,27 +114,28 @@ pub fn closest_for(
     for id in chain {
         scope = scope.exec(policy.program_mask(id), policy.is_launcher(id));
     }
-    let q = Question {
-        verb,
-        object,
-        chain: Vec::new(),
-        missing: false,
-    };
     crate::explain::closest(policy, env, &q, scope)
 }
 
 pub fn run(a: ExplainArgs) -> anyhow::Result<u8> {
     let text = super::profile::read_profile(&a.profile)?;
     if let Some(q) = &a.check {
-        let [verb, object] = q.as_slice() else {
-            return super::usage_error(
-                "--check takes a verb and an object: --check read /etc/passwd",
-            );
+        let (verb, object) = match q.as_slice() {
+            [verb, object] => (verb, object.clone()),
+            // `connect tcp 10.0.0.1:443`: the protocol and the peer are one object.
+            [verb, proto, peer] if ["tcp", "udp", "unix", "netlink"].contains(&proto.as_str()) => {
+                (verb, format!("{proto} {peer}"))
+            }
+            _ => {
+                return super::usage_error(
+                    "--check takes a verb and an object (--check read /etc/passwd, --check connect tcp HOST:PORT); traces go before --check",
+                );
+            }
         };
         if !a.traces.is_empty() {
             return super::usage_error("--check answers from the profile alone: give no trace");
         }
-        return run_check(&a, &text, verb, object);
+        return run_check(&a, &text, verb, &object);
     }
     if a.chain.is_some() || a.missing {
         return super::usage_error("--chain and --missing go with --check VERB OBJECT");
@@ -160,11 +161,12 @@ pub fn run(a: ExplainArgs) -> anyhow::Result<u8> {
 fn run_check(a: &ExplainArgs, text: &str, verb: &str, object: &str) -> anyhow::Result<u8> {
     let policy: CompiledPolicy =
         super::profile::load_policy(&a.profile, text, &super::profile::current_env(), false)?;
-    let (verb, object) = match parse_question(verb, object) {
+    let mut q = match parse_question(verb, object) {
         Ok(q) => q,
         Err(e) => return super::usage_error(&format!("--check: {e}")),
     };
-    let chain: Vec<String> = a
+    q.missing = a.missing;
+    q.chain = a
         .chain
         .as_deref()
         .map(|c| {
@@ -174,12 +176,6 @@ fn run_check(a: &ExplainArgs, text: &str, verb: &str, object: &str) -> anyhow::R
                 .collect()
         })
         .unwrap_or_default();
-    let q = Question {
-        verb,
-        object,
-        chain,
-        missing: a.missing,
-    };
     let answer = match check(&policy, &q) {
         Ok(answer) => answer,
         Err(e) => return super::usage_error(&e.to_string()),
@@ -217,6 +213,8 @@ fn run_check(a: &ExplainArgs, text: &str, verb: &str, object: &str) -> anyhow::R
                         "verdict": format!("{:?}", c.verdict),
                         "rules": rules(&c.why.rules),
                         "not_held": rules(&c.why.unheld),
+                        "persistence_place_not_named": rules(&c.why.excluded),
+                        "over": rules(&c.why.overridden.into_iter().collect::<Vec<_>>()),
                         "probe": c.why.probe,
                     })
                 })
