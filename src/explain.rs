@@ -62,6 +62,14 @@ pub struct RuleUse {
     pub examples: Vec<String>,
     /// Events it decided only as a probe (the path was missing).
     pub probes: u64,
+    /// The runs that used it (indexes into [`Explanation::runs`]).
+    pub used_in: Vec<usize>,
+    /// In how many runs, and when only some used it, which: `3/3 runs`, `1/3 runs: cold
+    /// cache only` (used only by the runs that found no cache warm, every other run found
+    /// one warm), `1/3 runs: in b.bin`.
+    pub runs_text: String,
+    /// The base profile rule it was kept from (`learn --base`): `BASE:LINE`.
+    pub from_base: Option<String>,
     /// All of it on one line, as the text form prints it (`2/3 runs; 5 events; by ...`).
     pub evidence: String,
 }
@@ -79,6 +87,9 @@ pub struct Refused {
 pub struct Explanation {
     /// The traces, in the order given.
     pub runs: Vec<String>,
+    /// Per run: it found a tool's cache or the project's build outputs warm (the warning
+    /// `sbx learn` gives), so it skipped work a cold run does.
+    pub warm: Vec<bool>,
     /// The events of all runs (as `sbx stats --count` counts them).
     pub events: u64,
     /// Events with a check that no rule admits (enforce would stop them).
@@ -94,7 +105,7 @@ pub struct Explanation {
 #[derive(Debug, Default)]
 struct Tally {
     events: u64,
-    runs: usize,
+    used_in: Vec<usize>,
     in_run: bool,
     chains: BTreeMap<String, u64>,
     examples: Vec<String>,
@@ -141,14 +152,23 @@ impl<'p> Explainer<'p> {
     pub fn begin_run(&mut self, name: &str) {
         self.finish_run();
         self.out.runs.push(name.to_string());
+        self.out.warm.push(false);
         self.owned = Ownership::default();
         self.procs.clear();
     }
 
+    /// The current run found a cache or build outputs warm (`learn::evidence::Evidence`).
+    pub fn set_warm(&mut self, warm: bool) {
+        if let Some(w) = self.out.warm.last_mut() {
+            *w = warm;
+        }
+    }
+
     fn finish_run(&mut self) {
+        let run = self.out.runs.len().saturating_sub(1);
         for t in &mut self.tallies {
             if std::mem::take(&mut t.in_run) {
-                t.runs += 1;
+                t.used_in.push(run);
             }
         }
     }
@@ -334,17 +354,17 @@ impl<'p> Explainer<'p> {
                 snippet: false,
                 deny: info.text.starts_with("deny "),
                 events: t.events,
-                runs: t.runs,
+                runs: t.used_in.len(),
                 chains,
                 examples: t.examples,
                 probes: t.probes,
+                used_in: t.used_in,
+                runs_text: String::new(),
+                from_base: None,
                 evidence: String::new(),
             });
         }
-        let n = out.runs.len();
-        for r in &mut out.rules {
-            r.evidence = evidence_line(r, n);
-        }
+        out.describe();
         out
     }
 }
@@ -385,6 +405,69 @@ fn label(policy: &CompiledPolicy, exe: &[u8], identity: &[u8]) -> String {
     }
 }
 
+impl Explanation {
+    /// Fill every rule's [`RuleUse::runs_text`] and [`RuleUse::evidence`].
+    fn describe(&mut self) {
+        for i in 0..self.rules.len() {
+            let text = runs_text(&self.rules[i].used_in, &self.runs, &self.warm);
+            let r = &mut self.rules[i];
+            r.runs_text = text;
+            r.evidence = evidence_line(r);
+        }
+    }
+
+    /// Mark the rules a base profile holds (`learn --base BASE`: its rules are kept), by
+    /// effect, verb and pattern (learn may change a kept rule's `by` list): `from base
+    /// BASE:LINE` in the evidence.
+    pub fn mark_base(&mut self, base_file: &str, base: &crate::profile::Profile) {
+        let key = |r: &crate::profile::Rule| (r.effect, r.verb, r.pattern.clone());
+        for r in &mut self.rules {
+            if r.snippet {
+                continue;
+            }
+            let Ok(parsed) = crate::profile::parse::parse_str("rule", &r.rule) else {
+                continue;
+            };
+            let Some(rule) = parsed.rules.first() else {
+                continue;
+            };
+            r.from_base = base
+                .rules
+                .iter()
+                .find(|b| key(b) == key(rule))
+                .map(|b| format!("{base_file}:{}", b.span.line));
+        }
+        self.describe();
+    }
+}
+
+/// `3/3 runs`; when only some runs used it, why or which: `1/3 runs: cold cache only`,
+/// `1/3 runs: in b.bin` (trace file names).
+fn runs_text(used_in: &[usize], runs: &[String], warm: &[bool]) -> String {
+    let (k, n) = (used_in.len(), runs.len());
+    let mut s = format!("{k}/{n} runs");
+    if k == 0 || k == n {
+        return s;
+    }
+    let is_warm = |i: usize| warm.get(i).copied().unwrap_or(false);
+    let cold_only = used_in.iter().all(|&i| !is_warm(i))
+        && (0..n).filter(|i| !used_in.contains(i)).all(is_warm);
+    if cold_only {
+        s.push_str(": cold cache only");
+        return s;
+    }
+    let name = |i: usize| {
+        let r = runs.get(i).map_or("", String::as_str);
+        r.rsplit('/').next().unwrap_or(r).to_string()
+    };
+    let names: Vec<String> = used_in.iter().take(CHAINS).map(|&i| name(i)).collect();
+    let _ = write!(s, ": in {}", names.join(", "));
+    if k > CHAINS {
+        let _ = write!(s, " and {} more", k - CHAINS);
+    }
+    s
+}
+
 /// Mark the rules of `own_file` as the profile's own; the others come from snippets.
 pub fn mark_snippets(e: &mut Explanation, own_file: &str) {
     for r in &mut e.rules {
@@ -392,9 +475,13 @@ pub fn mark_snippets(e: &mut Explanation, own_file: &str) {
     }
 }
 
-/// One rule's evidence on one line: `3/3 runs; 12 events; by npm <- bash; e.g. /x, /y`.
-pub fn evidence_line(r: &RuleUse, total_runs: usize) -> String {
-    let mut s = format!("{}/{total_runs} runs", r.runs);
+/// One rule's evidence on one line: `3/3 runs; 12 events; by npm <- bash; e.g. /x, /y`
+/// (`; from base BASE:LINE` for a rule kept from a base profile).
+pub fn evidence_line(r: &RuleUse) -> String {
+    let mut s = r.runs_text.clone();
+    if let Some(b) = &r.from_base {
+        let _ = write!(s, "; from base {b}");
+    }
     let _ = write!(
         s,
         "; {} event{}",
@@ -451,7 +538,7 @@ pub fn render_text(e: &Explanation, profile: &str) -> String {
         }
         let _ = writeln!(out, "\n{at}  {}", r.rule);
         let what = if r.deny { "refused: " } else { "" };
-        let _ = writeln!(out, "  {what}{}", evidence_line(r, n));
+        let _ = writeln!(out, "  {what}{}", evidence_line(r));
     }
     let own_unused: Vec<_> = unused.iter().filter(|(_, r)| !r.snippet).collect();
     let snippet_unused = unused.len() - own_unused.len();
@@ -464,7 +551,11 @@ pub fn render_text(e: &Explanation, profile: &str) -> String {
     );
     for (at, r) in &own_unused {
         let note = if r.deny { "  (refused nothing)" } else { "" };
-        let _ = writeln!(out, "  {at}  {}{note}", r.rule);
+        let base = r
+            .from_base
+            .as_ref()
+            .map_or(String::new(), |b| format!("  (from base {b})"));
+        let _ = writeln!(out, "  {at}  {}{note}{base}", r.rule);
     }
     if snippet_unused > 0 {
         let _ = writeln!(
@@ -511,11 +602,15 @@ pub fn is_annotation(comment: &str) -> bool {
 /// ${HOME}/.npm/_cacache/...` (one example, written with the run's variables). The same
 /// traces give the same text.
 pub fn annotation(r: &RuleUse, total_runs: usize, env: &crate::profile::vars::Env) -> String {
+    let base = r
+        .from_base
+        .as_ref()
+        .map_or(String::new(), |b| format!("; from base {b}"));
     if r.events == 0 && r.deny {
-        return format!("0/{total_runs} runs: refused nothing in the runs");
+        return format!("0/{total_runs} runs: refused nothing in the runs{base}");
     }
     if r.events == 0 {
-        return format!("0/{total_runs} runs: no event of the runs used it");
+        return format!("0/{total_runs} runs: no event of the runs used it{base}");
     }
     let mut short = r.clone();
     short.chains.truncate(ANNOTATION_CHAINS);
@@ -538,7 +633,7 @@ pub fn annotation(r: &RuleUse, total_runs: usize, env: &crate::profile::vars::En
             }
         })
         .collect();
-    let mut line = evidence_line(&short, total_runs);
+    let mut line = evidence_line(&short);
     if more > 0 {
         // `by a, b and N more` before the examples.
         let by_end = line.find("; e.g. ").unwrap_or(line.len());

@@ -623,6 +623,10 @@ fn annotated_profiles_are_stable_and_enforce_like_plain_ones() {
             .count()
     };
     assert_eq!(evidence(&a3), evidence(&a1), "{a3}");
+    // Every rule of a1 is kept: each says which line of the base it comes from.
+    let from_base = a3.lines().filter(|l| l.contains("; from base ")).count();
+    assert_eq!(from_base, evidence(&a1), "{a3}");
+    assert!(a3.contains(&format!("; from base {base}:")), "{a3}");
     let diff = sbx_out(&[
         OsStr::new("diff"),
         d.join("plain.profile").as_os_str(),
@@ -959,4 +963,82 @@ send netlink route
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// With several runs, a rule used by only some says why or which (`1/3 runs: cold cache
+/// only` when only the runs that found no earlier build output used it, else the traces by
+/// name); with `--base`, the rules the base profile holds say so.
+#[test]
+fn partial_runs_say_why_and_base_rules_say_where_they_come_from() {
+    let d = Dir::new();
+    d.write("in.txt", "x\n");
+    // The first run configures (writes config.status, a build output), the next ones find
+    // it in place: learn calls them warm.
+    let script =
+        "if [ -e config.status ]; then cat config.status; else cat in.txt > config.status; fi";
+    let mut traces = Vec::new();
+    for i in 0..3 {
+        let t = d.join(&format!("t{i}.bin"));
+        let (out, _, _) = crate::util::record_env(d.path(), &t, &["sh", "-c", script], &[]);
+        out.assert_code(0);
+        traces.push(t);
+    }
+    // The third run's learn warning is what explain calls warm.
+    let learn = Sbx::new([
+        OsStr::new("learn"),
+        traces[2].as_os_str(),
+        OsStr::new("-o"),
+        d.join("l.profile").as_os_str(),
+    ])
+    .run();
+    learn.assert_code(0);
+    assert!(
+        learn
+            .stderr
+            .contains("found build outputs of an earlier run"),
+        "{}",
+        learn.stderr
+    );
+    let base = d.write("base.profile", "# reviewed\nread ${CWD}/in.txt\n");
+    let profile = d.write(
+        "p.profile",
+        "include base\ninclude shell\nread ${CWD}/in.txt\nread ${CWD}/config.status\ncreate ${CWD}/config.status\nread /srv/never\n",
+    );
+    let mut a: Vec<&OsStr> = vec![OsStr::new("explain"), profile.as_os_str()];
+    a.extend(traces.iter().map(|t| t.as_os_str()));
+    a.extend([
+        OsStr::new("--base"),
+        base.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ]);
+    let out = Sbx::new(a).run();
+    out.assert_code(0);
+    let e: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(e["warm"], serde_json::json!([false, true, true]), "{e:#}");
+    let rule = |text: &str| {
+        e["rules"]
+            .as_array()
+            .and_then(|rs| rs.iter().find(|r| r["rule"] == text))
+            .unwrap_or_else(|| panic!("{text} in {e:#}"))
+            .clone()
+    };
+    let cold = rule("read ${CWD}/in.txt");
+    assert_eq!(cold["runs_text"], "1/3 runs: cold cache only", "{cold:#}");
+    let base_at = format!("{}:2", base.display());
+    assert_eq!(cold["from_base"].as_str(), Some(base_at.as_str()));
+    assert!(
+        cold["evidence"].as_str().is_some_and(
+            |t| t.starts_with(&format!("1/3 runs: cold cache only; from base {base_at}; "))
+        ),
+        "{cold:#}"
+    );
+    let warm = rule("read ${CWD}/config.status");
+    assert_eq!(warm["runs_text"], "2/3 runs: in t1.bin, t2.bin", "{warm:#}");
+    assert_eq!(warm["from_base"], serde_json::Value::Null);
+    assert_eq!(
+        rule("create ${CWD}/config.status")["runs_text"],
+        "1/3 runs: cold cache only"
+    );
+    assert_eq!(rule("read /srv/never")["runs_text"], "0/3 runs");
 }

@@ -24,11 +24,13 @@ pub fn trace_env(h: &crate::trace::Header) -> Env {
     env
 }
 
-/// Explain `profile` (its text `text`) by the runs of `traces`: the rules' evidence.
+/// Explain `profile` (its text `text`) by the runs of `traces`: the rules' evidence; with
+/// `base`, the rules the base profile holds say so.
 pub fn explain_traces(
     profile: &Path,
     text: &str,
     traces: &[std::path::PathBuf],
+    base: Option<&Path>,
 ) -> anyhow::Result<crate::explain::Explanation> {
     let first = super::show::open_trace(&traces[0])?.header().clone();
     let policy = super::profile::load_policy(profile, text, &trace_env(&first), false)?;
@@ -44,13 +46,24 @@ pub fn explain_traces(
         let header = super::show::open_trace(t)?.header().clone();
         let run_policy = super::profile::load_policy(profile, text, &trace_env(&header), false)?;
         ex.begin_run(&t.display().to_string());
+        // What learn warns of: a run that found a cache warm skipped work a cold one does.
+        let mut evidence = crate::learn::evidence::Evidence::for_run(&header.home, &header.cwd);
         super::show::for_each_event(t, |_, ev| {
             ex.observe(&run_policy, ev);
+            evidence.observe(ev);
             Ok(())
         })?;
+        ex.set_warm(evidence.warm());
     }
     let mut e = ex.finish(&policy);
     mark_snippets(&mut e, &profile.display().to_string());
+    if let Some(b) = base {
+        let text = super::profile::read_profile(b)?;
+        let name = b.display().to_string();
+        let parsed = crate::profile::parse::parse_str(&name, &text)
+            .map_err(|err| anyhow::anyhow!("{}", err.render_with_source(&text).trim_end()))?;
+        e.mark_base(&name, &parsed);
+    }
     Ok(e)
 }
 
@@ -58,11 +71,15 @@ pub fn explain_traces(
 /// rules saying what in `traces` used it (computed by [`explain_traces`] over the rendered
 /// profile, so the annotations and `sbx explain` agree). Rules, order and layout are those of
 /// `text`: only comment lines are added.
-pub fn annotate(text: &str, traces: &[std::path::PathBuf]) -> anyhow::Result<String> {
+pub fn annotate(
+    text: &str,
+    traces: &[std::path::PathBuf],
+    base: Option<&Path>,
+) -> anyhow::Result<String> {
     const NAME: &str = "<learned>";
     let mut profile = crate::profile::parse::parse_str(NAME, text)
         .map_err(|e| anyhow::anyhow!("{}", e.render_with_source(text).trim_end()))?;
-    let e = explain_traces(Path::new(NAME), text, traces)?;
+    let e = explain_traces(Path::new(NAME), text, traces, base)?;
     let env = trace_env(super::show::open_trace(&traces[0])?.header());
     let own: Vec<&crate::explain::RuleUse> = e.rules.iter().filter(|r| r.file == NAME).collect();
     let rules = profile.rules.iter_mut().filter(|r| {
@@ -132,8 +149,10 @@ pub fn run(a: ExplainArgs) -> anyhow::Result<u8> {
                 );
             }
         };
-        if !a.traces.is_empty() {
-            return super::usage_error("--check answers from the profile alone: give no trace");
+        if !a.traces.is_empty() || a.base.is_some() {
+            return super::usage_error(
+                "--check answers from the profile alone: give no trace and no --base",
+            );
         }
         return run_check(&a, &text, verb, &object);
     }
@@ -145,7 +164,7 @@ pub fn run(a: ExplainArgs) -> anyhow::Result<u8> {
             "give the traces to explain the profile by (sbx explain PROFILE TRACE...), or --check VERB OBJECT",
         );
     }
-    let e = explain_traces(&a.profile, &text, &a.traces)?;
+    let e = explain_traces(&a.profile, &text, &a.traces, a.base.as_deref())?;
     let out = match a.format {
         ExplainFormat::Text => crate::explain::render_text(&e, &a.profile.display().to_string()),
         ExplainFormat::Json => {

@@ -338,6 +338,10 @@ pub struct ExplainArgs {
     /// With --check: the path is missing (the call fails with ENOENT).
     #[arg(long)]
     pub missing: bool,
+    /// The base profile the profile was learned on (`sbx learn --base BASE`): its rules are
+    /// shown as `from base BASE:LINE`.
+    #[arg(long, value_name = "BASE")]
+    pub base: Option<PathBuf>,
     /// Text or JSON.
     #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
     pub format: ExplainFormat,

@@ -350,3 +350,29 @@ fn the_closest_rules_of_a_refused_access() {
     // Nothing comes close to what is allowed.
     assert!(closest(&p2, &env(), &q("read", "/srv/a.txt"), Scope::NONE).is_empty());
 }
+
+#[test]
+fn partial_runs_say_why_or_which() {
+    let runs: Vec<String> = ["a/t0.bin", "a/t1.bin", "a/t2.bin", "a/t3.bin", "a/t4.bin"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let warm = [false, true, true, true, true];
+    assert_eq!(runs_text(&[0], &runs, &warm), "1/5 runs: cold cache only");
+    // Used by a warm run too: not a cold-cache rule; the runs by file name.
+    assert_eq!(
+        runs_text(&[0, 2], &runs, &warm),
+        "2/5 runs: in t0.bin, t2.bin"
+    );
+    // A cold run that did not use it: not a cold-cache rule either.
+    assert_eq!(
+        runs_text(&[1], &runs, &[false, true, false, true, true]),
+        "1/5 runs: in t1.bin"
+    );
+    assert_eq!(
+        runs_text(&[0, 1, 2, 3], &runs, &[false; 5]),
+        "4/5 runs: in t0.bin, t1.bin, t2.bin and 1 more"
+    );
+    assert_eq!(runs_text(&[0, 1, 2, 3, 4], &runs, &warm), "5/5 runs");
+    assert_eq!(runs_text(&[], &runs, &warm), "0/5 runs");
+}
