@@ -923,6 +923,22 @@ pub fn check(policy: &CompiledPolicy, q: &Question) -> Result<Answer, QuestionEr
     })
 }
 
+/// The texts of the rules that admit question `q` asked by a chain holding `scope` (the
+/// deciding rules of an allowed answer, one per check); none when refused.
+pub fn admitting_rules<'p>(policy: &'p CompiledPolicy, q: &Question, scope: Scope) -> Vec<&'p str> {
+    let (decision, checks) = decide(policy, q, scope, None);
+    if decision != Decision::Allow {
+        return Vec::new();
+    }
+    let mut out: Vec<&str> = checks
+        .iter()
+        .flat_map(|c| c.why.rules.iter())
+        .filter_map(|&i| policy.rule_info(i).map(|r| r.text))
+        .collect();
+    out.dedup();
+    out
+}
+
 /// What a persistence place needs, in the words of `--check` and the closest rules.
 const PERSISTENCE: &str = "a persistence place (git hooks and configs, shell startup files...) is written only by a rule naming it exactly, never by an area or a glob";
 

@@ -665,7 +665,10 @@ fn violations_name_the_closest_rule() {
     let d = Dir::new();
     d.write("f", "x\n");
     d.write("g", "y\n");
-    let profile = d.write("p.profile", "include base\ninclude shell\nread ${CWD}/f\n");
+    let profile = d.write(
+        "p.profile",
+        "include base\ninclude shell\nread ${CWD}/f\nconnect tcp 10.0.0.1:443\n",
+    );
     let report = d.join("r.json");
     let mut enforce = Sbx::new([
         OsStr::new("enforce"),
@@ -695,6 +698,19 @@ fn violations_name_the_closest_rule() {
         "{}",
         out.stderr
     );
+    // The proposed diff says it above the rule it adds.
+    let diff = r["diff"].as_str().unwrap_or("");
+    let lines: Vec<&str> = diff.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == "+read ${CWD}/g")
+        .unwrap_or_else(|| panic!("{diff}"));
+    assert!(
+        at > 0
+            && lines[at - 1].starts_with("+# closest to read ")
+            && lines[at - 1].contains("p.profile:3: read ${CWD}/f names another file of "),
+        "{diff}"
+    );
     let summary = Sbx::new([
         OsStr::new("report"),
         OsStr::new("--format"),
@@ -704,6 +720,48 @@ fn violations_name_the_closest_rule() {
     .run();
     summary.assert_code(0);
     assert!(summary.stdout.contains("closest: `"), "{}", summary.stdout);
+
+    // A refused peer in deny mode (nothing leaves the machine: the connect is refused
+    // before it is made): the same host on another port is closest, in the report and the
+    // diff.
+    let report = d.join("r2.json");
+    let mut enforce = Sbx::new([
+        OsStr::new("enforce"),
+        OsStr::new("--mode"),
+        OsStr::new("deny"),
+        OsStr::new("--report"),
+        report.as_os_str(),
+        profile.as_os_str(),
+        OsStr::new("--"),
+        OsStr::new("bash"),
+        OsStr::new("-c"),
+        OsStr::new("echo > /dev/tcp/10.0.0.1/80; cat f"),
+    ])
+    .cwd(d.path());
+    enforce.cmd.env_remove("LD_LIBRARY_PATH");
+    let out = enforce.run();
+    out.assert_code(124);
+    assert_eq!(out.stdout, "x\n", "{}", out.stderr);
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).expect("report")).expect("json");
+    let v = &r["violations"][0];
+    assert_eq!(
+        (v["verb"].as_str(), v["object"].as_str()),
+        (Some("connect"), Some("tcp 10.0.0.1:80")),
+        "{r:#}"
+    );
+    let near = format!(
+        "{}:4: connect tcp 10.0.0.1:443 names this host, on port 443, not 80",
+        profile.display()
+    );
+    assert_eq!(v["closest"][0].as_str(), Some(near.as_str()), "{r:#}");
+    let diff = r["diff"].as_str().unwrap_or("");
+    assert!(
+        diff.contains(&format!(
+            "+# closest to connect tcp 10.0.0.1:80: {near}\n+connect tcp 10.0.0.1:80\n"
+        )),
+        "{diff}"
+    );
 }
 
 /// The decision table of `--check`, one hand-written case per check, each with its exit code

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::{ExplainArgs, ExplainFormat, exit};
 use crate::arch::Class;
-use crate::explain::{Explainer, check, mark_snippets, parse_question, render_answer};
+use crate::explain::{Explainer, Question, check, mark_snippets, parse_question, render_answer};
 use crate::policy::{CompiledPolicy, Decision};
 use crate::profile::vars::Env;
 
@@ -107,22 +107,22 @@ pub fn annotate(
     Ok(crate::profile::render::render(&profile))
 }
 
-/// The closest rules to a violation (path accesses only), for the report and the job
-/// summary; `chain`: the violating process's program identities, oldest first.
-pub fn closest_for(
+/// A violation as a question (`PATH`, `PATH (-> WHERE IT LEADS)`: the name as the program
+/// used it; `tcp IP:PORT`, `unix PATH`), and the scope of its process's chain (program
+/// identities, oldest first, as enforce replayed them).
+fn violation_question(
     policy: &CompiledPolicy,
-    env: &Env,
     v: &crate::report::Violation,
     chain: &[Vec<u8>],
-) -> Vec<String> {
-    // `PATH` or `PATH (-> WHERE IT LEADS)`: the name as the program used it.
-    let path = v.object.split(" (-> ").next().unwrap_or(&v.object);
-    if !path.starts_with('/') {
-        return Vec::new();
+) -> Option<(Question, crate::policy::Scope)> {
+    let object = v.object.split(" (-> ").next().unwrap_or(&v.object);
+    let q = parse_question(&v.verb, object).ok()?;
+    if !matches!(
+        q.object,
+        crate::event::Object::Path(_) | crate::event::Object::Socket(_)
+    ) {
+        return None;
     }
-    let Ok(q) = parse_question(&v.verb, path) else {
-        return Vec::new();
-    };
     let mut scope = if chain.is_empty() {
         crate::policy::Scope::NONE
     } else {
@@ -131,7 +131,37 @@ pub fn closest_for(
     for id in chain {
         scope = scope.exec(policy.program_mask(id), policy.is_launcher(id));
     }
-    crate::explain::closest(policy, env, &q, scope)
+    Some((q, scope))
+}
+
+/// The closest rules to a violation (a path or a network peer), for the report, the job
+/// summary and the diff; `chain`: the violating process's program identities, oldest first.
+pub fn closest_for(
+    policy: &CompiledPolicy,
+    env: &Env,
+    v: &crate::report::Violation,
+    chain: &[Vec<u8>],
+) -> Vec<String> {
+    match violation_question(policy, v, chain) {
+        Some((q, scope)) => crate::explain::closest(policy, env, &q, scope),
+        None => Vec::new(),
+    }
+}
+
+/// The rules of `policy` (a profile widened by the violations) that admit violation `v`, as
+/// the profile writes them: where the diff says what came closest.
+pub fn admitting_rules(
+    policy: &CompiledPolicy,
+    v: &crate::report::Violation,
+    chain: &[Vec<u8>],
+) -> Vec<String> {
+    match violation_question(policy, v, chain) {
+        Some((q, scope)) => crate::explain::admitting_rules(policy, &q, scope)
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
+        None => Vec::new(),
+    }
 }
 
 pub fn run(a: ExplainArgs) -> anyhow::Result<u8> {
