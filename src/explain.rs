@@ -964,6 +964,21 @@ pub fn closest(
         out: Vec::new(),
         named: BTreeSet::new(),
     };
+    // A deny rule won: the allow rule it won over is what came closest, and nothing else
+    // would admit it.
+    let denied: Vec<&Checked> = checks
+        .iter()
+        .filter(|c| c.verdict == Verdict::DenyRule)
+        .collect();
+    if !denied.is_empty() {
+        for c in denied {
+            if let (Some(over), Some(&deny)) = (c.why.overridden, c.why.rules.first()) {
+                let by = rule_at(policy, deny);
+                near.add(over, &format!("matches, but the deny rule {by} wins"));
+            }
+        }
+        return near.out;
+    }
     for c in &checks {
         let found = c
             .why

@@ -347,6 +347,19 @@ fn the_closest_rules_of_a_refused_access() {
         c[0],
         "t.profile:6: write ${HOME}/.npm/** by npm matches, but only for the chains of its programs"
     );
+    // A deny rule won: the allow rule it won over, and nothing else.
+    let c = closest(
+        &p,
+        &env(),
+        &q("read", "/home/u/.cache/x/secret"),
+        Scope::NONE,
+    );
+    assert_eq!(
+        c,
+        [
+            "t.profile:4: own ${HOME}/.cache/x matches, but the deny rule t.profile:5: deny read ${HOME}/.cache/x/secret wins"
+        ]
+    );
     // Nothing comes close to what is allowed.
     assert!(closest(&p2, &env(), &q("read", "/srv/a.txt"), Scope::NONE).is_empty());
 }
