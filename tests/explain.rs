@@ -470,7 +470,19 @@ fn cargo_build_of_a_local_crate_is_explained() {
         "pub fn double(x: u32) -> u32 {\n    2 * x\n}\n",
     );
     let cargo_home = home.join(".cargo");
-    let rustup = rustup_home().expect("rustup (cargo is run through it)");
+    // rustup's toolchains are often in root's HOME, which other users cannot enter.
+    let rustup = match rustup_home() {
+        Some(r) if std::fs::read_dir(Path::new(&r).join("toolchains")).is_ok() => r,
+        _ if !nix::unistd::geteuid().is_root() => {
+            eprintln!(
+                "SKIPPED cargo_build_of_a_local_crate_is_explained: no rustup toolchain this user can run (the suite runs as root in CI)"
+            );
+            return;
+        }
+        other => {
+            panic!("rustup's toolchains are not readable ({other:?}): cargo is run through rustup")
+        }
+    };
     let toolchain = std::env::var_os("RUSTUP_TOOLCHAIN");
     let envs = [
         ("HOME", Some(home.as_os_str())),
