@@ -167,19 +167,22 @@ pub fn admitting_rules(
 pub fn run(a: ExplainArgs) -> anyhow::Result<u8> {
     let text = super::profile::read_profile(&a.profile)?;
     if let Some(q) = &a.check {
-        let (verb, object) = match q.as_slice() {
-            [verb, object] => (verb, object.clone()),
-            // `connect tcp 10.0.0.1:443`: the protocol and the peer are one object.
-            [verb, proto, peer] if ["tcp", "udp", "unix", "netlink"].contains(&proto.as_str()) => {
-                (verb, format!("{proto} {peer}"))
-            }
-            _ => {
-                return super::usage_error(
-                    "--check takes a verb and an object (--check read /etc/passwd, --check connect tcp HOST:PORT); traces go before --check",
-                );
-            }
+        let [verb, object] = q.as_slice() else {
+            return super::usage_error(
+                "--check takes a verb and an object: --check read /etc/passwd",
+            );
         };
-        if !a.traces.is_empty() || a.base.is_some() {
+        // `--check connect tcp 10.0.0.1:443`: the protocol alone is no object, so the word
+        // after it (taken for a trace) is the peer.
+        let mut object = object.clone();
+        let mut traces = a.traces.as_slice();
+        if ["tcp", "udp", "unix", "netlink"].contains(&object.as_str())
+            && let [peer] = traces
+        {
+            object = format!("{object} {}", peer.display());
+            traces = &[];
+        }
+        if !traces.is_empty() || a.base.is_some() {
             return super::usage_error(
                 "--check answers from the profile alone: give no trace and no --base",
             );

@@ -329,7 +329,7 @@ pub struct ExplainArgs {
     /// Which rule admits or refuses VERB on OBJECT (`read /etc/passwd`, `connect tcp
     /// 10.0.0.1:443`, `connect registry.npmjs.org:443`, `resolve example.org`, `syscall
     /// ptrace`); exit 0 allowed, 1 refused, 3 allowed only while the path is missing.
-    #[arg(long, num_args = 2..=3, value_names = ["VERB", "OBJECT"])]
+    #[arg(long, num_args = 2, value_names = ["VERB", "OBJECT"])]
     pub check: Option<Vec<String>>,
     /// With --check: the exec chain asking, newest first (`'npm <- bash'`): `program` names
     /// of the profile or absolute program paths.
