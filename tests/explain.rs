@@ -1033,6 +1033,17 @@ send netlink route
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // --check before the profile.
+    let out = Sbx::new(["explain", "--check", "read", "/etc/passwd", "p.profile"])
+        .cwd(d.path())
+        .env("HOME", "/h")
+        .run();
+    out.assert_code(0);
+    assert!(
+        out.stdout.contains("p.profile:4: read /etc/**"),
+        "{}",
+        out.stdout
+    );
 }
 
 /// With several runs, a rule used by only some says why or which (`1/3 runs: cold cache
