@@ -20,7 +20,7 @@ use serde::Serialize;
 use crate::event::{Access, AccessSet, Event, EventKind, Object, PathObj, SockAddr};
 use crate::learn::own::Ownership;
 use crate::policy::{Checked, CompiledPolicy, Decision, Provenance, Scope, Verdict};
-use crate::profile::Verb;
+use crate::profile::{Proto, Verb};
 
 /// How many example objects a rule shows.
 const EXAMPLES: usize = 2;
@@ -62,6 +62,14 @@ pub struct RuleUse {
     pub examples: Vec<String>,
     /// Events it decided only as a probe (the path was missing).
     pub probes: u64,
+    /// The runs that used it (indexes into [`Explanation::runs`]).
+    pub used_in: Vec<usize>,
+    /// In how many runs, and when only some used it, which: `3/3 runs`, `1/3 runs: cold
+    /// cache only` (used only by the runs that found no cache warm, every other run found
+    /// one warm), `1/3 runs: in b.bin`.
+    pub runs_text: String,
+    /// The base profile rule it was kept from (`learn --base`): `BASE:LINE`.
+    pub from_base: Option<String>,
     /// All of it on one line, as the text form prints it (`2/3 runs; 5 events; by ...`).
     pub evidence: String,
 }
@@ -79,6 +87,9 @@ pub struct Refused {
 pub struct Explanation {
     /// The traces, in the order given.
     pub runs: Vec<String>,
+    /// Per run: it found a tool's cache or the project's build outputs warm (the warning
+    /// `sbx learn` gives), so it skipped work a cold run does.
+    pub warm: Vec<bool>,
     /// The events of all runs (as `sbx stats --count` counts them).
     pub events: u64,
     /// Events with a check that no rule admits (enforce would stop them).
@@ -94,7 +105,7 @@ pub struct Explanation {
 #[derive(Debug, Default)]
 struct Tally {
     events: u64,
-    runs: usize,
+    used_in: Vec<usize>,
     in_run: bool,
     chains: BTreeMap<String, u64>,
     examples: Vec<String>,
@@ -141,14 +152,23 @@ impl<'p> Explainer<'p> {
     pub fn begin_run(&mut self, name: &str) {
         self.finish_run();
         self.out.runs.push(name.to_string());
+        self.out.warm.push(false);
         self.owned = Ownership::default();
         self.procs.clear();
     }
 
+    /// The current run found a cache or build outputs warm (`learn::evidence::Evidence`).
+    pub fn set_warm(&mut self, warm: bool) {
+        if let Some(w) = self.out.warm.last_mut() {
+            *w = warm;
+        }
+    }
+
     fn finish_run(&mut self) {
+        let run = self.out.runs.len().saturating_sub(1);
         for t in &mut self.tallies {
             if std::mem::take(&mut t.in_run) {
-                t.runs += 1;
+                t.used_in.push(run);
             }
         }
     }
@@ -162,11 +182,16 @@ impl<'p> Explainer<'p> {
         }
     }
 
-    /// Whether enforce judges the event at all: a syscall without targets (socket() without
-    /// an address, the setuid family) only when it is gated; spawns and exits never.
+    /// Whether enforce judges the event at all: a syscall by its name when it is gated, else
+    /// only when a target has an access left (socket() without an address, the setuid
+    /// family, and a call whose targets lost their access are not: an unlink of a missing
+    /// name, which the sink settles to no access, as enforce decides nothing for it);
+    /// spawns and exits never.
     pub fn judged(&self, ev: &Event) -> bool {
         match &ev.kind {
-            EventKind::Syscall(sc) => !sc.targets.is_empty() || (self.is_gated)(&sc.name),
+            EventKind::Syscall(sc) => {
+                (self.is_gated)(&sc.name) || sc.targets.iter().any(|t| !t.access.is_empty())
+            }
             EventKind::Exec(_) => true,
             _ => false,
         }
@@ -329,17 +354,17 @@ impl<'p> Explainer<'p> {
                 snippet: false,
                 deny: info.text.starts_with("deny "),
                 events: t.events,
-                runs: t.runs,
+                runs: t.used_in.len(),
                 chains,
                 examples: t.examples,
                 probes: t.probes,
+                used_in: t.used_in,
+                runs_text: String::new(),
+                from_base: None,
                 evidence: String::new(),
             });
         }
-        let n = out.runs.len();
-        for r in &mut out.rules {
-            r.evidence = evidence_line(r, n);
-        }
+        out.describe();
         out
     }
 }
@@ -380,6 +405,69 @@ fn label(policy: &CompiledPolicy, exe: &[u8], identity: &[u8]) -> String {
     }
 }
 
+impl Explanation {
+    /// Fill every rule's [`RuleUse::runs_text`] and [`RuleUse::evidence`].
+    fn describe(&mut self) {
+        for i in 0..self.rules.len() {
+            let text = runs_text(&self.rules[i].used_in, &self.runs, &self.warm);
+            let r = &mut self.rules[i];
+            r.runs_text = text;
+            r.evidence = evidence_line(r);
+        }
+    }
+
+    /// Mark the rules a base profile holds (`learn --base BASE`: its rules are kept), by
+    /// effect, verb and pattern (learn may change a kept rule's `by` list): `from base
+    /// BASE:LINE` in the evidence.
+    pub fn mark_base(&mut self, base_file: &str, base: &crate::profile::Profile) {
+        let key = |r: &crate::profile::Rule| (r.effect, r.verb, r.pattern.clone());
+        for r in &mut self.rules {
+            if r.snippet {
+                continue;
+            }
+            let Ok(parsed) = crate::profile::parse::parse_str("rule", &r.rule) else {
+                continue;
+            };
+            let Some(rule) = parsed.rules.first() else {
+                continue;
+            };
+            r.from_base = base
+                .rules
+                .iter()
+                .find(|b| key(b) == key(rule))
+                .map(|b| format!("{base_file}:{}", b.span.line));
+        }
+        self.describe();
+    }
+}
+
+/// `3/3 runs`; when only some runs used it, why or which: `1/3 runs: cold cache only`,
+/// `1/3 runs: in b.bin` (trace file names).
+fn runs_text(used_in: &[usize], runs: &[String], warm: &[bool]) -> String {
+    let (k, n) = (used_in.len(), runs.len());
+    let mut s = format!("{k}/{n} runs");
+    if k == 0 || k == n {
+        return s;
+    }
+    let is_warm = |i: usize| warm.get(i).copied().unwrap_or(false);
+    let cold_only = used_in.iter().all(|&i| !is_warm(i))
+        && (0..n).filter(|i| !used_in.contains(i)).all(is_warm);
+    if cold_only {
+        s.push_str(": cold cache only");
+        return s;
+    }
+    let name = |i: usize| {
+        let r = runs.get(i).map_or("", String::as_str);
+        r.rsplit('/').next().unwrap_or(r).to_string()
+    };
+    let names: Vec<String> = used_in.iter().take(CHAINS).map(|&i| name(i)).collect();
+    let _ = write!(s, ": in {}", names.join(", "));
+    if k > CHAINS {
+        let _ = write!(s, " and {} more", k - CHAINS);
+    }
+    s
+}
+
 /// Mark the rules of `own_file` as the profile's own; the others come from snippets.
 pub fn mark_snippets(e: &mut Explanation, own_file: &str) {
     for r in &mut e.rules {
@@ -387,9 +475,13 @@ pub fn mark_snippets(e: &mut Explanation, own_file: &str) {
     }
 }
 
-/// One rule's evidence on one line: `3/3 runs; 12 events; by npm <- bash; e.g. /x, /y`.
-pub fn evidence_line(r: &RuleUse, total_runs: usize) -> String {
-    let mut s = format!("{}/{total_runs} runs", r.runs);
+/// One rule's evidence on one line: `3/3 runs; 12 events; by npm <- bash; e.g. /x, /y`
+/// (`; from base BASE:LINE` for a rule kept from a base profile).
+pub fn evidence_line(r: &RuleUse) -> String {
+    let mut s = r.runs_text.clone();
+    if let Some(b) = &r.from_base {
+        let _ = write!(s, "; from base {b}");
+    }
     let _ = write!(
         s,
         "; {} event{}",
@@ -446,7 +538,7 @@ pub fn render_text(e: &Explanation, profile: &str) -> String {
         }
         let _ = writeln!(out, "\n{at}  {}", r.rule);
         let what = if r.deny { "refused: " } else { "" };
-        let _ = writeln!(out, "  {what}{}", evidence_line(r, n));
+        let _ = writeln!(out, "  {what}{}", evidence_line(r));
     }
     let own_unused: Vec<_> = unused.iter().filter(|(_, r)| !r.snippet).collect();
     let snippet_unused = unused.len() - own_unused.len();
@@ -459,7 +551,11 @@ pub fn render_text(e: &Explanation, profile: &str) -> String {
     );
     for (at, r) in &own_unused {
         let note = if r.deny { "  (refused nothing)" } else { "" };
-        let _ = writeln!(out, "  {at}  {}{note}", r.rule);
+        let base = r
+            .from_base
+            .as_ref()
+            .map_or(String::new(), |b| format!("  (from base {b})"));
+        let _ = writeln!(out, "  {at}  {}{note}{base}", r.rule);
     }
     if snippet_unused > 0 {
         let _ = writeln!(
@@ -506,11 +602,15 @@ pub fn is_annotation(comment: &str) -> bool {
 /// ${HOME}/.npm/_cacache/...` (one example, written with the run's variables). The same
 /// traces give the same text.
 pub fn annotation(r: &RuleUse, total_runs: usize, env: &crate::profile::vars::Env) -> String {
+    let base = r
+        .from_base
+        .as_ref()
+        .map_or(String::new(), |b| format!("; from base {b}"));
     if r.events == 0 && r.deny {
-        return format!("0/{total_runs} runs: refused nothing in the runs");
+        return format!("0/{total_runs} runs: refused nothing in the runs{base}");
     }
     if r.events == 0 {
-        return format!("0/{total_runs} runs: no event of the runs used it");
+        return format!("0/{total_runs} runs: no event of the runs used it{base}");
     }
     let mut short = r.clone();
     short.chains.truncate(ANNOTATION_CHAINS);
@@ -533,7 +633,7 @@ pub fn annotation(r: &RuleUse, total_runs: usize, env: &crate::profile::vars::En
             }
         })
         .collect();
-    let mut line = evidence_line(&short, total_runs);
+    let mut line = evidence_line(&short);
     if more > 0 {
         // `by a, b and N more` before the examples.
         let by_end = line.find("; e.g. ").unwrap_or(line.len());
@@ -552,6 +652,35 @@ pub struct Question {
     pub chain: Vec<String>,
     /// The call is known to fail with ENOENT (the path is missing).
     pub missing: bool,
+    /// A network peer's protocol as asked (`tcp`, `udp`, `unix`, `netlink`); `None`: either
+    /// of tcp and udp (a rule of either admits, a deny rule of either refuses).
+    pub proto: Option<Proto>,
+    /// A peer asked by host name (`registry.npmjs.org:443`): the object's address is
+    /// `0.0.0.0`, and host rules match this name as enforce matches them against the names
+    /// the run resolved to the peer's address. No DNS is asked.
+    pub host: Option<String>,
+}
+
+impl Question {
+    /// `verb` on `object` by a chain holding no `by` list, the path not known missing.
+    pub fn new(verb: Verb, object: Object) -> Question {
+        Question {
+            verb,
+            object,
+            chain: Vec::new(),
+            missing: false,
+            proto: None,
+            host: None,
+        }
+    }
+
+    /// The object as the answer names it (a peer asked by name keeps its name).
+    fn object_text(&self, checked: &str) -> String {
+        match (&self.host, &self.object) {
+            (Some(h), Object::Socket(SockAddr::Inet { port, .. })) => format!("{h}:{port}"),
+            _ => checked.to_string(),
+        }
+    }
 }
 
 /// Bad input to [`parse_question`] or [`check`].
@@ -559,13 +688,14 @@ pub struct Question {
 #[error("{0}")]
 pub struct QuestionError(pub String);
 
-/// Parse `VERB OBJECT`: a path verb with an absolute path (`read /etc/passwd`), a network
-/// verb with `tcp IP:PORT`, `udp IP:PORT`, `unix PATH` or `unix @NAME`, or `resolve NAME`.
-pub fn parse_question(verb: &str, object: &str) -> Result<(Verb, Object), QuestionError> {
+/// Parse `VERB OBJECT`: a path verb with an absolute path (`read /etc/passwd`); a network
+/// verb with `[tcp|udp] HOST:PORT` (HOST an IP address, `[IPv6]`, or a host name),
+/// `unix PATH`, `unix @NAME` or `netlink NAME`; `resolve NAME`; `syscall NAME`.
+pub fn parse_question(verb: &str, object: &str) -> Result<Question, QuestionError> {
     let err = |m: String| Err(QuestionError(m));
     let Some(v) = Verb::from_name(verb) else {
         return err(format!(
-            "unknown verb {verb:?} (one of: read, write, create, delete, exec, stat, connect, bind, send, resolve)"
+            "unknown verb {verb:?} (one of: read, write, create, delete, exec, stat, connect, bind, send, resolve, syscall)"
         ));
     };
     let path = |p: &str| {
@@ -580,44 +710,115 @@ pub fn parse_question(verb: &str, object: &str) -> Result<(Verb, Object), Questi
             if !object.starts_with('/') {
                 return err(format!("{verb} needs an absolute path, not {object:?}"));
             }
-            Ok((v, path(object)))
+            Ok(Question::new(v, path(object)))
         }
-        Verb::Connect | Verb::Bind | Verb::Send => {
-            let (proto, addr) = object.split_once(' ').unwrap_or(("", object));
-            let sock = match proto {
-                "unix" => match addr.strip_prefix('@') {
-                    Some(n) => SockAddr::UnixAbstract(n.as_bytes().to_vec()),
-                    None => SockAddr::Unix(addr.as_bytes().to_vec()),
-                },
-                "tcp" | "udp" => match addr.parse::<std::net::SocketAddr>() {
-                    Ok(std::net::SocketAddr::V4(a)) => SockAddr::Inet {
-                        addr: a.ip().octets(),
-                        port: a.port(),
-                    },
-                    Ok(std::net::SocketAddr::V6(a)) => SockAddr::Inet6 {
-                        addr: a.ip().octets(),
-                        port: a.port(),
-                        scope_id: a.scope_id(),
-                    },
-                    Err(_) => {
-                        return err(format!(
-                            "{proto} needs IP:PORT ([IPv6]:PORT), not {addr:?} (check a name with `resolve NAME`)"
-                        ));
-                    }
-                },
-                _ => {
-                    return err(format!(
-                        "{verb} needs 'tcp IP:PORT', 'udp IP:PORT', 'unix PATH' or 'unix @NAME', not {object:?}"
-                    ));
-                }
-            };
-            Ok((v, Object::Socket(sock)))
+        Verb::Connect | Verb::Bind | Verb::Send => parse_peer(v, object),
+        Verb::Resolve => Ok(Question::new(
+            v,
+            Object::DnsName(object.to_ascii_lowercase()),
+        )),
+        Verb::Syscall => {
+            if object.is_empty()
+                || !object
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            {
+                return err(format!("syscall needs a syscall name, not {object:?}"));
+            }
+            Ok(Question::new(v, Object::Text(object.as_bytes().to_vec())))
         }
-        Verb::Resolve => Ok((v, Object::DnsName(object.to_ascii_lowercase()))),
         _ => err(format!(
-            "--check asks about an access: {verb} is not one (use read, write, create, delete, exec, stat, connect, bind, send or resolve)"
+            "--check asks about an access: {verb} is not one (use read, write, create, delete, exec, stat, connect, bind, send, resolve or syscall)"
         )),
     }
+}
+
+/// The peer of a network question: `[tcp|udp] HOST:PORT`, `unix PATH`, `unix @NAME`,
+/// `netlink NAME`.
+fn parse_peer(v: Verb, object: &str) -> Result<Question, QuestionError> {
+    let verb = v.name();
+    let err = |m: String| Err(QuestionError(m));
+    let (proto, addr) = match object.split_once(' ') {
+        Some((p @ ("tcp" | "udp" | "unix" | "netlink"), rest)) => (Some(p), rest.trim()),
+        Some(_) => {
+            return err(format!(
+                "{verb} needs '[tcp|udp] HOST:PORT', 'unix PATH', 'unix @NAME' or 'netlink NAME', not {object:?}"
+            ));
+        }
+        None => (None, object),
+    };
+    let sock = match proto {
+        Some("unix") => match addr.strip_prefix('@') {
+            Some(n) => SockAddr::UnixAbstract(n.as_bytes().to_vec()),
+            None if addr.starts_with('/') => SockAddr::Unix(addr.as_bytes().to_vec()),
+            None => return err(format!("unix needs a path or @NAME, not {addr:?}")),
+        },
+        Some("netlink") => match crate::profile::netlink_protocol(addr) {
+            Ok(protocol @ Some(_)) => SockAddr::Netlink {
+                protocol,
+                port_id: 0,
+                groups: 0,
+            },
+            Ok(None) => return err("netlink needs one protocol, not *".to_string()),
+            Err(e) => return err(e),
+        },
+        _ => {
+            let mut q = parse_inet(v, addr)?;
+            q.proto = match proto {
+                Some("tcp") => Some(Proto::Tcp),
+                Some("udp") => Some(Proto::Udp),
+                _ => None,
+            };
+            return Ok(q);
+        }
+    };
+    let mut q = Question::new(v, Object::Socket(sock));
+    q.proto = match proto {
+        Some("unix") => Some(Proto::Unix),
+        _ => Some(Proto::Netlink),
+    };
+    Ok(q)
+}
+
+/// `IP:PORT`, `[IPv6]:PORT` or `NAME:PORT`.
+fn parse_inet(v: Verb, addr: &str) -> Result<Question, QuestionError> {
+    let inet = |sock| Question::new(v, Object::Socket(sock));
+    match addr.parse::<std::net::SocketAddr>() {
+        Ok(std::net::SocketAddr::V4(a)) => {
+            return Ok(inet(SockAddr::Inet {
+                addr: a.ip().octets(),
+                port: a.port(),
+            }));
+        }
+        Ok(std::net::SocketAddr::V6(a)) => {
+            return Ok(inet(SockAddr::Inet6 {
+                addr: a.ip().octets(),
+                port: a.port(),
+                scope_id: a.scope_id(),
+            }));
+        }
+        Err(_) => {}
+    }
+    let bad = || {
+        QuestionError(format!(
+            "{} needs HOST:PORT (an IP address, [IPv6] or a host name, and a port), not {addr:?}",
+            v.name()
+        ))
+    };
+    let (host, port) = addr.rsplit_once(':').ok_or_else(bad)?;
+    let port: u16 = port.parse().map_err(|_| bad())?;
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    if host.is_empty() || !host.split('.').all(label_ok) {
+        return Err(bad());
+    }
+    let mut q = inet(SockAddr::Inet { addr: [0; 4], port });
+    q.host = Some(host);
+    Ok(q)
 }
 
 /// The access a verb stands for in a question.
@@ -683,18 +884,38 @@ pub struct Answer {
     pub provenance_admits: bool,
 }
 
+/// The decision and its checks for question `q` asked by a chain holding `scope`, with what
+/// the run created (`prov`): the functions enforce decides with (`decide_in`,
+/// `decide_net_named_in`, the `syscall` rules), asked for the rules that decided.
+fn decide(
+    policy: &CompiledPolicy,
+    q: &Question,
+    scope: Scope,
+    prov: Option<&dyn Provenance>,
+) -> (Decision, Vec<Checked>) {
+    let (decision, mut checks) = match &q.object {
+        Object::Text(name) if q.verb == Verb::Syscall => {
+            policy.explain_syscall(&String::from_utf8_lossy(name))
+        }
+        Object::Socket(addr) => {
+            let names: Vec<String> = q.host.iter().cloned().collect();
+            policy.explain_net_in(scope, q.verb, q.proto, addr, &names)
+        }
+        object => policy.explain_in(scope, access_of(q.verb), object, q.missing, prov),
+    };
+    for c in &mut checks {
+        c.object = q.object_text(&c.object);
+    }
+    (decision, checks)
+}
+
 /// Which rules admit or refuse the access, by the decision code enforce uses.
 pub fn check(policy: &CompiledPolicy, q: &Question) -> Result<Answer, QuestionError> {
     let scope = chain_scope(policy, &q.chain)?;
-    let access = access_of(q.verb);
-    let (decision, checks) = policy.explain_in(scope, access, &q.object, q.missing, None);
+    let (decision, checks) = decide(policy, q, scope, None);
     let provenance_admits = !matches!(decision, Decision::Allow)
-        && matches!(
-            policy
-                .explain_in(scope, access, &q.object, q.missing, Some(&AllOwned))
-                .0,
-            Decision::Allow
-        );
+        && matches!(q.object, Object::Path(_))
+        && matches!(decide(policy, q, scope, Some(&AllOwned)).0, Decision::Allow);
     Ok(Answer {
         decision,
         checks,
@@ -702,122 +923,234 @@ pub fn check(policy: &CompiledPolicy, q: &Question) -> Result<Answer, QuestionEr
     })
 }
 
-/// The rules that came closest to admitting a refused access to a path, at most three:
-/// rules that allow another verb on the same path (asked of the same decision code), then
-/// rules of the same verb (or a verb implying it) naming another name in the same directory.
-/// `env`: the variables the profile was compiled with. Empty when the access is allowed.
+/// The texts of the rules that admit question `q` asked by a chain holding `scope` (the
+/// deciding rules of an allowed answer, one per check); none when refused.
+pub fn admitting_rules<'p>(policy: &'p CompiledPolicy, q: &Question, scope: Scope) -> Vec<&'p str> {
+    let (decision, checks) = decide(policy, q, scope, None);
+    if decision != Decision::Allow {
+        return Vec::new();
+    }
+    let mut out: Vec<&str> = checks
+        .iter()
+        .flat_map(|c| c.why.rules.iter())
+        .filter_map(|&i| policy.rule_info(i).map(|r| r.text))
+        .collect();
+    out.dedup();
+    out
+}
+
+/// What a persistence place needs, in the words of `--check` and the closest rules.
+const PERSISTENCE: &str = "a persistence place (git hooks and configs, shell startup files...) is written only by a rule naming it exactly, never by an area or a glob";
+
+/// The rules that came closest to admitting a refused access, at most three: what the
+/// decision itself found (a probe, a rule held by other programs, an area or glob that does
+/// not write a persistence place); for a path, rules that allow another verb on it (asked of
+/// the same decision code), then rules of the same verb (or a verb implying it) naming
+/// another name in the same directory; for a network peer, rules naming the same host with
+/// another port, then the same port on another host. `env`: the variables the profile was
+/// compiled with. Empty when the access is allowed.
 pub fn closest(
     policy: &CompiledPolicy,
     env: &crate::profile::vars::Env,
     q: &Question,
     scope: Scope,
 ) -> Vec<String> {
-    const MAX: usize = 3;
-    let Object::Path(p) = &q.object else {
-        return Vec::new();
-    };
-    let (decision, checks) =
-        policy.explain_in(scope, access_of(q.verb), &q.object, q.missing, None);
+    let (decision, checks) = decide(policy, q, scope, None);
     if decision == Decision::Allow {
         return Vec::new();
     }
-    let mut out = Vec::new();
-    let mut named: BTreeSet<usize> = BTreeSet::new();
-    // What the decision itself found: a probe, a rule held by other programs, an area
-    // that does not write git hooks and configs.
+    let mut near = Near {
+        policy,
+        out: Vec::new(),
+        named: BTreeSet::new(),
+    };
+    // A deny rule won: the allow rule it won over is what came closest, and nothing else
+    // would admit it.
+    let denied: Vec<&Checked> = checks
+        .iter()
+        .filter(|c| c.verdict == Verdict::DenyRule)
+        .collect();
+    if !denied.is_empty() {
+        for c in denied {
+            if let (Some(over), Some(&deny)) = (c.why.overridden, c.why.rules.first()) {
+                let by = rule_at(policy, deny);
+                near.add(over, &format!("matches, but the deny rule {by} wins"));
+            }
+        }
+        return near.out;
+    }
     for c in &checks {
         let found = c
             .why
             .unheld
             .iter()
-            .map(|&i| (i, "matches, but only for the chains of its programs"))
-            .chain(c.why.excluded.iter().map(|&i| {
+            .map(|&i| {
                 (
                     i,
-                    "matches, but an area does not write or create git hooks and configs",
+                    "matches, but only for the chains of its programs".to_string(),
                 )
-            }))
+            })
+            .chain(
+                c.why
+                    .excluded
+                    .iter()
+                    .map(|&i| (i, format!("matches, but {PERSISTENCE}"))),
+            )
             .chain(
                 c.why
                     .rules
                     .iter()
                     .filter(|_| c.verdict == Verdict::AllowIfAbsent)
-                    .map(|&i| (i, "admits it only while the path is missing")),
+                    .map(|&i| (i, "admits it only while the path is missing".to_string())),
             );
         for (i, what) in found {
-            if named.insert(i) && out.len() < MAX {
-                out.push(format!("{} {what}", rule_at(policy, i)));
+            near.add(i, &what);
+        }
+    }
+    match &q.object {
+        Object::Path(p) => near.paths(env, q, &p.abs, scope),
+        Object::Socket(SockAddr::Inet { addr, port }) => {
+            let host = q
+                .host
+                .clone()
+                .unwrap_or_else(|| std::net::IpAddr::from(*addr).to_string());
+            near.peers(q, &host, *port);
+        }
+        Object::Socket(SockAddr::Inet6 { addr, port, .. }) => {
+            let host = std::net::IpAddr::from(*addr).to_canonical().to_string();
+            near.peers(q, &host, *port);
+        }
+        _ => {}
+    }
+    near.out
+}
+
+/// The closest rules found so far (at most [`Near::MAX`], each once).
+struct Near<'a> {
+    policy: &'a CompiledPolicy,
+    out: Vec<String>,
+    named: BTreeSet<usize>,
+}
+
+impl Near<'_> {
+    const MAX: usize = 3;
+
+    fn full(&self) -> bool {
+        self.out.len() >= Self::MAX
+    }
+
+    fn add(&mut self, i: usize, what: &str) {
+        if !self.full() && self.named.insert(i) {
+            self.out.push(format!("{} {what}", rule_at(self.policy, i)));
+        }
+    }
+
+    /// The profile's own allow rules of `verbs`, parsed back from their text, with their
+    /// index.
+    fn rules(&self, verbs: &[Verb]) -> Vec<(usize, crate::profile::Rule)> {
+        (0..self.policy.rule_count())
+            .filter_map(|i| {
+                let info = self.policy.rule_info(i)?;
+                let parsed = crate::profile::parse::parse_str("rule", info.text).ok()?;
+                let rule = parsed.rules.into_iter().next()?;
+                (rule.effect == crate::profile::Effect::Allow && verbs.contains(&rule.verb))
+                    .then_some((i, rule))
+            })
+            .collect()
+    }
+
+    /// Another verb allowed on the path; the same verb on another name of its directory.
+    fn paths(&mut self, env: &crate::profile::vars::Env, q: &Question, abs: &[u8], scope: Scope) {
+        for other in [
+            Verb::Read,
+            Verb::Write,
+            Verb::Create,
+            Verb::Delete,
+            Verb::Exec,
+        ] {
+            if other == q.verb {
+                continue;
+            }
+            let (d, checks) =
+                self.policy
+                    .explain_in(scope, access_of(other), &q.object, false, None);
+            if d != Decision::Allow {
+                continue;
+            }
+            for i in checks.iter().flat_map(|c| c.why.rules.iter().copied()) {
+                self.add(
+                    i,
+                    &format!("allows {} here, not {}", other.name(), q.verb.name()),
+                );
+            }
+        }
+        let path = crate::profile::vars::path_to_text(abs);
+        let Some((dir, _)) = path.rsplit_once('/') else {
+            return;
+        };
+        let implied: &[Verb] = match q.verb {
+            Verb::Create => &[Verb::Create, Verb::Write, Verb::Own],
+            Verb::Read | Verb::Write | Verb::Delete => &[q.verb, Verb::Own],
+            v => &[v][..],
+        };
+        for (i, rule) in self.rules(implied) {
+            let crate::profile::Pattern::Path(pattern) = &rule.pattern else {
+                continue;
+            };
+            let Ok(expanded) = crate::profile::vars::expand(pattern, env) else {
+                continue;
+            };
+            let same_dir = expanded.rsplit_once('/').is_some_and(|(d, _)| d == dir);
+            if same_dir {
+                self.add(i, &format!("names another file of {dir}/"));
             }
         }
     }
-    for other in [
-        Verb::Read,
-        Verb::Write,
-        Verb::Create,
-        Verb::Delete,
-        Verb::Exec,
-    ] {
-        if other == q.verb {
-            continue;
+
+    /// The same host (name or address) on another port, then the same port on another
+    /// host, among the tcp/udp rules of the verb (of the protocol asked).
+    fn peers(&mut self, q: &Question, host: &str, port: u16) {
+        let rules: Vec<(usize, String, Option<u16>)> = self
+            .rules(&[q.verb])
+            .into_iter()
+            .filter_map(|(i, rule)| {
+                let crate::profile::Pattern::Net { proto, addr } = rule.pattern else {
+                    return None;
+                };
+                if !matches!(proto, Proto::Tcp | Proto::Udp) || q.proto.is_some_and(|p| p != proto)
+                {
+                    return None;
+                }
+                let (h, p) = addr.rsplit_once(':')?;
+                let h = h.trim_start_matches('[').trim_end_matches(']');
+                Some((i, h.to_ascii_lowercase(), p.parse().ok()))
+            })
+            .collect();
+        let same_host = |h: &str| {
+            h == host
+                || match (
+                    h.parse::<std::net::IpAddr>(),
+                    host.parse::<std::net::IpAddr>(),
+                ) {
+                    (Ok(a), Ok(b)) => a.to_canonical() == b.to_canonical(),
+                    (Err(_), Err(_)) => crate::dns::name_matches(h, host),
+                    _ => false,
+                }
+        };
+        for (i, h, p) in &rules {
+            if let Some(p) = p
+                && *p != port
+                && same_host(h)
+            {
+                self.add(*i, &format!("names this host, on port {p}, not {port}"));
+            }
         }
-        let (d, checks) = policy.explain_in(scope, access_of(other), &q.object, false, None);
-        if d != Decision::Allow {
-            continue;
-        }
-        for i in checks.iter().flat_map(|c| c.why.rules.iter().copied()) {
-            if named.insert(i) && out.len() < MAX {
-                out.push(format!(
-                    "{} allows {} here, not {}",
-                    rule_at(policy, i),
-                    other.name(),
-                    q.verb.name()
-                ));
+        for (i, h, p) in &rules {
+            if *p == Some(port) && h != "*" && !same_host(h) {
+                self.add(*i, &format!("allows port {port} on another host, {h}"));
             }
         }
     }
-    let path = crate::profile::vars::path_to_text(&p.abs);
-    let Some((dir, _)) = path.rsplit_once('/') else {
-        return out;
-    };
-    let implied: &[Verb] = match q.verb {
-        Verb::Create => &[Verb::Create, Verb::Write, Verb::Own],
-        Verb::Read | Verb::Write | Verb::Delete => &[q.verb, Verb::Own],
-        v => &[v][..],
-    };
-    for i in 0..policy.rule_count() {
-        if out.len() >= MAX {
-            break;
-        }
-        let Some(info) = policy.rule_info(i) else {
-            continue;
-        };
-        let Ok(parsed) = crate::profile::parse::parse_str("rule", info.text) else {
-            continue;
-        };
-        let Some(rule) = parsed.rules.first() else {
-            continue;
-        };
-        let crate::profile::Pattern::Path(pattern) = &rule.pattern else {
-            continue;
-        };
-        if rule.effect != crate::profile::Effect::Allow || !implied.contains(&rule.verb) {
-            continue;
-        }
-        let Ok(expanded) = crate::profile::vars::expand(pattern, env) else {
-            continue;
-        };
-        let same_dir = expanded
-            .rsplit_once('/')
-            .is_some_and(|(d, _)| d == dir || (d.is_empty() && dir.is_empty()));
-        if same_dir && named.insert(i) {
-            out.push(format!(
-                "{} names another file of {}/",
-                rule_at(policy, i),
-                if dir.is_empty() { "" } else { dir }
-            ));
-        }
-    }
-    out
 }
 
 fn rule_at(policy: &CompiledPolicy, i: usize) -> String {
@@ -878,22 +1211,32 @@ pub fn render_answer(policy: &CompiledPolicy, q: &Question, a: &Answer) -> Strin
         for &i in &c.why.excluded {
             let _ = writeln!(
                 out,
-                "    {} (an area does not write or create git hooks and configs)",
+                "    {} (matches, but {PERSISTENCE})",
                 rule_at(policy, i)
             );
         }
         for &i in &c.why.unheld {
             let _ = writeln!(
                 out,
-                "    {} (not held: the chain{} runs a program outside its list)",
+                "    {} ({})",
                 rule_at(policy, i),
                 if q.chain.is_empty() {
-                    " is empty; give it with --chain, it"
+                    "held only by the chains of its programs: give the chain with --chain"
                 } else {
-                    ""
+                    "not held: the chain runs a program outside its list below its launchers"
                 }
             );
         }
+    }
+    let by_address = matches!(
+        q.object,
+        Object::Socket(SockAddr::Inet { .. } | SockAddr::Inet6 { .. })
+    ) && q.host.is_none();
+    if by_address && a.decision != Decision::Allow && policy.names_hosts() {
+        let _ = writeln!(
+            out,
+            "  host rules match an address only when the run resolved their name to it: ask by name (connect HOST:PORT)"
+        );
     }
     if a.provenance_admits {
         let _ = writeln!(

@@ -388,6 +388,19 @@ impl PathSet {
         !self.set.is_empty() && self.set.is_match_candidate(c)
     }
 
+    /// The first rule (in profile order) whose glob names exactly this path.
+    fn first_exact_match(&self, c: &Candidate<'_>) -> Option<usize> {
+        if self.set.is_empty() {
+            return None;
+        }
+        self.set
+            .matches_candidate(c)
+            .into_iter()
+            .filter(|&i| self.exact.get(i).copied().unwrap_or(false))
+            .filter_map(|i| self.rules.get(i).copied())
+            .min()
+    }
+
     /// Does a glob that names exactly this path match it?
     fn is_exact_match(&self, c: &Candidate<'_>) -> bool {
         !self.set.is_empty()
@@ -1303,12 +1316,7 @@ impl CompiledPolicy {
                 let gated_args = sc.targets.iter().all(|t| t.access.is_empty());
                 let allowed = self.syscall_allowed(&sc.name);
                 if (gated_args || is_gated(&sc.name)) && (findings.explain || !allowed) {
-                    let check = if allowed { Check::Allow } else { Check::NoRule };
-                    let mut f = Finding::new(Verb::Syscall, sc.name.clone(), check);
-                    if findings.explain {
-                        f.why.rules = self.syscall_rules(&sc.name, allowed);
-                    }
-                    findings.push(f);
+                    findings.push(self.syscall_finding(&sc.name, findings.explain));
                 }
                 let enoent = sc.outcome == Outcome::Errno(2);
                 for t in &sc.targets {
@@ -1633,7 +1641,7 @@ impl CompiledPolicy {
             if matches!(verb, Verb::Write | Verb::Create | Verb::Delete) && excluded {
                 if v != Verb::Own && self.allows_exactly(space, v, c, scope) {
                     if let Some(w) = why {
-                        w.rules.extend(self.allowing_rule(space, &[v], c, scope));
+                        w.rules.extend(self.exact_rule(space, v, c, scope));
                     }
                     return Check::Allow;
                 }
@@ -1707,6 +1715,26 @@ impl CompiledPolicy {
                 open.into_iter().chain(held)
             })
             .min()
+    }
+
+    /// The first rule in profile order, among the allow rules of `verb` that `scope` holds,
+    /// that names `c` exactly: the rule that allowed a check [`Self::allows_exactly`]
+    /// allowed.
+    fn exact_rule(
+        &self,
+        space: Space,
+        verb: Verb,
+        c: &Candidate<'_>,
+        scope: Scope,
+    ) -> Option<usize> {
+        let open = self
+            .set(space, Effect::Allow, verb)
+            .and_then(|s| s.first_exact_match(c));
+        let scoped = self.scoped.get(&(space, verb)).into_iter().flatten();
+        let held = scoped
+            .filter(|(l, _)| scope.holds(*l))
+            .filter_map(|(_, s)| s.first_exact_match(c));
+        open.into_iter().chain(held).min()
     }
 
     /// The allow rules of `verbs` bound to programs that match `c` but that `scope` does not
@@ -1898,6 +1926,73 @@ impl CompiledPolicy {
         };
         self.event_checks(ev, is_gated, prov, scope, &mut findings);
         checked(findings.list)
+    }
+
+    /// The check of the gated syscall `name` ([`Self::syscall_allowed`]); `explain`: with the
+    /// rule that decided.
+    fn syscall_finding(&self, name: &str, explain: bool) -> Finding {
+        let allowed = self.syscall_allowed(name);
+        let check = if allowed {
+            Check::Allow
+        } else if self.syscalls_deny.contains(name) {
+            // A deny rule refuses it whatever allows it.
+            self.syscall_rules(name, false)
+                .first()
+                .map_or(Check::NoRule, |&i| Check::DenyRule(i))
+        } else {
+            Check::NoRule
+        };
+        let mut f = Finding::new(Verb::Syscall, name.to_string(), check);
+        if explain && allowed {
+            f.why.rules = self.syscall_rules(name, allowed);
+        }
+        f
+    }
+
+    /// [`Self::syscall_allowed`] for `sbx explain --check syscall NAME`: the decision and the
+    /// check, with the `syscall` (or `deny syscall`) rule that decided.
+    pub fn explain_syscall(&self, name: &str) -> (Decision, Vec<Checked>) {
+        let f = self.syscall_finding(name, true);
+        let decision = self.fold(std::slice::from_ref(&f));
+        (decision, checked(vec![f]))
+    }
+
+    /// [`Self::decide_net_named_in`] (what enforce asks of a connect, bind or send), with the
+    /// check and the rules that decided it: `sbx explain --check connect tcp HOST:PORT`.
+    pub fn explain_net_in(
+        &self,
+        scope: Scope,
+        verb: Verb,
+        proto: Option<Proto>,
+        addr: &SockAddr,
+        names: &[String],
+    ) -> (Decision, Vec<Checked>) {
+        let mut why = Why::default();
+        let check = match addr {
+            SockAddr::Inet { addr: a, port } => self.inet_decide(
+                verb,
+                proto,
+                IpAddr::from(*a),
+                *port,
+                names,
+                scope,
+                Some(&mut why),
+            ),
+            SockAddr::Inet6 { addr: a, port, .. } => self.inet_decide(
+                verb,
+                proto,
+                IpAddr::from(*a).to_canonical(),
+                *port,
+                names,
+                scope,
+                Some(&mut why),
+            ),
+            _ => self.check_net_why(verb, proto, addr, scope, Some(&mut why)),
+        };
+        let mut f = Finding::new(verb, sockaddr_text(addr), check);
+        f.why = why;
+        let decision = self.fold(std::slice::from_ref(&f));
+        (decision, checked(vec![f]))
     }
 
     /// The `syscall NAME` rule that allows it, or the `deny syscall NAME` rule that refuses it.

@@ -76,7 +76,8 @@ fn added_rules(diff: &str) -> Vec<String> {
     diff.lines()
         .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
         .map(|l| l[1..].to_string())
-        .filter(|l| !l.is_empty())
+        // Comments (the rule that came closest to each violation) are not rules.
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .collect()
 }
 

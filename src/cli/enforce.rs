@@ -412,7 +412,7 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
 
     // The diff: the profile against what learning would make of the profile plus the
     // violations.
-    let widen = |events: &[crate::event::Event]| {
+    let widen_profile = |events: &[crate::event::Event]| {
         let mut learner = Learner::new(LearnOptions {
             includes: profile.includes.iter().map(|i| i.name.clone()).collect(),
             base: Some(profile.clone()),
@@ -430,16 +430,43 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
         }
         let mut widened = learner.finish();
         widened.header = profile.header.clone();
-        render(&widened)
+        widened
     };
+    let widen = |events: &[crate::event::Event]| render(&widen_profile(events));
     let rendered = render(&profile);
+    // The rules that came closest to admitting each violation (`sbx explain --check`).
+    // On stderr for the first few violations; the report has them all.
+    const PLACED: usize = 200;
+    const SHOWN: usize = 5;
+    for (n, v) in violations.iter_mut().take(PLACED).enumerate() {
+        let chain = done
+            .chains
+            .get(&v.pid)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        v.closest = super::explain::closest_for(&policy, &env, v, chain);
+        if super::chatty() && n < SHOWN {
+            for c in &v.closest {
+                eprintln!("sbx: closest rule to {} {}: {c}", v.verb, v.object);
+            }
+        }
+    }
     let diff = if done.events.is_empty() && violations.is_empty() {
         String::new()
     } else {
         let color = a.color.enabled(&std::io::stderr());
+        let mut widened = widen_profile(&done.events);
+        note_closest(
+            &mut widened,
+            &rendered,
+            &profile_name,
+            &env,
+            &violations,
+            &done.chains,
+        );
         crate::diff::unified(
             &rendered,
-            &widen(&done.events),
+            &render(&widened),
             &profile_name,
             &format!("{profile_name} (+ violations)"),
             color,
@@ -448,7 +475,6 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
     // Each violation's own rule and where it goes in the profile file (annotations, SARIF,
     // the job summary): learning from the names and that violation alone. The first
     // violations only: each is a learning run.
-    const PLACED: usize = 200;
     let github = std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true");
     let placed = if a.report.is_some() || a.sarif.is_some() || github {
         PLACED
@@ -464,22 +490,6 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
         if let Some(p) = crate::ci::placement(&text, &rendered, &widen(&events)) {
             v.rule = Some(p.rule);
             v.profile_line = Some(p.line);
-        }
-    }
-    // The rules that came closest to admitting each path violation (`sbx explain --check`).
-    // On stderr for the first few violations; the report has them all.
-    const SHOWN: usize = 5;
-    for (n, v) in violations.iter_mut().take(PLACED).enumerate() {
-        let chain = done
-            .chains
-            .get(&v.pid)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        v.closest = super::explain::closest_for(&policy, &env, v, chain);
-        if super::chatty() && n < SHOWN {
-            for c in &v.closest {
-                eprintln!("sbx: closest rule to {} {}: {c}", v.verb, v.object);
-            }
         }
     }
     // Under GitHub Actions: one annotation per violation on the profile, where its rule goes.
@@ -576,6 +586,51 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
     o.diff = diff;
     o.unused = unused;
     Ok(code)
+}
+
+/// In the proposed profile, above each new rule that admits a violation, which rule of the
+/// profile came closest to admitting it (`# closest to VERB OBJECT: FILE:LINE: RULE ...`), so
+/// the diff says why the existing rules were not enough. Rules the profile already has get
+/// nothing (they are not in the diff).
+fn note_closest(
+    widened: &mut crate::profile::Profile,
+    rendered: &str,
+    profile_name: &str,
+    env: &crate::profile::vars::Env,
+    violations: &[crate::report::Violation],
+    chains: &crate::tid::TidMap<Vec<Vec<u8>>>,
+) {
+    /// At most this many notes above one rule.
+    const NOTES: usize = 3;
+    if violations.iter().all(|v| v.closest.is_empty()) {
+        return;
+    }
+    let Ok(policy) = crate::policy::CompiledPolicy::load(profile_name, &render(widened), env)
+    else {
+        return;
+    };
+    let old: std::collections::HashSet<&str> = rendered.lines().map(str::trim).collect();
+    let mut notes: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for v in violations.iter().filter(|v| !v.closest.is_empty()) {
+        let chain = chains.get(&v.pid).map(Vec::as_slice).unwrap_or_default();
+        for rule in super::explain::admitting_rules(&policy, v, chain) {
+            if old.contains(rule.as_str()) {
+                continue;
+            }
+            let list = notes.entry(rule).or_default();
+            for c in &v.closest {
+                let note = format!("closest to {} {}: {c}", v.verb, v.object);
+                if list.len() < NOTES && !list.contains(&note) {
+                    list.push(note);
+                }
+            }
+        }
+    }
+    for rule in &mut widened.rules {
+        if let Some(list) = notes.get(&crate::profile::render::render_rule(rule)) {
+            rule.comments.extend(list.iter().cloned());
+        }
+    }
 }
 
 /// Asks on the controlling terminal; "allow always" appends the learned rule to the profile.

@@ -24,11 +24,13 @@ pub fn trace_env(h: &crate::trace::Header) -> Env {
     env
 }
 
-/// Explain `profile` (its text `text`) by the runs of `traces`: the rules' evidence.
+/// Explain `profile` (its text `text`) by the runs of `traces`: the rules' evidence; with
+/// `base`, the rules the base profile holds say so.
 pub fn explain_traces(
     profile: &Path,
     text: &str,
     traces: &[std::path::PathBuf],
+    base: Option<&Path>,
 ) -> anyhow::Result<crate::explain::Explanation> {
     let first = super::show::open_trace(&traces[0])?.header().clone();
     let policy = super::profile::load_policy(profile, text, &trace_env(&first), false)?;
@@ -44,13 +46,24 @@ pub fn explain_traces(
         let header = super::show::open_trace(t)?.header().clone();
         let run_policy = super::profile::load_policy(profile, text, &trace_env(&header), false)?;
         ex.begin_run(&t.display().to_string());
+        // What learn warns of: a run that found a cache warm skipped work a cold one does.
+        let mut evidence = crate::learn::evidence::Evidence::for_run(&header.home, &header.cwd);
         super::show::for_each_event(t, |_, ev| {
             ex.observe(&run_policy, ev);
+            evidence.observe(ev);
             Ok(())
         })?;
+        ex.set_warm(evidence.warm());
     }
     let mut e = ex.finish(&policy);
     mark_snippets(&mut e, &profile.display().to_string());
+    if let Some(b) = base {
+        let text = super::profile::read_profile(b)?;
+        let name = b.display().to_string();
+        let parsed = crate::profile::parse::parse_str(&name, &text)
+            .map_err(|err| anyhow::anyhow!("{}", err.render_with_source(&text).trim_end()))?;
+        e.mark_base(&name, &parsed);
+    }
     Ok(e)
 }
 
@@ -58,11 +71,15 @@ pub fn explain_traces(
 /// rules saying what in `traces` used it (computed by [`explain_traces`] over the rendered
 /// profile, so the annotations and `sbx explain` agree). Rules, order and layout are those of
 /// `text`: only comment lines are added.
-pub fn annotate(text: &str, traces: &[std::path::PathBuf]) -> anyhow::Result<String> {
+pub fn annotate(
+    text: &str,
+    traces: &[std::path::PathBuf],
+    base: Option<&Path>,
+) -> anyhow::Result<String> {
     const NAME: &str = "<learned>";
     let mut profile = crate::profile::parse::parse_str(NAME, text)
         .map_err(|e| anyhow::anyhow!("{}", e.render_with_source(text).trim_end()))?;
-    let e = explain_traces(Path::new(NAME), text, traces)?;
+    let e = explain_traces(Path::new(NAME), text, traces, base)?;
     let env = trace_env(super::show::open_trace(&traces[0])?.header());
     let own: Vec<&crate::explain::RuleUse> = e.rules.iter().filter(|r| r.file == NAME).collect();
     let rules = profile.rules.iter_mut().filter(|r| {
@@ -90,22 +107,22 @@ pub fn annotate(text: &str, traces: &[std::path::PathBuf]) -> anyhow::Result<Str
     Ok(crate::profile::render::render(&profile))
 }
 
-/// The closest rules to a violation (path accesses only), for the report and the job
-/// summary; `chain`: the violating process's program identities, oldest first.
-pub fn closest_for(
+/// A violation as a question (`PATH`, `PATH (-> WHERE IT LEADS)`: the name as the program
+/// used it; `tcp IP:PORT`, `unix PATH`), and the scope of its process's chain (program
+/// identities, oldest first, as enforce replayed them).
+fn violation_question(
     policy: &CompiledPolicy,
-    env: &Env,
     v: &crate::report::Violation,
     chain: &[Vec<u8>],
-) -> Vec<String> {
-    // `PATH` or `PATH (-> WHERE IT LEADS)`: the name as the program used it.
-    let path = v.object.split(" (-> ").next().unwrap_or(&v.object);
-    if !path.starts_with('/') {
-        return Vec::new();
+) -> Option<(Question, crate::policy::Scope)> {
+    let object = v.object.split(" (-> ").next().unwrap_or(&v.object);
+    let q = parse_question(&v.verb, object).ok()?;
+    if !matches!(
+        q.object,
+        crate::event::Object::Path(_) | crate::event::Object::Socket(_)
+    ) {
+        return None;
     }
-    let Ok((verb, object)) = parse_question(&v.verb, path) else {
-        return Vec::new();
-    };
     let mut scope = if chain.is_empty() {
         crate::policy::Scope::NONE
     } else {
@@ -114,13 +131,37 @@ pub fn closest_for(
     for id in chain {
         scope = scope.exec(policy.program_mask(id), policy.is_launcher(id));
     }
-    let q = Question {
-        verb,
-        object,
-        chain: Vec::new(),
-        missing: false,
-    };
-    crate::explain::closest(policy, env, &q, scope)
+    Some((q, scope))
+}
+
+/// The closest rules to a violation (a path or a network peer), for the report, the job
+/// summary and the diff; `chain`: the violating process's program identities, oldest first.
+pub fn closest_for(
+    policy: &CompiledPolicy,
+    env: &Env,
+    v: &crate::report::Violation,
+    chain: &[Vec<u8>],
+) -> Vec<String> {
+    match violation_question(policy, v, chain) {
+        Some((q, scope)) => crate::explain::closest(policy, env, &q, scope),
+        None => Vec::new(),
+    }
+}
+
+/// The rules of `policy` (a profile widened by the violations) that admit violation `v`, as
+/// the profile writes them: where the diff says what came closest.
+pub fn admitting_rules(
+    policy: &CompiledPolicy,
+    v: &crate::report::Violation,
+    chain: &[Vec<u8>],
+) -> Vec<String> {
+    match violation_question(policy, v, chain) {
+        Some((q, scope)) => crate::explain::admitting_rules(policy, &q, scope)
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
+        None => Vec::new(),
+    }
 }
 
 pub fn run(a: ExplainArgs) -> anyhow::Result<u8> {
@@ -131,10 +172,22 @@ pub fn run(a: ExplainArgs) -> anyhow::Result<u8> {
                 "--check takes a verb and an object: --check read /etc/passwd",
             );
         };
-        if !a.traces.is_empty() {
-            return super::usage_error("--check answers from the profile alone: give no trace");
+        // `--check connect tcp 10.0.0.1:443`: the protocol alone is no object, so the word
+        // after it (taken for a trace) is the peer.
+        let mut object = object.clone();
+        let mut traces = a.traces.as_slice();
+        if ["tcp", "udp", "unix", "netlink"].contains(&object.as_str())
+            && let [peer] = traces
+        {
+            object = format!("{object} {}", peer.display());
+            traces = &[];
         }
-        return run_check(&a, &text, verb, object);
+        if !traces.is_empty() || a.base.is_some() {
+            return super::usage_error(
+                "--check answers from the profile alone: give no trace and no --base",
+            );
+        }
+        return run_check(&a, &text, verb, &object);
     }
     if a.chain.is_some() || a.missing {
         return super::usage_error("--chain and --missing go with --check VERB OBJECT");
@@ -144,7 +197,7 @@ pub fn run(a: ExplainArgs) -> anyhow::Result<u8> {
             "give the traces to explain the profile by (sbx explain PROFILE TRACE...), or --check VERB OBJECT",
         );
     }
-    let e = explain_traces(&a.profile, &text, &a.traces)?;
+    let e = explain_traces(&a.profile, &text, &a.traces, a.base.as_deref())?;
     let out = match a.format {
         ExplainFormat::Text => crate::explain::render_text(&e, &a.profile.display().to_string()),
         ExplainFormat::Json => {
@@ -160,11 +213,12 @@ pub fn run(a: ExplainArgs) -> anyhow::Result<u8> {
 fn run_check(a: &ExplainArgs, text: &str, verb: &str, object: &str) -> anyhow::Result<u8> {
     let policy: CompiledPolicy =
         super::profile::load_policy(&a.profile, text, &super::profile::current_env(), false)?;
-    let (verb, object) = match parse_question(verb, object) {
+    let mut q = match parse_question(verb, object) {
         Ok(q) => q,
         Err(e) => return super::usage_error(&format!("--check: {e}")),
     };
-    let chain: Vec<String> = a
+    q.missing = a.missing;
+    q.chain = a
         .chain
         .as_deref()
         .map(|c| {
@@ -174,12 +228,6 @@ fn run_check(a: &ExplainArgs, text: &str, verb: &str, object: &str) -> anyhow::R
                 .collect()
         })
         .unwrap_or_default();
-    let q = Question {
-        verb,
-        object,
-        chain,
-        missing: a.missing,
-    };
     let answer = match check(&policy, &q) {
         Ok(answer) => answer,
         Err(e) => return super::usage_error(&e.to_string()),
@@ -217,6 +265,8 @@ fn run_check(a: &ExplainArgs, text: &str, verb: &str, object: &str) -> anyhow::R
                         "verdict": format!("{:?}", c.verdict),
                         "rules": rules(&c.why.rules),
                         "not_held": rules(&c.why.unheld),
+                        "persistence_place_not_named": rules(&c.why.excluded),
+                        "over": rules(&c.why.overridden.into_iter().collect::<Vec<_>>()),
                         "probe": c.why.probe,
                     })
                 })

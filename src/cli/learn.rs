@@ -277,7 +277,7 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
         }
     }
     if a.annotate {
-        text = super::explain::annotate(&text, &a.traces)?;
+        text = super::explain::annotate(&text, &a.traces, a.base.as_deref())?;
     }
     write_output(a.output.as_deref(), &text)?;
     Ok(exit::OK)

@@ -326,9 +326,9 @@ pub struct ExplainArgs {
     pub profile: PathBuf,
     /// Recorded runs (`sbx record -o`, `sbx enforce -o`) to explain it by.
     pub traces: Vec<PathBuf>,
-    /// Which rule admits or refuses VERB on OBJECT (`read /etc/passwd`, `connect 'tcp
-    /// 10.0.0.1:443'`, `resolve example.org`); exit 0 allowed, 1 refused, 3 allowed only
-    /// while the path is missing.
+    /// Which rule admits or refuses VERB on OBJECT (`read /etc/passwd`, `connect tcp
+    /// 10.0.0.1:443`, `connect registry.npmjs.org:443`, `resolve example.org`, `syscall
+    /// ptrace`); exit 0 allowed, 1 refused, 3 allowed only while the path is missing.
     #[arg(long, num_args = 2, value_names = ["VERB", "OBJECT"])]
     pub check: Option<Vec<String>>,
     /// With --check: the exec chain asking, newest first (`'npm <- bash'`): `program` names
@@ -338,6 +338,10 @@ pub struct ExplainArgs {
     /// With --check: the path is missing (the call fails with ENOENT).
     #[arg(long)]
     pub missing: bool,
+    /// The base profile the profile was learned on (`sbx learn --base BASE`): its rules are
+    /// shown as `from base BASE:LINE`.
+    #[arg(long, value_name = "BASE")]
+    pub base: Option<PathBuf>,
     /// Text or JSON.
     #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
     pub format: ExplainFormat,

@@ -19,13 +19,9 @@ fn policy(text: &str) -> CompiledPolicy {
 }
 
 fn ask(p: &CompiledPolicy, verb: &str, object: &str, chain: &[&str], missing: bool) -> Answer {
-    let (verb, object) = parse_question(verb, object).expect("question");
-    let q = Question {
-        verb,
-        object,
-        chain: chain.iter().map(|s| s.to_string()).collect(),
-        missing,
-    };
+    let mut q = parse_question(verb, object).expect("question");
+    q.chain = chain.iter().map(|s| s.to_string()).collect();
+    q.missing = missing;
     check(p, &q).expect("answer")
 }
 
@@ -115,19 +111,12 @@ fn a_by_list_the_chain_does_not_hold_is_named() {
         false,
     );
     assert!(matches!(a.decision, Decision::Deny { .. }));
-    assert!(
-        render_answer(
-            &p,
-            &Question {
-                verb: Verb::Write,
-                object: parse_question("write", "/home/u/.npm/x").unwrap().1,
-                chain: vec![],
-                missing: false
-            },
-            &a
-        )
-        .contains("not held")
-    );
+    let mut q = parse_question("write", "/home/u/.npm/x").unwrap();
+    q.chain = vec!["/bin/sh".into(), "npm".into()];
+    assert!(render_answer(&p, &q, &a).contains("not held: the chain runs a program outside"));
+    q.chain.clear();
+    let a = check(&p, &q).expect("answer");
+    assert!(render_answer(&p, &q, &a).contains("give the chain with --chain"));
 }
 
 #[test]
@@ -179,7 +168,10 @@ fn network_and_names() {
 fn bad_questions_are_refused_with_a_reason() {
     assert!(parse_question("frobnicate", "/x").is_err());
     assert!(parse_question("read", "relative").is_err());
-    assert!(parse_question("connect", "tcp example.org:443").is_err());
+    assert!(parse_question("connect", "tcp example.org").is_err());
+    assert!(parse_question("connect", "tcp exa mple.org:443").is_err());
+    assert!(parse_question("connect", "sctp 10.0.0.1:80").is_err());
+    assert!(parse_question("syscall", "../x").is_err());
     assert!(parse_question("own", "/x").is_err());
     let p = policy(PROFILE);
     let chain = vec!["nosuch".to_string()];
@@ -330,15 +322,7 @@ fn evidence_comments_are_recognized_and_others_kept() {
 #[test]
 fn the_closest_rules_of_a_refused_access() {
     let p = policy(PROFILE);
-    let q = |verb: &str, object: &str| {
-        let (verb, object) = parse_question(verb, object).expect("question");
-        Question {
-            verb,
-            object,
-            chain: vec![],
-            missing: false,
-        }
-    };
+    let q = |verb: &str, object: &str| parse_question(verb, object).expect("question");
     // Read is allowed where the write is refused: the read rule comes closest.
     let c = closest(&p, &env(), &q("write", "/etc/passwd"), Scope::NONE);
     assert_eq!(
@@ -363,6 +347,45 @@ fn the_closest_rules_of_a_refused_access() {
         c[0],
         "t.profile:6: write ${HOME}/.npm/** by npm matches, but only for the chains of its programs"
     );
+    // A deny rule won: the allow rule it won over, and nothing else.
+    let c = closest(
+        &p,
+        &env(),
+        &q("read", "/home/u/.cache/x/secret"),
+        Scope::NONE,
+    );
+    assert_eq!(
+        c,
+        [
+            "t.profile:4: own ${HOME}/.cache/x matches, but the deny rule t.profile:5: deny read ${HOME}/.cache/x/secret wins"
+        ]
+    );
     // Nothing comes close to what is allowed.
     assert!(closest(&p2, &env(), &q("read", "/srv/a.txt"), Scope::NONE).is_empty());
+}
+
+#[test]
+fn partial_runs_say_why_or_which() {
+    let runs: Vec<String> = ["a/t0.bin", "a/t1.bin", "a/t2.bin", "a/t3.bin", "a/t4.bin"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let warm = [false, true, true, true, true];
+    assert_eq!(runs_text(&[0], &runs, &warm), "1/5 runs: cold cache only");
+    // Used by a warm run too: not a cold-cache rule; the runs by file name.
+    assert_eq!(
+        runs_text(&[0, 2], &runs, &warm),
+        "2/5 runs: in t0.bin, t2.bin"
+    );
+    // A cold run that did not use it: not a cold-cache rule either.
+    assert_eq!(
+        runs_text(&[1], &runs, &[false, true, false, true, true]),
+        "1/5 runs: in t1.bin"
+    );
+    assert_eq!(
+        runs_text(&[0, 1, 2, 3], &runs, &[false; 5]),
+        "4/5 runs: in t0.bin, t1.bin, t2.bin and 1 more"
+    );
+    assert_eq!(runs_text(&[0, 1, 2, 3, 4], &runs, &warm), "5/5 runs");
+    assert_eq!(runs_text(&[], &runs, &warm), "0/5 runs");
 }

@@ -173,6 +173,16 @@ impl Evidence {
         }
     }
 
+    /// The run found a cache or the project's build outputs warm (what [`Self::warnings`]
+    /// says of it): a cold run does more.
+    pub fn warm(&self) -> bool {
+        self.stores
+            .values()
+            .any(|(_, kept)| kept.as_ref().is_some_and(BTreeSet::is_empty))
+            || self.found_output.is_some()
+            || (self.reused_wheel && !self.built_wheel)
+    }
+
     /// One line per reason to doubt the profile (empty when there is none).
     pub fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
