@@ -22,18 +22,23 @@ pub struct ExecSeen {
     pub env_names: Vec<Vec<u8>>,
 }
 
-/// The tool homes the run's execs show, by variable name: only a variable set in some
-/// exec's environment, valued by the first executed path that has a directory of its
+/// The tool homes the run's execs show, by variable name: only a variable set in the
+/// environment of the run's first exec (what sbx was started with, which enforce expands
+/// the snippets with; rustup's proxies set `CARGO_HOME` for the toolchains they run, which
+/// enforce never sees), valued by the first executed path that has a directory of its
 /// default name (the whole path up to it; never `/`).
 pub fn infer(execs: &[ExecSeen]) -> BTreeMap<String, String> {
-    let mut set: Vec<&str> = Vec::new();
+    let set: Vec<&str> = TOOL_HOMES
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| {
+            execs
+                .first()
+                .is_some_and(|x| x.env_names.iter().any(|n| n == name.as_bytes()))
+        })
+        .collect();
     let mut found: BTreeMap<&str, String> = BTreeMap::new();
     for x in execs {
-        for (name, _) in TOOL_HOMES {
-            if x.env_names.iter().any(|n| n == name.as_bytes()) && !set.contains(name) {
-                set.push(name);
-            }
-        }
         for path in std::iter::once(&x.path).chain(&x.program) {
             for (name, dir) in TOOL_HOMES {
                 if found.contains_key(name) {
@@ -91,8 +96,9 @@ mod tests {
             seen("/root/.pyenv/libexec/pyenv", &env),
             seen("/root/.pyenv/versions/3.11.7/bin/python3.11", &env),
             seen("/opt/rust/.rustup/toolchains/stable/bin/cargo", &env),
-            // CARGO_HOME is not set: its default stays, whatever ran.
-            seen("/srv/.cargo/bin/cargo", &env),
+            // CARGO_HOME is not set: its default stays, whatever ran, even where a program
+            // of the run set it for its children (rustup's proxies do).
+            seen("/srv/.cargo/bin/cargo", &[b"CARGO_HOME".to_vec()]),
         ]);
         assert_eq!(
             homes.get("PYENV_ROOT").map(String::as_str),
