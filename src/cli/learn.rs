@@ -13,7 +13,7 @@ use crate::policy::{CompiledPolicy, Decision};
 use crate::profile::parse::parse_str;
 use crate::profile::render::render;
 use crate::profile::snippets;
-use crate::profile::vars::{Env, TOOL_HOMES};
+use crate::profile::vars::Env;
 use crate::profile::{Include, Profile, Span, Verb};
 
 /// Shipped snippets chosen by what the trace executed.
@@ -148,29 +148,29 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
     let mut homes = std::collections::BTreeMap::new();
     for t in &a.traces {
         // See: tests/trace_cli.rs::learn_warns_once_about_a_truncated_trace
-        let mut seen: Vec<crate::learn::homes::ExecSeen> = Vec::new();
+        let mut seen = crate::learn::homes::Homes::default();
         let h = super::show::scan(t, false, |_, ev| {
-            if let EventKind::Exec(x) = &ev.kind {
-                let name = x.path.rsplit(|&b| b == b'/').next().unwrap_or(&x.path);
-                exec_names.insert(String::from_utf8_lossy(name).into_owned());
-                seen.push(crate::learn::homes::ExecSeen {
-                    path: x.path.clone(),
-                    program: x.program.clone(),
-                    // Only the names that matter here (an exec's environment is long).
-                    env_names: x
-                        .env_names
-                        .iter()
-                        .filter(|n| TOOL_HOMES.iter().any(|(t, _)| t.as_bytes() == n.as_slice()))
-                        .cloned()
-                        .collect(),
-                });
-            }
-            if let EventKind::Resolved(r) = &ev.kind {
-                dns |= matches!(r.source, crate::event::ResolveSource::Dns(_));
+            match &ev.kind {
+                EventKind::Exec(x) => {
+                    let name = x.path.rsplit(|&b| b == b'/').next().unwrap_or(&x.path);
+                    exec_names.insert(String::from_utf8_lossy(name).into_owned());
+                    seen.exec(&x.path, x.program.as_deref(), &x.env_names);
+                }
+                EventKind::Resolved(r) => {
+                    dns |= matches!(r.source, crate::event::ResolveSource::Dns(_));
+                }
+                EventKind::Syscall(s) => {
+                    for t in &s.targets {
+                        if let crate::event::Object::Path(p) = &t.object {
+                            seen.path(&p.abs);
+                        }
+                    }
+                }
+                _ => {}
             }
             Ok(())
         })?;
-        for (k, v) in crate::learn::homes::infer(&seen) {
+        for (k, v) in seen.values() {
             homes.entry(k).or_insert(v);
         }
         first_header.get_or_insert(h);

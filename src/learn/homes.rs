@@ -2,135 +2,196 @@
 //! [`crate::profile::vars::TOOL_HOMES`]), by evidence. The shipped snippets are rooted in
 //! them, and learn must judge what a snippet covers with the values enforce will have. A
 //! trace keeps the names of the workload's environment, not its values (values may be
-//! secrets), so a value is taken from the paths the run executed: where the variable was
-//! set, the directory of its default name that the programs ran from (`/root/.pyenv` from
-//! `/root/.pyenv/shims/python3`, `/opt/rust/.rustup` from its toolchains' `cargo`). A
-//! variable that was unset keeps its default (`${HOME}/.pyenv`), as the tools do.
+//! secrets), so a value is taken from what only that home holds, where the variable was set
+//! in the environment sbx started the run with (the first exec's: rustup's proxies set
+//! `CARGO_HOME` for the toolchains they run, which enforce never sees):
 //!
-//! Pure: exec paths and environment names in, values out.
+//! - `PYENV_ROOT`: pyenv's own command `X/libexec/pyenv` ran (every shim runs it);
+//! - `RUSTUP_HOME`: a toolchain's program `X/toolchains/T/bin/N` ran;
+//! - `CARGO_HOME`: the run touched `X/registry/{index,cache,src}/...` or cargo's locks
+//!   `X/.package-cache`, `X/.global-cache` (rustup's proxies in `~/.cargo/bin` may live in
+//!   another home than the one cargo uses: no evidence).
+//!
+//! A variable that was unset keeps its default (`${HOME}/.pyenv`), as the tools do; one set
+//! without evidence too (the run did not use that home).
+//!
+//! Pure: paths and environment names in, values out.
 
 use std::collections::BTreeMap;
 
 use crate::profile::vars::{TOOL_HOMES, path_to_text};
 
-/// What one exec of the run shows: the file that ran, its identity (a script), and the
-/// names of its environment.
+/// What learn gathers from a trace's events to infer its tool homes.
 #[derive(Debug, Clone, Default)]
-pub struct ExecSeen {
-    pub path: Vec<u8>,
-    pub program: Option<Vec<u8>>,
-    pub env_names: Vec<Vec<u8>>,
+pub struct Homes {
+    /// The tool-home variables set in the first exec's environment (`None`: no exec yet).
+    set: Option<Vec<&'static str>>,
+    found: BTreeMap<&'static str, Vec<u8>>,
 }
 
-/// The tool homes the run's execs show, by variable name: only a variable set in the
-/// environment of the run's first exec (what sbx was started with, which enforce expands
-/// the snippets with; rustup's proxies set `CARGO_HOME` for the toolchains they run, which
-/// enforce never sees), valued by the first executed path that has a directory of its
-/// default name (the whole path up to it; never `/`).
-pub fn infer(execs: &[ExecSeen]) -> BTreeMap<String, String> {
-    let set: Vec<&str> = TOOL_HOMES
-        .iter()
-        .map(|(name, _)| *name)
-        .filter(|name| {
-            execs
-                .first()
-                .is_some_and(|x| x.env_names.iter().any(|n| n == name.as_bytes()))
-        })
-        .collect();
-    let mut found: BTreeMap<&str, String> = BTreeMap::new();
-    for x in execs {
-        for path in std::iter::once(&x.path).chain(&x.program) {
-            for (name, dir) in TOOL_HOMES {
-                if found.contains_key(name) {
-                    continue;
-                }
-                if let Some(root) = root_named(path, dir.as_bytes()) {
-                    found.insert(name, path_to_text(root).into_owned());
-                }
+impl Homes {
+    /// An exec of `path` (and its script identity) with environment names `env_names`.
+    pub fn exec(&mut self, path: &[u8], program: Option<&[u8]>, env_names: &[Vec<u8>]) {
+        if self.set.is_none() {
+            self.set = Some(
+                TOOL_HOMES
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .filter(|n| env_names.iter().any(|e| e == n.as_bytes()))
+                    .collect(),
+            );
+        }
+        for p in std::iter::once(path).chain(program) {
+            if let Some(x) = before(p, &[b"libexec", b"pyenv"], true) {
+                self.found.entry("PYENV_ROOT").or_insert_with(|| x.to_vec());
+            }
+            if let Some(x) = toolchain_home(p) {
+                self.found
+                    .entry("RUSTUP_HOME")
+                    .or_insert_with(|| x.to_vec());
             }
         }
     }
-    found
-        .into_iter()
-        .filter(|(n, _)| set.contains(n))
-        .map(|(n, v)| (n.to_string(), v))
-        .collect()
+
+    /// A path the run touched.
+    pub fn path(&mut self, path: &[u8]) {
+        let has = |n: &[u8]| path.windows(n.len()).any(|w| w == n);
+        if self.found.contains_key("CARGO_HOME")
+            || !(has(b"/registry/") || has(b"/.package-cache") || has(b"/.global-cache"))
+        {
+            return;
+        }
+        let x = [&b"index"[..], b"cache", b"src"]
+            .iter()
+            .find_map(|d| before(path, &[b"registry", d], false))
+            .or_else(|| before(path, &[b".package-cache"], true))
+            .or_else(|| before(path, &[b".global-cache"], true));
+        if let Some(x) = x {
+            self.found.insert("CARGO_HOME", x.to_vec());
+        }
+    }
+
+    /// The values found for variables that were set.
+    pub fn values(&self) -> BTreeMap<String, String> {
+        let set = self.set.as_deref().unwrap_or_default();
+        self.found
+            .iter()
+            .filter(|(n, _)| set.contains(n))
+            .map(|(n, v)| (n.to_string(), path_to_text(v).into_owned()))
+            .collect()
+    }
 }
 
-/// The prefix of absolute `path` through its first directory named `dir`.
-fn root_named<'p>(path: &'p [u8], dir: &[u8]) -> Option<&'p [u8]> {
+/// The directory `X` of absolute `path` = `X/tail[0]/tail[1]/...`: the segments `tail` follow
+/// X (at the end of the path when `end`); X is never `/`.
+fn before<'p>(path: &'p [u8], tail: &[&[u8]], end: bool) -> Option<&'p [u8]> {
     if !path.starts_with(b"/") {
         return None;
     }
-    let mut end = 0;
-    for seg in path.split(|&b| b == b'/').skip(1) {
-        end += 1 + seg.len();
-        if seg == dir && end < path.len() {
-            return Some(&path[..end]);
+    let segs: Vec<&[u8]> = path.split(|&b| b == b'/').collect();
+    let mut at = 0;
+    for i in 2..segs.len() {
+        at += 1 + segs[i - 1].len();
+        let rest = &segs[i..];
+        if rest.len() >= tail.len()
+            && rest.iter().zip(tail).all(|(a, b)| a == b)
+            && (!end || rest.len() == tail.len())
+        {
+            return Some(&path[..at]);
         }
     }
     None
+}
+
+/// `X` of `X/toolchains/T/bin/N`.
+fn toolchain_home(path: &[u8]) -> Option<&[u8]> {
+    let segs: Vec<&[u8]> = path.split(|&b| b == b'/').collect();
+    let n = segs.len();
+    (n >= 6 && segs[n - 4] == b"toolchains" && segs[n - 2] == b"bin").then(|| {
+        let x_len: usize = segs[..n - 4].iter().map(|s| s.len() + 1).sum::<usize>() - 1;
+        &path[..x_len]
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn seen(path: &str, names: &[Vec<u8>]) -> ExecSeen {
-        ExecSeen {
-            path: path.as_bytes().to_vec(),
-            program: None,
-            env_names: names.to_vec(),
-        }
+    fn names(n: &[&str]) -> Vec<Vec<u8>> {
+        n.iter().map(|s| s.as_bytes().to_vec()).collect()
     }
 
     #[test]
-    fn a_set_variable_takes_the_directory_the_programs_ran_from() {
-        let env = vec![
-            b"PATH".to_vec(),
-            b"PYENV_ROOT".to_vec(),
-            b"RUSTUP_HOME".to_vec(),
-        ];
-        let homes = infer(&[
-            seen("/usr/bin/bash", &env),
-            seen("/root/.pyenv/libexec/pyenv", &env),
-            seen("/root/.pyenv/versions/3.11.7/bin/python3.11", &env),
-            seen("/opt/rust/.rustup/toolchains/stable/bin/cargo", &env),
-            // CARGO_HOME is not set: its default stays, whatever ran, even where a program
-            // of the run set it for its children (rustup's proxies do).
-            seen("/srv/.cargo/bin/cargo", &[b"CARGO_HOME".to_vec()]),
-        ]);
+    fn a_set_variable_takes_the_home_its_tool_used() {
+        let mut h = Homes::default();
+        h.exec(
+            b"/usr/bin/bash",
+            None,
+            &names(&["PATH", "PYENV_ROOT", "RUSTUP_HOME", "CARGO_HOME"]),
+        );
+        // A shim, then pyenv itself; a plugin's shim directory is no evidence.
+        h.exec(
+            b"/root/.pyenv/plugins/pyenv-virtualenv/shims/python",
+            None,
+            &[],
+        );
+        h.exec(b"/root/.pyenv/libexec/pyenv", None, &[]);
+        // rustup's proxy in another home than the one cargo uses.
+        h.exec(b"/root/.cargo/bin/cargo", None, &[]);
+        h.exec(
+            b"/opt/rust/.rustup/toolchains/stable-x86_64/bin/cargo",
+            None,
+            &[],
+        );
+        h.path(b"/site/home/.cargo/registry/index/index.crates.io-1949cf8c6b5b557f/config.json");
+        let v = h.values();
         assert_eq!(
-            homes.get("PYENV_ROOT").map(String::as_str),
+            v.get("PYENV_ROOT").map(String::as_str),
             Some("/root/.pyenv")
         );
         assert_eq!(
-            homes.get("RUSTUP_HOME").map(String::as_str),
+            v.get("RUSTUP_HOME").map(String::as_str),
             Some("/opt/rust/.rustup")
         );
-        assert_eq!(homes.get("CARGO_HOME"), None);
-    }
-
-    #[test]
-    fn no_evidence_no_value() {
-        let env = vec![b"PYENV_ROOT".to_vec()];
-        // Set, but nothing ran from a `.pyenv` (a name alone, or the directory itself).
-        let homes = infer(&[seen("/usr/bin/python3", &env), seen("/x/.pyenv", &env)]);
-        assert!(homes.is_empty(), "{homes:?}");
-        assert_eq!(root_named(b"relative/.pyenv/x", b".pyenv"), None);
-    }
-
-    #[test]
-    fn the_script_identity_counts_too() {
-        let env = vec![b"CARGO_HOME".to_vec()];
-        let homes = infer(&[ExecSeen {
-            path: b"/usr/bin/bash".to_vec(),
-            program: Some(b"/ci/.cargo/bin/cargo-wrapper".to_vec()),
-            env_names: env,
-        }]);
         assert_eq!(
-            homes.get("CARGO_HOME").map(String::as_str),
-            Some("/ci/.cargo")
+            v.get("CARGO_HOME").map(String::as_str),
+            Some("/site/home/.cargo")
         );
+    }
+
+    #[test]
+    fn an_unset_variable_keeps_its_default_whatever_ran() {
+        let mut h = Homes::default();
+        h.exec(b"/usr/bin/bash", None, &names(&["PATH"]));
+        // rustup's proxy sets CARGO_HOME for the toolchain: not the run's environment.
+        h.exec(
+            b"/r/.rustup/toolchains/s/bin/cargo",
+            None,
+            &names(&["CARGO_HOME"]),
+        );
+        h.path(b"/srv/cargo/registry/cache/x.crate");
+        assert!(h.values().is_empty(), "{:?}", h.values());
+    }
+
+    #[test]
+    fn evidence_is_a_whole_layout_never_the_root() {
+        assert_eq!(
+            before(b"/libexec/pyenv", &[b"libexec", b"pyenv"], true),
+            None
+        );
+        assert_eq!(
+            before(b"/x/libexec/pyenv/y", &[b"libexec", b"pyenv"], true),
+            None
+        );
+        assert_eq!(
+            before(b"/x/libexec/pyenv", &[b"libexec", b"pyenv"], true),
+            Some(&b"/x"[..])
+        );
+        assert_eq!(toolchain_home(b"/toolchains/s/bin/cargo"), None);
+        assert_eq!(
+            toolchain_home(b"/h/.rustup/toolchains/s/bin/cargo"),
+            Some(&b"/h/.rustup"[..])
+        );
+        assert_eq!(toolchain_home(b"/h/.rustup/toolchains/s/lib/x"), None);
     }
 }
