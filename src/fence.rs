@@ -348,6 +348,36 @@ fn listed_matches(glob: &str, dir: &str, look: &dyn Look) -> Option<Vec<String>>
     Some(out)
 }
 
+/// The `own` areas in HOME ([`home_area`]) that are missing now and are tool stores, which
+/// are directories by definition (`own ${HOME}/.npm` on a fresh HOME): the caller makes them
+/// before the fence is set, as the tool would on first use, so their rights stay on them
+/// and do not move up to HOME. A missing area that could be a file (cargo's
+/// `.package-cache` lock) is not made.
+pub fn missing_store_areas(resolved: &Resolved, env: &Env, look: &dyn Look) -> Vec<String> {
+    let mut out = Vec::new();
+    for (rule, _) in &resolved.rules {
+        let Pattern::Path(p) = &rule.pattern else {
+            continue;
+        };
+        if rule.effect != Effect::Allow || rule.verb != Verb::Own {
+            continue;
+        }
+        let Ok(expanded) = expand(p, env) else {
+            continue;
+        };
+        for one in alternatives(&expanded) {
+            if let Some(area) = home_area(&one, env)
+                && look.kind(&area) == Kind::Absent
+                && crate::learn::stores::is_store_root(area.as_bytes(), env.home.as_bytes())
+                && !out.contains(&area)
+            {
+                out.push(area);
+            }
+        }
+    }
+    out
+}
+
 /// [`path_grants`], narrowed where the glob is literal and names what exists: reading a
 /// directory lists it (nothing beneath it is read), and writing an existing device, fifo or
 /// socket makes no name (nothing can make one again without a rule for it).
@@ -812,6 +842,29 @@ mod tests {
         );
         assert!(!f.roots.contains_key("/opt") && !f.roots.contains_key("/"));
         assert!(!f.roots.contains_key("/srv"));
+    }
+
+    #[test]
+    fn missing_stores_in_home_are_made_lock_files_are_not() {
+        let text = "own ${HOME}/.npm\nown ${HOME}/.cache/pip\nown ${HOME}/.cargo/.package-cache\n\
+                    own ${CWD}/.npm-cache\n";
+        let p = parse_str("t.profile", text).expect("parse");
+        let r = resolve_with(&p, "t.profile", &|_| None).expect("resolve");
+        let fs = Map(ALL_DIRS.iter().map(|s| s.to_string()).collect());
+        assert_eq!(
+            missing_store_areas(&r, &env(), &fs),
+            ["/home/u/.npm", "/home/u/.cache/pip"]
+        );
+        // Once they exist, their rights are theirs, not HOME's.
+        let mut made: Vec<&str> = ALL_DIRS.to_vec();
+        made.extend(["/home/u/.npm", "/home/u/.cache", "/home/u/.cache/pip"]);
+        let f = fence_of("own ${HOME}/.npm\nown ${HOME}/.cache/pip\n", &made);
+        assert_eq!(
+            f.roots.get("/home/u").copied().unwrap_or(0) & (right::READ_FILE | right::WRITE_FILE),
+            0,
+            "{:?}",
+            f.roots
+        );
     }
 
     #[test]

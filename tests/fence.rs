@@ -169,10 +169,6 @@ impl Site {
         let dir = Dir::new();
         dir.write("home/.ssh/id_rsa", "s3cret-key\n");
         dir.write("home/.bashrc", "# rc\n");
-        // The tools' caches exist, as on a machine that ran them before (a cache area that
-        // does not exist yet is fenced open from its nearest existing ancestor, HOME).
-        std::fs::create_dir_all(dir.join("home/.cache/pip")).unwrap();
-        std::fs::create_dir_all(dir.join("home/.npm")).unwrap();
         // Not the system's /tmp: the test's HOME lies under it, and a profile's TMPDIR area
         // is writable under the fence.
         std::fs::create_dir_all(dir.join("tmp")).unwrap();
@@ -211,7 +207,9 @@ impl Site {
             .env("PATH", "/usr/bin:/bin")
             .env_remove("LD_LIBRARY_PATH")
             .env_remove("GITHUB_ACTIONS")
-            .env_remove("npm_config_cache");
+            .env_remove("npm_config_cache")
+            // Offline: npm's once-a-day check for a newer npm would go to the registry.
+            .env("npm_config_update_notifier", "false");
         if attack {
             cmd.env("SBX_ATTACK", SH_ATTACK);
         } else {
@@ -262,8 +260,18 @@ fn attack_is_refused_by_the_fence_alone(w: &Workload) {
     std::fs::write(site.home().join(".bashrc"), "# rc\n").unwrap();
     (w.prep)(&site.work());
 
+    // A fresh HOME for the recording and for the enforced run, as on a new CI runner: the
+    // tools' stores are missing (sbx makes a missing store before the fence, so its rights
+    // do not move up to HOME).
+    let fresh_home = || {
+        for store in [".npm", ".cache"] {
+            let _ = std::fs::remove_dir_all(site.home().join(store));
+        }
+    };
+    fresh_home();
     let profile = site.learn(w);
     (w.prep)(&site.work());
+    fresh_home();
     let enforce = [
         OsStr::new("-v"),
         OsStr::new("enforce"),
@@ -288,6 +296,14 @@ fn attack_is_refused_by_the_fence_alone(w: &Workload) {
         "{}: {benign:?}",
         w.name
     );
+    // npm's cache, missing on the fresh HOME, was made so that it holds its own rights.
+    if w.name == "npm" {
+        let made = format!(
+            "sbx: fence: made the missing store {}",
+            site.home().join(".npm").display()
+        );
+        assert!(benign.stderr.contains(&made), "{}", benign.stderr);
+    }
     (w.prep)(&site.work());
     let out = checks_off(true);
     let all = format!("{}{}", out.stdout, out.stderr);

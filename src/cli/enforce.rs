@@ -240,6 +240,18 @@ fn enter_kernel_layers(
         if policy.names_hosts() {
             extra.roots.push(("/etc/hosts".into(), right::READ_FILE));
         }
+        // A tool store missing in HOME (`~/.npm` on a fresh runner) is made first, as the
+        // tool would on first use: its rights then stay on it instead of moving up to HOME.
+        for area in crate::fence::missing_store_areas(&resolved, env, &FsLook) {
+            match std::fs::create_dir_all(&area) {
+                Ok(()) if super::verbose() => {
+                    eprintln!("sbx: fence: made the missing store {area} (its own root)");
+                }
+                Ok(()) => {}
+                // Not made: its rights move up to its nearest existing ancestor, as before.
+                Err(e) => eprintln!("sbx: warning: cannot make the missing store {area}: {e}"),
+            }
+        }
         Some(crate::fence::derive(&resolved, env, &extra, &FsLook))
     };
     let layer = crate::tracer::landlock::enter(&crate::tracer::landlock::Request {

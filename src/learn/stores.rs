@@ -104,6 +104,22 @@ pub fn store_of(path: &[u8], home: &[u8]) -> Option<(&'static Kind, usize)> {
     })
 }
 
+/// Is `area` (absolute) the root of a store, given HOME: a directory by definition (npm's
+/// cache `~/.npm`, `~/.cache/pip`, cargo's `registry`), never a file such as cargo's
+/// `.package-cache` lock. Asked of a name inside it; npm's layout (`D/_cacache`) only for a
+/// directory named for npm's cache (`~/.npm`, a `.npm-cache`), since any could hold one.
+pub fn is_store_root(area: &[u8], home: &[u8]) -> bool {
+    let area = area.strip_suffix(b"/").unwrap_or(area);
+    let name = area.rsplit(|&b| b == b'/').next().unwrap_or(area);
+    let has = |n: &[u8]| name.windows(n.len()).any(|w| w == n);
+    let npm = name == b".npm" || has(b"npm-cache") || has(b"npm_cache");
+    let inside: &[&[u8]] = if npm { &[b"_cacache/x", b"x"] } else { &[b"x"] };
+    inside.iter().any(|inside| {
+        let probe = [area, b"/", inside].concat();
+        store_of(&probe, home).is_some_and(|(_, len)| len == area.len())
+    })
+}
+
 /// The first index `i` where `segs[i..]` starts with `run`.
 fn find_run(segs: &[&[u8]], run: &[&[u8]]) -> Option<usize> {
     (0..segs.len()).find(|&i| segs[i..].starts_with(run))
@@ -191,6 +207,25 @@ fn below<'a>(segs: &'a [&'a [u8]], home: &[&[u8]]) -> Option<&'a [&'a [u8]]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn store_roots_are_directories_lock_files_are_not() {
+        let home = b"/home/u";
+        for area in [
+            "/home/u/.npm",
+            "/home/u/.cache/pip",
+            "/home/u/.cargo/registry",
+        ] {
+            assert!(is_store_root(area.as_bytes(), home), "{area}");
+        }
+        for area in [
+            "/home/u/.cargo/.package-cache",
+            "/home/u/.cache",
+            "/home/u/.npmrc",
+        ] {
+            assert!(!is_store_root(area.as_bytes(), home), "{area}");
+        }
+    }
 
     fn root(path: &str, home: &str) -> Option<(&'static str, String)> {
         store_of(path.as_bytes(), home.as_bytes()).map(|(k, n)| (k.what, path[..n].to_string()))
