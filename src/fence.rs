@@ -682,6 +682,38 @@ impl Fence {
         });
     }
 
+    /// Would the fence grant `access` to `path` (absolute, symlinks resolved)? The rights of
+    /// every root at or above it add up, as Landlock's rules on a path's ancestors do. An
+    /// access is judged by the rights its calls need: a read any read right, a write the
+    /// content rights, a create any right to make a name, a delete any right to remove one,
+    /// a rename the right to move names between places, an exec the right to run. A guess
+    /// for the exit watch of an allowed call ([`crate::sink`]): sbx reports a refusal only
+    /// when the call then fails with the fence's errors.
+    pub fn admits(&self, path: &[u8], access: crate::event::AccessSet) -> bool {
+        use crate::event::Access;
+        let Ok(path) = std::str::from_utf8(path) else {
+            return false;
+        };
+        let held = self
+            .roots
+            .iter()
+            .filter(|(root, _)| beneath(path, root))
+            .fold(0, |acc, (_, r)| acc | r);
+        let need = |a: Access| match a {
+            Access::Read => right::READ_FILE | right::READ_DIR,
+            Access::Write | Access::Truncate => right::CONTENT,
+            Access::Create | Access::Symlink | Access::Link => right::MAKE,
+            Access::Delete => right::REMOVE_DIR | right::REMOVE_FILE,
+            Access::Rename => right::REFER | right::MAKE,
+            Access::Exec => right::EXECUTE,
+            _ => 0,
+        };
+        access.iter().all(|a| {
+            let n = need(a) & self.handled_fs;
+            n == 0 || held & n != 0
+        })
+    }
+
     /// One line per root, for `-v`.
     pub fn describe(&self) -> Vec<String> {
         self.roots

@@ -397,3 +397,67 @@ fn require_fence_fails_closed_where_the_fence_is_not_set() {
     assert_eq!(out.stderr.lines().count(), 1, "{out:?}");
     assert!(out.stderr.contains("--require-fence"), "{out:?}");
 }
+
+/// A refusal by the fence of a call the ptrace layer allowed is a disagreement between the
+/// two layers, reported as such (issue 40), never silent. Provoked with the fence's one
+/// documented narrowing: a glob in the last segment grants the names it matches when the
+/// fence is set, so a name another process adds later is refused by the kernel while the
+/// profile allows it. Without the fence the same run reads it.
+#[test]
+fn a_fence_refusal_of_an_allowed_call_is_reported_as_a_disagreement() {
+    if !fence_available() {
+        eprintln!("skipped: no Landlock ABI 2 (the fence needs it)");
+        return;
+    }
+    let d = Dir::new();
+    d.write("work/d/data1", "one\n");
+    std::fs::create_dir_all(d.join("tmp")).unwrap();
+    let p = d.write(
+        "p.profile",
+        "include base\ninclude shell\nread ${CWD}/d/data*\n",
+    );
+    let late = d.join("work/d/data2");
+    for fence in ["--no-fence", "--require-fence"] {
+        let _ = std::fs::remove_file(&late);
+        // Another process, outside the run, adds a name the rule matches after the start.
+        let writer = {
+            let late = late.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(700));
+                std::fs::write(late, "two\n").unwrap();
+            })
+        };
+        let out = Sbx::new([
+            OsStr::new("enforce"),
+            OsStr::new("--mode"),
+            OsStr::new("deny"),
+            OsStr::new(fence),
+            p.as_os_str(),
+            OsStr::new("--"),
+            OsStr::new("sh"),
+            OsStr::new("-c"),
+            OsStr::new("cat d/data1; sleep 2; cat d/data2"),
+        ])
+        .cwd(&d.join("work"))
+        .env("TMPDIR", d.join("tmp"))
+        .env("LD_LIBRARY_PATH", "")
+        .run();
+        writer.join().unwrap();
+        assert!(out.stdout.contains("one"), "{fence}: {out:?}");
+        if fence == "--no-fence" {
+            assert!(out.stdout.contains("two"), "{fence}: {out:?}");
+            assert!(!out.stderr.contains("violation"), "{fence}: {out:?}");
+        } else {
+            assert!(!out.stdout.contains("two"), "{fence}: {out:?}");
+            let line = out
+                .stderr
+                .lines()
+                .find(|l| l.starts_with("sbx: violation:") && l.contains("d/data2"))
+                .unwrap_or_else(|| panic!("not reported: {out:?}"));
+            assert!(
+                line.contains("the kernel fence refused what the profile allows"),
+                "{line}"
+            );
+        }
+    }
+}

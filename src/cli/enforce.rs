@@ -218,7 +218,7 @@ fn enter_kernel_layers(
     text: &str,
     env: &crate::profile::vars::Env,
     policy: &crate::policy::CompiledPolicy,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<(String, Option<crate::fence::Fence>)> {
     use crate::fence::right;
     // Ask mode widens the profile during the run: a fence set at the start would refuse
     // what the user then allows.
@@ -273,7 +273,14 @@ fn enter_kernel_layers(
     if a.require_fence && !fence.as_ref().is_some_and(|f| layer.fences_all_of(f)) {
         anyhow::bail!("--require-fence: the kernel fence is not in force in full: {layer}");
     }
-    Ok(layer.to_string())
+    // The fence as the kernel holds it: only the rights this kernel's ABI fences.
+    let in_force = fence
+        .map(|mut f| {
+            f.handled_fs &= layer.fs_fenced();
+            f
+        })
+        .filter(|f| f.handled_fs != 0);
+    Ok((layer.to_string(), in_force))
 }
 
 fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
@@ -387,7 +394,11 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
     let nameservers = super::profile::nameservers();
     // The in-kernel layers under the checks (not in audit mode, which changes nothing).
     if a.mode != Mode::Audit {
-        o.layers = Some(enter_kernel_layers(a, &profile_name, &text, &env, &policy)?);
+        let (layers, fence) = enter_kernel_layers(a, &profile_name, &text, &env, &policy)?;
+        o.layers = Some(layers);
+        if let Some(f) = fence {
+            s = s.with_fence(f);
+        }
     }
     let mut status = super::status::StatusSink::new(&mut s);
     // A root workload configures no network (routes, addresses, firewall: netlink writes and

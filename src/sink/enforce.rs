@@ -96,6 +96,10 @@ enum Watch {
     /// A sendmmsg the guard sent as a sendmsg of its first message: the result is turned
     /// back into sendmmsg's (that message's `msg_len`, at this address, and a count of 1).
     SentFirst { msg_len_at: u64 },
+    /// An allowed call on a path the kernel fence may not grant ([`crate::fence::Fence::admits`]):
+    /// if it fails as the fence refuses (EACCES, EXDEV), the fence and the ptrace layer
+    /// disagree, a bug in one of them, reported as such ([`EnforceSink::fence_refused`]).
+    Fence(Box<Violation>),
     /// Only to complete the recorded event (enforce -o) or refresh credentials.
     Nothing,
 }
@@ -222,6 +226,9 @@ pub struct EnforceSink<'p> {
     violation_chains: crate::tid::TidMap<Vec<Vec<u8>>>,
     recorder: Option<RecordSink<BufWriter<File>>>,
     watch: crate::tid::TidMap<Watch>,
+    /// The kernel fence the run is under (docs/security.md "The kernel fence"), to tell a
+    /// refusal of an allowed call by the fence from the workload's own errors.
+    fence: Option<crate::fence::Fence>,
     /// The argument-race defence; `None` in audit mode (nothing is blocked anyway).
     guard: Option<Guard>,
     mmap_nr: u64,
@@ -306,6 +313,7 @@ impl<'p> EnforceSink<'p> {
             violation_chains: Default::default(),
             recorder: None,
             watch: Default::default(),
+            fence: None,
             guard: (mode != Mode::Audit).then(Guard::new),
             openat2_nr: arch
                 .by_name("openat2")
@@ -385,6 +393,13 @@ impl<'p> EnforceSink<'p> {
     /// Ask mode: put violations to `asker`.
     pub fn ask_with(mut self, asker: Box<dyn Asker>) -> Self {
         self.asker = Some(asker);
+        self
+    }
+
+    /// The kernel fence the run is under: allowed calls it may refuse are watched at their
+    /// exit, and a refusal there is reported ([`Watch::Fence`]).
+    pub fn with_fence(mut self, fence: crate::fence::Fence) -> Self {
+        self.fence = Some(fence);
         self
     }
 
@@ -470,6 +485,41 @@ impl<'p> EnforceSink<'p> {
         self.event_of
             .push(ev.is_some().then_some(self.violation_events.len()));
         self.violation_events.extend(ev);
+    }
+
+    /// An allowed call's first path target the fence may not grant, as the violation to
+    /// report if the call then fails as the fence refuses.
+    fn outside_fence(
+        &self,
+        stop: &SyscallStop<'_>,
+        sc: &crate::event::Syscall,
+    ) -> Option<Violation> {
+        let fence = self.fence.as_ref()?;
+        let t = sc.targets.iter().find(|t| match &t.object {
+            Object::Path(p) => !fence.admits(p.effective(), t.access),
+            _ => false,
+        })?;
+        let verb = t
+            .access
+            .iter()
+            .find_map(|a| match a {
+                Access::Exec => Some(Verb::Exec),
+                Access::Write | Access::Truncate => Some(Verb::Write),
+                Access::Create | Access::Symlink | Access::Link | Access::Rename => {
+                    Some(Verb::Create)
+                }
+                Access::Delete => Some(Verb::Delete),
+                Access::Read => Some(Verb::Read),
+                _ => None,
+            })
+            .unwrap_or(Verb::Read);
+        Some(self.violation(
+            stop,
+            &sc.name,
+            verb,
+            object_text(&t.object),
+            "the kernel fence refused what the profile allows: the fence and the ptrace layer disagree, a bug in sbx (run with --no-fence to go on, and report it)".into(),
+        ))
     }
 
     /// The verdict for a violation in this mode.
@@ -1733,6 +1783,13 @@ impl EnforceSink<'_> {
             Verdict::Allow
         };
         let mut verdict = verdict;
+        if verdict == Verdict::Allow
+            && !self.watch.contains_key(&stop.tid)
+            && let Some(v) = self.outside_fence(stop, &sc)
+        {
+            self.watch.insert(stop.tid, Watch::Fence(Box::new(v)));
+            verdict = Verdict::AllowWatchExit;
+        }
         // Provenance, applied below once the call is sure to run. A call that makes new
         // objects: they are the run's own once it is over (`Owned::begin`, no exit stop). A
         // rename or link gives an existing object a new name: ownership stays with the
@@ -2576,6 +2633,14 @@ impl Sink for EnforceSink<'_> {
             Verdict::Kill
         };
         match self.watch.remove(&stop.tid) {
+            Some(Watch::Fence(v)) => {
+                if rval == -i64::from(libc::EACCES) || rval == -i64::from(libc::EXDEV) {
+                    let mut v = *v;
+                    v.action = Action::Denied;
+                    self.report(v, None);
+                }
+                Ok(Verdict::Allow)
+            }
             Some(Watch::MustFail(b)) if matches!(Outcome::from_raw(rval), Outcome::Value(_)) => {
                 let (v, ev) = *b;
                 self.report(v, Some(ev));

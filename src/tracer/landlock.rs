@@ -59,6 +59,14 @@ pub enum Layer {
 }
 
 impl Layer {
+    /// The file rights fenced in force (0: no file fence).
+    pub fn fs_fenced(&self) -> u64 {
+        match self {
+            Layer::Active { fs, .. } => *fs,
+            Layer::Unavailable(_) => 0,
+        }
+    }
+
     /// Is every part of the fence that `fence` asked for in force, and does it fence files
     /// at all (a profile reaching `/` for every file right fences none)?
     pub fn fences_all_of(&self, fence: &Fence) -> bool {
