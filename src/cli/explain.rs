@@ -12,16 +12,23 @@ use crate::profile::vars::Env;
 /// `--check`: the access is allowed only while the path is missing (a probe rule).
 pub const IF_MISSING: u8 = 3;
 
-/// The variables of a recorded run, as enforce would have them on that machine: the trace's
-/// CWD, HOME, TMPDIR and uid, this machine's other variables.
-pub fn trace_env(h: &crate::trace::Header) -> Env {
+/// The variables of the recorded run in `trace`, as enforce would have them on that machine:
+/// the trace's CWD, HOME, TMPDIR and uid, its tool homes as learn infers them
+/// ([`crate::learn::homes`]), this machine's other variables.
+pub fn trace_env(trace: &Path) -> anyhow::Result<Env> {
+    let mut homes = crate::learn::homes::Homes::default();
+    let h = super::show::scan(trace, false, |_, ev| {
+        homes.observe(ev);
+        Ok(())
+    })?;
     let mut env = super::profile::current_env();
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     env.cwd = text(&h.cwd);
     env.home = text(&h.home);
     env.tmpdir = text(&h.tmpdir);
     env.vars.insert("UID".into(), h.uid.to_string());
-    env
+    homes.apply(&mut env.vars);
+    Ok(env)
 }
 
 /// Explain `profile` (its text `text`) by the runs of `traces`: the rules' evidence; with
@@ -33,7 +40,7 @@ pub fn explain_traces(
     base: Option<&Path>,
 ) -> anyhow::Result<crate::explain::Explanation> {
     let first = super::show::open_trace(&traces[0])?.header().clone();
-    let policy = super::profile::load_policy(profile, text, &trace_env(&first), false)?;
+    let policy = super::profile::load_policy(profile, text, &trace_env(&traces[0])?, false)?;
     let arch = first.arch;
     let mut ex = Explainer::new(
         &policy,
@@ -44,7 +51,7 @@ pub fn explain_traces(
     );
     for t in traces {
         let header = super::show::open_trace(t)?.header().clone();
-        let run_policy = super::profile::load_policy(profile, text, &trace_env(&header), false)?;
+        let run_policy = super::profile::load_policy(profile, text, &trace_env(t)?, false)?;
         ex.begin_run(&t.display().to_string());
         // What learn warns of: a run that found a cache warm skipped work a cold one does.
         let mut evidence = crate::learn::evidence::Evidence::for_run(&header.home, &header.cwd);
@@ -80,7 +87,7 @@ pub fn annotate(
     let mut profile = crate::profile::parse::parse_str(NAME, text)
         .map_err(|e| anyhow::anyhow!("{}", e.render_with_source(text).trim_end()))?;
     let e = explain_traces(Path::new(NAME), text, traces, base)?;
-    let env = trace_env(super::show::open_trace(&traces[0])?.header());
+    let env = trace_env(&traces[0])?;
     let own: Vec<&crate::explain::RuleUse> = e.rules.iter().filter(|r| r.file == NAME).collect();
     let rules = profile.rules.iter_mut().filter(|r| {
         !matches!(r.pattern, crate::profile::Pattern::Program { .. })

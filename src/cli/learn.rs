@@ -154,20 +154,13 @@ pub fn run(a: LearnArgs) -> anyhow::Result<u8> {
                 EventKind::Exec(x) => {
                     let name = x.path.rsplit(|&b| b == b'/').next().unwrap_or(&x.path);
                     exec_names.insert(String::from_utf8_lossy(name).into_owned());
-                    seen.exec(&x.path, x.program.as_deref(), &x.env_names);
                 }
                 EventKind::Resolved(r) => {
                     dns |= matches!(r.source, crate::event::ResolveSource::Dns(_));
                 }
-                EventKind::Syscall(s) => {
-                    for t in &s.targets {
-                        if let crate::event::Object::Path(p) = &t.object {
-                            seen.path(&p.abs);
-                        }
-                    }
-                }
                 _ => {}
             }
+            seen.observe(ev);
             Ok(())
         })?;
         for (k, v) in seen.values() {

@@ -71,6 +71,35 @@ impl Homes {
         }
     }
 
+    /// One event of the run: its exec or the paths its call touched.
+    pub fn observe(&mut self, ev: &crate::event::Event) {
+        use crate::event::{EventKind, Object};
+        match &ev.kind {
+            EventKind::Exec(x) => self.exec(&x.path, x.program.as_deref(), &x.env_names),
+            EventKind::Syscall(s) => {
+                for t in &s.targets {
+                    if let Object::Path(p) = &t.object {
+                        self.path(&p.abs);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The run's tool homes laid over `vars` (another machine's or the current process's
+    /// variables): a home the run set and used takes its value, one the run left unset is
+    /// removed (its default applies, as it did in the run), one set but unused stays.
+    pub fn apply(&self, vars: &mut BTreeMap<String, String>) {
+        let set = self.set.as_deref().unwrap_or_default();
+        for (n, _) in TOOL_HOMES {
+            if self.set.is_some() && !set.contains(n) {
+                vars.remove(*n);
+            }
+        }
+        vars.extend(self.values());
+    }
+
     /// The values found for variables that were set.
     pub fn values(&self) -> BTreeMap<String, String> {
         let set = self.set.as_deref().unwrap_or_default();
@@ -171,6 +200,28 @@ mod tests {
         );
         h.path(b"/srv/cargo/registry/cache/x.crate");
         assert!(h.values().is_empty(), "{:?}", h.values());
+    }
+
+    #[test]
+    fn the_runs_homes_replace_the_machines() {
+        let mut h = Homes::default();
+        h.exec(b"/usr/bin/bash", None, &names(&["PATH", "CARGO_HOME", "PYENV_ROOT"]));
+        h.path(b"/ci/cargo/registry/src/x/lib.rs");
+        let mut vars: BTreeMap<String, String> = [
+            ("CARGO_HOME", "/here/cargo"),
+            ("RUSTUP_HOME", "/here/rustup"),
+            ("PYENV_ROOT", "/here/pyenv"),
+            ("UID", "0"),
+        ]
+        .into_iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        h.apply(&mut vars);
+        let get = |n: &str| vars.get(n).map(String::as_str);
+        assert_eq!(get("CARGO_HOME"), Some("/ci/cargo"), "set and used");
+        assert_eq!(get("RUSTUP_HOME"), None, "unset in the run: its default");
+        assert_eq!(get("PYENV_ROOT"), Some("/here/pyenv"), "set, unused");
+        assert_eq!(get("UID"), Some("0"));
     }
 
     #[test]

@@ -98,10 +98,36 @@ enum Watch {
     SentFirst { msg_len_at: u64 },
     /// An allowed call on a path the kernel fence may not grant ([`crate::fence::Fence::admits`]):
     /// if it fails as the fence refuses (EACCES, EXDEV), the fence and the ptrace layer
-    /// disagree, a bug in one of them, reported as such ([`EnforceSink::fence_refused`]).
-    Fence(Box<Violation>),
+    /// disagree, a bug in one of them, reported as such, unless the permissions or the
+    /// mounts explain the error ([`crate::tracer::dac`]).
+    Fence(Box<FenceWatch>),
     /// Only to complete the recorded event (enforce -o) or refresh credentials.
     Nothing,
+}
+
+/// An allowed call the fence may refuse: the violation to report, the path and access the
+/// fence may not grant, and every path of the call (for EXDEV).
+#[derive(Debug, Clone)]
+struct FenceWatch {
+    violation: Violation,
+    path: Vec<u8>,
+    access: AccessSet,
+    paths: Vec<Vec<u8>>,
+}
+
+impl FenceWatch {
+    /// Did the call fail because the fence refused it: `rval` is the fence's error and
+    /// neither the permissions (EACCES) nor a rename across mounts (EXDEV) explain it?
+    fn refused_by_fence(&self, tid: i32, rval: i64) -> bool {
+        if rval == -i64::from(libc::EACCES) {
+            !crate::tracer::dac::refuses(tid, &self.path, self.access)
+        } else if rval == -i64::from(libc::EXDEV) {
+            let paths: Vec<&[u8]> = self.paths.iter().map(Vec::as_slice).collect();
+            !crate::tracer::dac::across_mounts(&paths)
+        } else {
+            false
+        }
+    }
 }
 
 /// An allowed execve, until its exec event.
@@ -493,7 +519,7 @@ impl<'p> EnforceSink<'p> {
         &self,
         stop: &SyscallStop<'_>,
         sc: &crate::event::Syscall,
-    ) -> Option<Violation> {
+    ) -> Option<FenceWatch> {
         let fence = self.fence.as_ref()?;
         let t = sc.targets.iter().find(|t| match &t.object {
             Object::Path(p) => !fence.admits(p.effective(), t.access),
@@ -513,13 +539,23 @@ impl<'p> EnforceSink<'p> {
                 _ => None,
             })
             .unwrap_or(Verb::Read);
-        Some(self.violation(
+        let violation = self.violation(
             stop,
             &sc.name,
             verb,
             object_text(&t.object),
             "the kernel fence refused what the profile allows: the fence and the ptrace layer disagree, a bug in sbx (run with --no-fence to go on, and report it)".into(),
-        ))
+        );
+        let path_of = |t: &crate::event::Target| match &t.object {
+            Object::Path(p) => Some(p.effective().to_vec()),
+            _ => None,
+        };
+        Some(FenceWatch {
+            violation,
+            path: path_of(t).unwrap_or_default(),
+            access: t.access,
+            paths: sc.targets.iter().filter_map(path_of).collect(),
+        })
     }
 
     /// The verdict for a violation in this mode.
@@ -2633,9 +2669,9 @@ impl Sink for EnforceSink<'_> {
             Verdict::Kill
         };
         match self.watch.remove(&stop.tid) {
-            Some(Watch::Fence(v)) => {
-                if rval == -i64::from(libc::EACCES) || rval == -i64::from(libc::EXDEV) {
-                    let mut v = *v;
+            Some(Watch::Fence(w)) => {
+                if w.refused_by_fence(stop.tid, rval) {
+                    let mut v = w.violation;
                     v.action = Action::Denied;
                     self.report(v, None);
                 }

@@ -10,6 +10,7 @@
 //! This module knows nothing of profiles or traces: record and enforce differ only in the sink.
 
 pub mod caps;
+pub mod dac;
 pub mod facilities;
 pub mod guard;
 pub mod landlock;

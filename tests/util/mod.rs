@@ -379,6 +379,18 @@ pub fn env_of(h: &Header) -> sbx::profile::vars::Env {
     }
 }
 
+/// [`env_of`] with the run's tool homes (`${CARGO_HOME}`...), inferred from its events as
+/// learn and explain do.
+pub fn env_of_run(h: &Header, events: &[sbx::event::Event]) -> sbx::profile::vars::Env {
+    let mut homes = sbx::learn::homes::Homes::default();
+    for ev in events {
+        homes.observe(ev);
+    }
+    let mut env = env_of(h);
+    homes.apply(&mut env.vars);
+    env
+}
+
 /// Is a syscall gated (must be allowed by name)? From the native arch table, like learn.
 pub fn is_gated(name: &str) -> bool {
     use sbx::arch::{Arch, Class};
