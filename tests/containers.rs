@@ -375,3 +375,52 @@ fn refused_landlock_is_named_and_require_fence_fails_closed() {
     assert!(error.contains("Landlock is refused"), "{}", strict.stderr);
     assert!(strict.stdout.is_empty(), "the workload must not start");
 }
+
+/// A call the file permissions refuse is no fence disagreement: nobody's `cat` of a name under
+/// a directory only root may search fails with EACCES, the profile allows it and the fence
+/// may not grant it (the path is missing at the start); sbx checks the permissions with the
+/// workload's credentials before it reports (the loader of a non-root workload probes
+/// `LD_LIBRARY_PATH` entries under `/root` the same way).
+#[test]
+fn a_refusal_of_the_permissions_is_no_fence_disagreement() {
+    if !nix::unistd::geteuid().is_root() || !sbx::tracer::landlock::abi().is_some_and(|a| a >= 2) {
+        eprintln!("skipped: needs root (to make a directory nobody may not search) and the fence");
+        return;
+    }
+    let d = open_dir();
+    std::fs::create_dir(d.join("locked")).unwrap();
+    std::fs::set_permissions(d.join("locked"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    d.write(
+        "p.profile",
+        "include base\ninclude shell\nread ${CWD}/locked/sub/**\n",
+    );
+    std::fs::set_permissions(d.join("p.profile"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let step = "cat locked/sub/f; echo rc=$?";
+    let bare = run_as(Some(65534), None, d.path(), "sh", &["-c", step]);
+    assert!(bare.stderr.contains("Permission denied"), "{bare:?}");
+    // (Without cargo's library path, which the hand-written profile does not allow.)
+    let out = run_as(
+        Some(65534),
+        None,
+        d.path(),
+        "env",
+        &[
+            "-u",
+            "LD_LIBRARY_PATH",
+            sbx_bin(),
+            "enforce",
+            "--mode",
+            "deny",
+            "--require-fence",
+            "p.profile",
+            "--",
+            "sh",
+            "-c",
+            step,
+        ],
+    );
+    out.assert_code(0);
+    assert!(out.stdout.contains("rc=1"), "{out:?}");
+    assert!(out.stderr.contains("Permission denied"), "{out:?}");
+    assert!(!out.stderr.contains("violation"), "{out:?}");
+}

@@ -322,7 +322,8 @@ fn explained_runs(
     for (name, body) in [("learned", text.as_str()), ("halved", half.as_str())] {
         let (mut judged, mut refused, mut asked) = (0, 0, 0);
         for (h, events) in recorded {
-            let policy = CompiledPolicy::load("p.profile", body, &env_of_run(h, events)).expect("loads");
+            let policy =
+                CompiledPolicy::load("p.profile", body, &env_of_run(h, events)).expect("loads");
             let (j, r, a) = agree(&policy, events);
             judged += j;
             refused += r;

@@ -205,7 +205,11 @@ mod tests {
     #[test]
     fn the_runs_homes_replace_the_machines() {
         let mut h = Homes::default();
-        h.exec(b"/usr/bin/bash", None, &names(&["PATH", "CARGO_HOME", "PYENV_ROOT"]));
+        h.exec(
+            b"/usr/bin/bash",
+            None,
+            &names(&["PATH", "CARGO_HOME", "PYENV_ROOT"]),
+        );
         h.path(b"/ci/cargo/registry/src/x/lib.rs");
         let mut vars: BTreeMap<String, String> = [
             ("CARGO_HOME", "/here/cargo"),

@@ -171,10 +171,11 @@ fn libc_cap_header() -> CapHeader {
 fn eacces(path: &CString, mode: i32) -> bool {
     // SAFETY: a NUL-terminated path; faccessat only reads it.
     let r = unsafe { libc::faccessat(libc::AT_FDCWD, path.as_ptr(), mode, libc::AT_EACCESS) };
-    r != 0 && matches!(
-        std::io::Error::last_os_error().raw_os_error(),
-        Some(libc::EACCES | libc::EPERM)
-    )
+    r != 0
+        && matches!(
+            std::io::Error::last_os_error().raw_os_error(),
+            Some(libc::EACCES | libc::EPERM)
+        )
 }
 
 /// Do the parent directories of `paths` sit on different mounts (a rename between them fails
@@ -234,7 +235,10 @@ mod tests {
     #[test]
     fn names_are_checked_in_their_directory_contents_in_place() {
         let q = |p: &str, a: Access| question(p.as_bytes(), AccessSet::of(a));
-        assert_eq!(q("/a/b", Access::Read), Some((b"/a/b".to_vec(), libc::R_OK)));
+        assert_eq!(
+            q("/a/b", Access::Read),
+            Some((b"/a/b".to_vec(), libc::R_OK))
+        );
         assert_eq!(
             q("/a/b", Access::Create),
             Some((b"/a".to_vec(), libc::W_OK | libc::X_OK))
@@ -282,7 +286,13 @@ mod tests {
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
         std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         let mut nobody = std::process::Command::new("setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "30"])
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "sleep",
+                "30",
+            ])
             .spawn()
             .unwrap();
         let pid = i32::try_from(nobody.id()).unwrap();
