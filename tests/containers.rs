@@ -383,7 +383,7 @@ fn refused_landlock_is_named_and_require_fence_fails_closed() {
 /// `LD_LIBRARY_PATH` entries under `/root` the same way).
 #[test]
 fn a_refusal_of_the_permissions_is_no_fence_disagreement() {
-    if !nix::unistd::geteuid().is_root() || !sbx::tracer::landlock::abi().is_some_and(|a| a >= 2) {
+    if !nix::unistd::geteuid().is_root() || sbx::tracer::landlock::abi().is_none_or(|a| a < 2) {
         eprintln!("skipped: needs root (to make a directory nobody may not search) and the fence");
         return;
     }
