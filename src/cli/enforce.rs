@@ -56,6 +56,11 @@ struct Outcome {
 }
 
 pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
+    // A refused --gdb address is a usage error, before anything is created.
+    if let Some(Err(e)) = a.gdb.as_deref().map(crate::tracer::gdb::parse_addr) {
+        eprintln!("sbx: error: {e}");
+        return Ok(exit::USAGE);
+    }
     // Where the report goes is checked before anything runs, and it is written whatever the
     // outcome: violations, the workload's status, or the error that stopped sbx.
     let out = a
@@ -410,11 +415,16 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
         (_, true) => &[CAP_NET_RAW],
         (_, false) => &[CAP_NET_ADMIN, CAP_NET_RAW],
     };
+    let gdb = match super::gdb_listener(a.gdb.as_deref())? {
+        Ok(l) => l,
+        Err(code) => return Ok(code),
+    };
     let result = Tracer::run_with(
         &a.command,
         &programs,
         drop_caps,
         a.timeout.map(Into::into),
+        gdb,
         &mut status,
     );
     status.clear();
