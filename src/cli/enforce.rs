@@ -397,6 +397,11 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
     super::note_no_new_privs();
     // Read before the fence is set: sbx's own file reads are fenced too once it is.
     let nameservers = super::profile::nameservers();
+    // gdb's socket is bound before the kernel fence is set: sbx itself is fenced too.
+    let gdb = match super::gdb_listener(a.gdb.as_deref())? {
+        Ok(l) => l,
+        Err(code) => return Ok(code),
+    };
     // The in-kernel layers under the checks (not in audit mode, which changes nothing).
     if a.mode != Mode::Audit {
         let (layers, fence) = enter_kernel_layers(a, &profile_name, &text, &env, &policy)?;
@@ -414,10 +419,6 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
         (Mode::Audit, _) => &[],
         (_, true) => &[CAP_NET_RAW],
         (_, false) => &[CAP_NET_ADMIN, CAP_NET_RAW],
-    };
-    let gdb = match super::gdb_listener(a.gdb.as_deref())? {
-        Ok(l) => l,
-        Err(code) => return Ok(code),
     };
     let result = Tracer::run_with(
         &a.command,

@@ -187,6 +187,8 @@ pub struct Session {
     listener: Listener,
     machine: Option<Machine>,
     reader: Option<Stream>,
+    /// The last [`Session::poll`] read something.
+    read_any: bool,
     pub target: Debuggee,
 }
 
@@ -215,6 +217,7 @@ impl Session {
             listener,
             machine: None,
             reader: None,
+            read_any: false,
             target: Debuggee::default(),
         }
     }
@@ -282,6 +285,7 @@ impl Session {
             let ts = nix::sys::time::TimeSpec::from_duration(timeout);
             matches!(nix::poll::ppoll(&mut fds, Some(ts), Some(mask)), Ok(n) if n > 0)
         };
+        self.read_any = readable;
         if !readable {
             return Outcome::Continue;
         }
@@ -372,7 +376,8 @@ impl Session {
         }
     }
 
-    /// The whole tree is gone: tell gdb how the program ended.
+    /// The whole tree is gone: tell gdb how the program ended, then answer it until it lets
+    /// go (a second without a word from it).
     pub fn finish(&mut self, status: ExitStatus) {
         if let Some(GdbStubStateMachine::Running(m)) = self.machine.take() {
             let reason = match status {
@@ -383,7 +388,15 @@ impl Session {
                     gdbstub::common::Signal(target::to_gdb_signal(s)),
                 ),
             };
-            let _ = m.report_stop(&mut self.target, reason);
+            self.machine = match m.report_stop(&mut self.target, reason) {
+                Ok(GdbStubStateMachine::Disconnected(m)) => Some(m.return_to_idle()),
+                Ok(m) => Some(m),
+                Err(_) => None,
+            };
+            while self.machine.is_some()
+                && self.poll(Duration::from_secs(1)) == Outcome::Continue
+                && self.read_any
+            {}
         }
         self.machine = None;
         self.reader = None;

@@ -19,7 +19,13 @@ use std::os::unix::fs::FileExt;
 
 use gdbstub::common::{Signal as GdbSignal, Tid};
 use gdbstub::stub::MultiThreadStopReason;
+use gdbstub::target::ext::auxv::{Auxv, AuxvOps};
 use gdbstub::target::ext::base::BaseOps;
+use gdbstub::target::ext::exec_file::{ExecFile, ExecFileOps};
+use gdbstub::target::ext::extended_mode::{
+    Args, AttachKind, CurrentActivePid, CurrentActivePidOps, ExtendedMode, ExtendedModeOps,
+    ShouldTerminate,
+};
 use gdbstub::target::ext::base::multithread::{
     MultiThreadBase, MultiThreadResume, MultiThreadResumeOps, MultiThreadSchedulerLocking,
     MultiThreadSchedulerLockingOps, MultiThreadSingleStep, MultiThreadSingleStepOps,
@@ -121,6 +127,8 @@ pub struct Debuggee {
     locked: bool,
     /// A violation stop in kill mode was resumed: the tracer kills the tree.
     pub kill: bool,
+    /// The process gdb attached to (its auxiliary vector and program are gdb's).
+    root: i32,
 }
 
 fn tid_of(t: Tid) -> i32 {
@@ -194,6 +202,7 @@ impl Debuggee {
     /// The workload's first program starts (thread `tid` in its exec stop): gdb's first
     /// thread, stopped.
     pub fn start(&mut self, tid: i32) {
+        self.root = tid;
         self.tasks.insert(
             tid,
             View {
@@ -556,6 +565,92 @@ impl Target for Debuggee {
 
     fn support_breakpoints(&mut self) -> Option<BreakpointsOps<'_, Self>> {
         Some(self)
+    }
+
+    fn support_extended_mode(&mut self) -> Option<ExtendedModeOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_auxv(&mut self) -> Option<AuxvOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_exec_file(&mut self) -> Option<ExecFileOps<'_, Self>> {
+        Some(self)
+    }
+}
+
+/// `target extended-remote`: the program is the one sbx started; gdb cannot start or attach
+/// to another (`run`, `attach` fail), and a kill kills the whole tree.
+impl ExtendedMode for Debuggee {
+    fn run(&mut self, _: Option<&[u8]>, _: Args<'_, '_>) -> TargetResult<gdbstub::common::Pid, Self> {
+        Err(TargetError::NonFatal)
+    }
+
+    fn attach(&mut self, _: gdbstub::common::Pid) -> TargetResult<(), Self> {
+        Err(TargetError::NonFatal)
+    }
+
+    fn query_if_attached(&mut self, _: gdbstub::common::Pid) -> TargetResult<AttachKind, Self> {
+        // Started for gdb: quitting gdb kills it, as for a program gdb runs itself.
+        Ok(AttachKind::Run)
+    }
+
+    fn kill(&mut self, _: Option<gdbstub::common::Pid>) -> TargetResult<ShouldTerminate, Self> {
+        self.kill = true;
+        Ok(ShouldTerminate::Yes)
+    }
+
+    fn restart(&mut self) -> Result<(), Self::Error> {
+        Err("sbx cannot restart the workload".into())
+    }
+
+    fn support_current_active_pid(&mut self) -> Option<CurrentActivePidOps<'_, Self>> {
+        Some(self)
+    }
+}
+
+/// The process gdb sees is the workload's first (its real pid, so gdb's own look at
+/// `/proc/PID` finds it).
+impl CurrentActivePid for Debuggee {
+    fn current_active_pid(&mut self) -> Result<gdbstub::common::Pid, Self::Error> {
+        usize::try_from(self.root)
+            .ok()
+            .and_then(gdbstub::common::Pid::new)
+            .ok_or_else(|| "no process".to_string())
+    }
+}
+
+/// Bytes `offset..offset+length` of `data` into `buf`.
+fn window(data: &[u8], offset: u64, length: usize, buf: &mut [u8]) -> usize {
+    let start = usize::try_from(offset).unwrap_or(usize::MAX).min(data.len());
+    let n = length.min(buf.len()).min(data.len() - start);
+    buf[..n].copy_from_slice(&data[start..start + n]);
+    n
+}
+
+/// The auxiliary vector (gdb finds where a PIE program was loaded from `AT_ENTRY`).
+impl Auxv for Debuggee {
+    fn get_auxv(&self, offset: u64, length: usize, buf: &mut [u8]) -> TargetResult<usize, Self> {
+        let data = std::fs::read(format!("/proc/{}/auxv", self.root))
+            .map_err(|_| TargetError::NonFatal)?;
+        Ok(window(&data, offset, length, buf))
+    }
+}
+
+/// The program's path, for a gdb started without one.
+impl ExecFile for Debuggee {
+    fn get_exec_file(
+        &self,
+        _pid: Option<gdbstub::common::Pid>,
+        offset: u64,
+        length: usize,
+        buf: &mut [u8],
+    ) -> TargetResult<usize, Self> {
+        let exe = std::fs::read_link(format!("/proc/{}/exe", self.root))
+            .map_err(|_| TargetError::NonFatal)?;
+        use std::os::unix::ffi::OsStrExt;
+        Ok(window(exe.as_os_str().as_bytes(), offset, length, buf))
     }
 }
 
