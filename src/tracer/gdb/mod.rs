@@ -393,10 +393,15 @@ impl Session {
                 Ok(m) => Some(m),
                 Err(_) => None,
             };
-            while self.machine.is_some()
-                && self.poll(Duration::from_secs(1)) == Outcome::Continue
-                && self.read_any
-            {}
+            let mut heard = std::time::Instant::now();
+            while self.machine.is_some() && heard.elapsed() < Duration::from_secs(1) {
+                if self.poll(Duration::from_millis(200)) != Outcome::Continue {
+                    break;
+                }
+                if self.read_any {
+                    heard = std::time::Instant::now();
+                }
+            }
         }
         self.machine = None;
         self.reader = None;
