@@ -1,0 +1,335 @@
+//! `sbx enforce --gdb` / `sbx record --gdb` with the real gdb in batch mode against
+//! `tests/fixtures/gdb_prog.c` (compiled with `-g -O0`), under a hand-written profile. Each
+//! session is sbx in one guarded process and `gdb -batch` in another; both must end within
+//! the hang guard. Unix sockets in the test's own directory (no port races), one loopback
+//! TCP run. Where it is cheap, as root and as nobody (setpriv).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::util::{Dir, Output, run_guarded, sbx_bin};
+
+const GUARD: Duration = Duration::from_secs(60);
+
+/// The uids to run sbx as: root and nobody when the suite runs as root.
+fn users() -> Vec<Option<u32>> {
+    if nix::unistd::geteuid().is_root() {
+        vec![None, Some(65534)]
+    } else {
+        vec![None]
+    }
+}
+
+/// A directory nobody can work in, with the debuggee compiled into it and a profile that
+/// allows what its modes do (a violation is reading any other file).
+fn setup() -> (Dir, PathBuf) {
+    let d = Dir::new();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gdb_prog.c");
+    let bin = d.join("gdb_prog");
+    let st = Command::new("gcc")
+        .args(["-g", "-O0", "-pthread", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .expect("gcc must be installed (see .ci/run)");
+    assert!(st.success(), "compiling gdb_prog failed");
+    d.write(
+        "p.profile",
+        &format!("include base\n\nexec {}\n", bin.display()),
+    );
+    (d, bin)
+}
+
+/// `[setpriv ...] sbx ARGS` in `dir`.
+fn sbx_cmd(user: Option<u32>, dir: &Path, args: &[&str]) -> Command {
+    let mut c = match user {
+        Some(uid) => {
+            let mut c = Command::new("setpriv");
+            c.arg(format!("--reuid={uid}"))
+                .arg(format!("--regid={uid}"))
+                .arg("--clear-groups")
+                .arg(sbx_bin());
+            c
+        }
+        None => Command::new(sbx_bin()),
+    };
+    // cargo test points the loader at its own directories: not the workload's business.
+    c.args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env_remove("LD_LIBRARY_PATH");
+    c
+}
+
+/// Is something listening on 127.0.0.1:`port` (`/proc/net/tcp`, state 0A)?
+fn listening(port: u16) -> bool {
+    let want = format!("0100007F:{port:04X} 00000000:0000 0A");
+    std::fs::read_to_string("/proc/net/tcp").is_ok_and(|t| t.contains(&want))
+}
+
+/// Run sbx with `sbx_args` (which name `addr` for --gdb) in the background, wait for it to
+/// listen, then `gdb -batch` with `cmds` on the debuggee. Returns (sbx, gdb).
+fn session(
+    user: Option<u32>,
+    d: &Dir,
+    bin: &Path,
+    sbx_args: &[&str],
+    addr: &str,
+    cmds: &[&str],
+) -> (Output, Output) {
+    let sbx = sbx_cmd(user, d.path(), sbx_args);
+    let background = std::thread::spawn(move || run_guarded(sbx, GUARD));
+    let start = Instant::now();
+    let ready = || match addr.strip_prefix("127.0.0.1:") {
+        Some(port) => listening(port.parse().unwrap()),
+        None => d.join(addr).exists(),
+    };
+    while !ready() && start.elapsed() < Duration::from_secs(20) && !background.is_finished() {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut gdb = Command::new("gdb");
+    gdb.args(["-nx", "-batch", "-ex"])
+        .arg(format!("target extended-remote {addr}"));
+    for c in cmds {
+        gdb.arg("-ex").arg(c);
+    }
+    gdb.arg(bin).current_dir(d.path());
+    let g = run_guarded(gdb, GUARD);
+    let s = background.join().unwrap();
+    (s, g)
+}
+
+fn enforce_args<'a>(mode: &'a str, addr: &'a str, run: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec!["enforce", "--mode", mode, "--gdb", addr, "p.profile", "--"];
+    a.extend_from_slice(run);
+    a
+}
+
+fn shown(s: &Output, g: &Output) -> String {
+    format!(
+        "--- gdb stdout\n{}\n--- gdb stderr\n{}\n--- sbx stderr\n{}",
+        g.stdout, g.stderr, s.stderr
+    )
+}
+
+#[test]
+fn break_on_a_function_and_print_a_local() {
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("kill", "gdb.sock", &[prog, "exit"]),
+            "gdb.sock",
+            &["break compute", "continue", "next", "print local", "continue"],
+        );
+        let all = shown(&s, &g);
+        assert!(g.stdout.contains("Breakpoint 1, compute (n=3)"), "{all}");
+        assert!(g.stdout.contains("$1 = 21"), "{all}");
+        assert_eq!(s.code, Some(3), "user {user:?}\n{all}");
+    }
+}
+
+#[test]
+fn backtrace_at_a_crash() {
+    let (d, bin) = setup();
+    let prog = bin.to_str().unwrap();
+    let (s, g) = session(
+        None,
+        &d,
+        &bin,
+        &enforce_args("kill", "gdb.sock", &[prog, "crash"]),
+        "gdb.sock",
+        &["continue", "bt", "continue"],
+    );
+    let all = shown(&s, &g);
+    assert!(g.stdout.contains("SIGSEGV"), "{all}");
+    assert!(g.stdout.contains("#0  "), "{all}");
+    assert!(g.stdout.contains("in crash_here (p=0x0)"), "{all}");
+    assert!(g.stdout.contains("in main ("), "{all}");
+    assert!(
+        g.stdout.contains("Program terminated with signal SIGSEGV"),
+        "{all}"
+    );
+    assert_eq!(s.code, Some(128 + 11), "{all}");
+}
+
+#[test]
+fn step_and_continue_to_the_workloads_exit_status() {
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("kill", "gdb.sock", &[prog, "exit"]),
+            "gdb.sock",
+            &["break main", "continue", "next", "next", "step", "stepi", "continue"],
+        );
+        let all = shown(&s, &g);
+        assert!(g.stdout.contains("Breakpoint 1, main ("), "{all}");
+        // `step` went into compute, where the program's line 12 is (`int local = n * 7;`).
+        assert!(g.stdout.contains("compute (n=3) at "), "{all}");
+        assert!(g.stdout.contains("exited with code 03"), "{all}");
+        assert_eq!(s.code, Some(3), "user {user:?}\n{all}");
+        assert!(s.stdout.contains("r=22"), "{all}");
+    }
+}
+
+#[test]
+fn two_threads_listed_and_a_breakpoint_hit_in_the_second() {
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("kill", "gdb.sock", &[prog, "threads"]),
+            "gdb.sock",
+            &["break worker", "continue", "info threads", "continue"],
+        );
+        let all = shown(&s, &g);
+        assert!(g.stdout.contains("Thread 2 hit Breakpoint 1, worker ("), "{all}");
+        let listed = g
+            .stdout
+            .lines()
+            .filter(|l| l.trim_start().trim_start_matches('*').trim_start().starts_with(['1', '2']) && l.contains(" Thread "))
+            .count();
+        assert_eq!(listed, 2, "{all}");
+        assert!(g.stdout.contains("exited normally"), "{all}");
+        assert_eq!(s.code, Some(0), "user {user:?}\n{all}");
+    }
+}
+
+/// gdb sees fork children as more threads of its one process (no fork events: see
+/// docs/gdb.md); a breakpoint in the child's code stops the child.
+#[test]
+fn a_fork_followed_by_the_child() {
+    let (d, bin) = setup();
+    let prog = bin.to_str().unwrap();
+    let (s, g) = session(
+        None,
+        &d,
+        &bin,
+        &enforce_args("kill", "gdb.sock", &[prog, "fork"]),
+        "gdb.sock",
+        &[
+            "set follow-fork-mode child",
+            "break child_fn",
+            "continue",
+            "next",
+            "print in_child",
+            "print (int)getpid() != (int)getppid()",
+            "continue",
+        ],
+    );
+    let all = shown(&s, &g);
+    assert!(g.stdout.contains("Breakpoint 1, child_fn (n=7)"), "{all}");
+    assert!(g.stdout.contains("$1 = 107"), "{all}");
+    assert!(g.stdout.contains("exited with code 07"), "{all}");
+    assert_eq!(s.code, Some(7), "{all}");
+}
+
+#[test]
+fn a_violation_in_kill_mode_ends_the_session_with_the_line() {
+    let (d, bin) = setup();
+    let prog = bin.to_str().unwrap();
+    let (s, g) = session(
+        None,
+        &d,
+        &bin,
+        &enforce_args("kill", "gdb.sock", &[prog, "violate", "/etc/hostname"]),
+        "gdb.sock",
+        &["continue", "bt", "continue"],
+    );
+    let all = shown(&s, &g);
+    // sbx's line, as gdb printed it from the console packet (gdb writes the target's
+    // console output to its stderr).
+    assert!(
+        g.stderr
+            .lines()
+            .any(|l| l.starts_with("sbx: violation: ") && l.contains("read /etc/hostname")),
+        "{all}"
+    );
+    assert!(g.stdout.contains("Program received signal SIGSYS"), "{all}");
+    assert!(g.stdout.contains("in main ("), "{all}");
+    assert!(
+        g.stdout.contains("Program terminated with signal SIGKILL"),
+        "{all}"
+    );
+    assert_eq!(s.code, Some(124), "{all}");
+    assert!(!s.stdout.contains("fd="), "the workload ran on after the kill\n{all}");
+}
+
+#[test]
+fn a_violation_in_deny_mode_goes_on_to_the_exit() {
+    let (d, bin) = setup();
+    let prog = bin.to_str().unwrap();
+    let (s, g) = session(
+        None,
+        &d,
+        &bin,
+        &enforce_args("deny", "gdb.sock", &[prog, "violate", "/etc/hostname"]),
+        "gdb.sock",
+        &["continue", "continue"],
+    );
+    let all = shown(&s, &g);
+    assert!(g.stderr.contains("sbx: violation: "), "{all}");
+    assert!(g.stdout.contains("Program received signal SIGSYS"), "{all}");
+    assert!(g.stdout.contains("exited with code 04"), "{all}");
+    // The denied open failed, and the program went on.
+    assert!(s.stdout.contains("fd=-1"), "{all}");
+    assert_eq!(s.code, Some(124), "{all}");
+}
+
+#[test]
+fn a_non_loopback_address_is_refused() {
+    let (d, bin) = setup();
+    let prog = bin.to_str().unwrap();
+    for addr in ["0.0.0.0:2345", "192.0.2.1:2345", "localhost:2345"] {
+        for cmd in [
+            enforce_args("kill", addr, &[prog, "exit"]),
+            vec!["record", "-o", "t.bin", "--gdb", addr, "--", prog, "exit"],
+        ] {
+            let o = run_guarded(sbx_cmd(None, d.path(), &cmd), GUARD);
+            assert_eq!(o.code, Some(2), "{addr}: {}", o.stderr);
+            assert_eq!(o.stderr.lines().count(), 1, "{addr}: {}", o.stderr);
+            assert!(o.stderr.contains("--gdb"), "{}", o.stderr);
+            assert!(!o.stdout.contains("r="), "the workload ran");
+        }
+        assert!(!d.join("t.bin").exists(), "record created its trace");
+    }
+}
+
+#[test]
+fn record_with_gdb_over_loopback_tcp() {
+    let (d, bin) = setup();
+    let prog = bin.to_str().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let (s, g) = session(
+        None,
+        &d,
+        &bin,
+        &["record", "-o", "t.bin", "--gdb", &addr, "--", prog, "exit"],
+        &addr,
+        &["break compute", "continue", "print n", "continue"],
+    );
+    let all = shown(&s, &g);
+    assert!(g.stdout.contains("Breakpoint 1, compute (n=3)"), "{all}");
+    assert!(g.stdout.contains("$1 = 3"), "{all}");
+    assert_eq!(s.code, Some(3), "{all}");
+    let show = run_guarded(sbx_cmd(None, d.path(), &["show", "t.bin"]), GUARD);
+    assert!(show.stdout.contains("exit 3"), "{}", show.stdout);
+}
