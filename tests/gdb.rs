@@ -333,3 +333,66 @@ fn record_with_gdb_over_loopback_tcp() {
     let show = run_guarded(sbx_cmd(None, d.path(), &["show", "t.bin"]), GUARD);
     assert!(show.stdout.contains("exit 3"), "{}", show.stdout);
 }
+
+/// The state letter of the process whose command line is `argv` (`/proc/PID/stat`).
+fn state_of(argv: &[&str]) -> Option<char> {
+    let want: Vec<u8> = argv.iter().flat_map(|a| [a.as_bytes(), b"\0"].concat()).collect();
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        if std::fs::read(e.path().join("cmdline")).ok().as_deref() == Some(&want[..]) {
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            return stat.rsplit(") ").next()?.chars().next();
+        }
+    }
+    None
+}
+
+/// gdb's Ctrl-C (SIGINT to gdb while the program runs): gdb interrupts it, shows where it
+/// is, writes its memory (`set var`) and lets it run to its exit.
+#[test]
+fn ctrl_c_interrupts_and_memory_writes_take() {
+    let (d, bin) = setup();
+    let prog = bin.to_str().unwrap();
+    let sbx = sbx_cmd(None, d.path(), &enforce_args("kill", "gdb.sock", &[prog, "spin"]));
+    let background = std::thread::spawn(move || run_guarded(sbx, GUARD));
+    let start = Instant::now();
+    while !d.join("gdb.sock").exists() && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut gdb = Command::new("gdb");
+    gdb.args(["-nx", "-batch", "-ex", "target extended-remote gdb.sock"])
+        .args(["-ex", "continue", "-ex", "bt", "-ex", "set var stop_spinning = 1"])
+        .args(["-ex", "continue"])
+        .arg(&bin)
+        .current_dir(d.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    std::os::unix::process::CommandExt::process_group(&mut gdb, 0);
+    let child = gdb.spawn().unwrap();
+    let gdb_pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    // Once the program spins (running, no longer in a stop for gdb), interrupt gdb.
+    while state_of(&[prog, "spin"]) != Some('R') && start.elapsed() < GUARD / 2 {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    nix::sys::signal::kill(gdb_pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(GUARD);
+        let _ = nix::sys::signal::killpg(gdb_pid, nix::sys::signal::Signal::SIGKILL);
+    });
+    let out = child.wait_with_output().unwrap();
+    drop(killer);
+    let s = background.join().unwrap();
+    let g = Output {
+        code: out.status.code(),
+        signal: None,
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        elapsed: start.elapsed(),
+    };
+    let all = shown(&s, &g);
+    assert!(g.stdout.contains("Program received signal SIGINT"), "{all}");
+    assert!(g.stdout.contains("in main ("), "{all}");
+    assert!(g.stdout.contains("exited with code 05"), "{all}");
+    assert_eq!(s.code, Some(5), "{all}");
+}
