@@ -126,7 +126,13 @@ fn break_on_a_function_and_print_a_local() {
             &bin,
             &enforce_args("kill", "gdb.sock", &[prog, "exit"]),
             "gdb.sock",
-            &["break compute", "continue", "next", "print local", "continue"],
+            &[
+                "break compute",
+                "continue",
+                "next",
+                "print local",
+                "continue",
+            ],
         );
         let all = shown(&s, &g);
         assert!(g.stdout.contains("Breakpoint 1, compute (n=3)"), "{all}");
@@ -170,7 +176,15 @@ fn step_and_continue_to_the_workloads_exit_status() {
             &bin,
             &enforce_args("kill", "gdb.sock", &[prog, "exit"]),
             "gdb.sock",
-            &["break main", "continue", "next", "next", "step", "stepi", "continue"],
+            &[
+                "break main",
+                "continue",
+                "next",
+                "next",
+                "step",
+                "stepi",
+                "continue",
+            ],
         );
         let all = shown(&s, &g);
         assert!(g.stdout.contains("Breakpoint 1, main ("), "{all}");
@@ -196,11 +210,20 @@ fn two_threads_listed_and_a_breakpoint_hit_in_the_second() {
             &["break worker", "continue", "info threads", "continue"],
         );
         let all = shown(&s, &g);
-        assert!(g.stdout.contains("Thread 2 hit Breakpoint 1, worker ("), "{all}");
+        assert!(
+            g.stdout.contains("Thread 2 hit Breakpoint 1, worker ("),
+            "{all}"
+        );
         let listed = g
             .stdout
             .lines()
-            .filter(|l| l.trim_start().trim_start_matches('*').trim_start().starts_with(['1', '2']) && l.contains(" Thread "))
+            .filter(|l| {
+                l.trim_start()
+                    .trim_start_matches('*')
+                    .trim_start()
+                    .starts_with(['1', '2'])
+                    && l.contains(" Thread ")
+            })
             .count();
         assert_eq!(listed, 2, "{all}");
         assert!(g.stdout.contains("exited normally"), "{all}");
@@ -265,7 +288,10 @@ fn a_violation_in_kill_mode_ends_the_session_with_the_line() {
         "{all}"
     );
     assert_eq!(s.code, Some(124), "{all}");
-    assert!(!s.stdout.contains("fd="), "the workload ran on after the kill\n{all}");
+    assert!(
+        !s.stdout.contains("fd="),
+        "the workload ran on after the kill\n{all}"
+    );
 }
 
 #[test]
@@ -336,7 +362,10 @@ fn record_with_gdb_over_loopback_tcp() {
 
 /// The state letter of the process whose command line is `argv` (`/proc/PID/stat`).
 fn state_of(argv: &[&str]) -> Option<char> {
-    let want: Vec<u8> = argv.iter().flat_map(|a| [a.as_bytes(), b"\0"].concat()).collect();
+    let want: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
     for e in std::fs::read_dir("/proc").ok()?.flatten() {
         if std::fs::read(e.path().join("cmdline")).ok().as_deref() == Some(&want[..]) {
             let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
@@ -352,7 +381,11 @@ fn state_of(argv: &[&str]) -> Option<char> {
 fn ctrl_c_interrupts_and_memory_writes_take() {
     let (d, bin) = setup();
     let prog = bin.to_str().unwrap();
-    let sbx = sbx_cmd(None, d.path(), &enforce_args("kill", "gdb.sock", &[prog, "spin"]));
+    let sbx = sbx_cmd(
+        None,
+        d.path(),
+        &enforce_args("kill", "gdb.sock", &[prog, "spin"]),
+    );
     let background = std::thread::spawn(move || run_guarded(sbx, GUARD));
     let start = Instant::now();
     while !d.join("gdb.sock").exists() && start.elapsed() < Duration::from_secs(20) {
@@ -360,7 +393,14 @@ fn ctrl_c_interrupts_and_memory_writes_take() {
     }
     let mut gdb = Command::new("gdb");
     gdb.args(["-nx", "-batch", "-ex", "target extended-remote gdb.sock"])
-        .args(["-ex", "continue", "-ex", "bt", "-ex", "set var stop_spinning = 1"])
+        .args([
+            "-ex",
+            "continue",
+            "-ex",
+            "bt",
+            "-ex",
+            "set var stop_spinning = 1",
+        ])
         .args(["-ex", "continue"])
         .arg(&bin)
         .current_dir(d.path())

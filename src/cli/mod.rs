@@ -442,8 +442,8 @@ pub(crate) fn gdb_listener(
             return Ok(Err(exit::USAGE));
         }
     };
-    let l = gdb::Listener::bind(&addr)
-        .with_context(|| format!("--gdb: cannot listen on {addr}"))?;
+    let l =
+        gdb::Listener::bind(&addr).with_context(|| format!("--gdb: cannot listen on {addr}"))?;
     Ok(Ok(Some(l)))
 }
 

@@ -1046,8 +1046,7 @@ impl Tracer {
     /// The root's first program is about to run: wait for gdb to connect.
     fn gdb_attach(&mut self, root: i32) {
         let Some(g) = self.gdb.as_mut() else { return };
-        let give_up =
-            || INTERRUPTS.load(Ordering::SeqCst) > 0 || TIMED_OUT.load(Ordering::SeqCst);
+        let give_up = || INTERRUPTS.load(Ordering::SeqCst) > 0 || TIMED_OUT.load(Ordering::SeqCst);
         if let Err(e) = g.attach(root, &give_up) {
             eprintln!("sbx: gdb: {e}");
             self.gdb = None;
@@ -1065,12 +1064,9 @@ impl Tracer {
             Ok(WaitStatus::StillAlive) => {}
             r => return r,
         }
-        let out = self
-            .gdb
-            .as_mut()
-            .map_or(gdb::Outcome::Continue, |g| {
-                g.poll(std::time::Duration::from_millis(500))
-            });
+        let out = self.gdb.as_mut().map_or(gdb::Outcome::Continue, |g| {
+            g.poll(std::time::Duration::from_millis(500))
+        });
         self.gdb_pump(Some(out));
         Ok(WaitStatus::StillAlive)
     }

@@ -441,7 +441,13 @@ mod tests {
             parse_addr("/tmp/x:1"),
             Ok(Addr::Unix(PathBuf::from("/tmp/x:1")))
         );
-        for bad in ["0.0.0.0:2345", "10.0.0.1:2345", "[::]:2345", "localhost:2345", ""] {
+        for bad in [
+            "0.0.0.0:2345",
+            "10.0.0.1:2345",
+            "[::]:2345",
+            "localhost:2345",
+            "",
+        ] {
             let e = parse_addr(bad).unwrap_err();
             assert!(!e.contains('\n'), "{e}");
         }

@@ -146,10 +146,7 @@ mod native {
         super::x86_64_to_gdb(w)
     }
 
-    pub fn from_gdb(
-        g: &<GdbArch as gdbstub::arch::Arch>::Registers,
-        w: &mut [u64; X86_64_WORDS],
-    ) {
+    pub fn from_gdb(g: &<GdbArch as gdbstub::arch::Arch>::Registers, w: &mut [u64; X86_64_WORDS]) {
         super::x86_64_from_gdb(g, w);
     }
 
@@ -192,8 +189,8 @@ mod native {
     pub fn set(tid: i32, w: &[u64; AARCH64_WORDS]) -> Result<(), Error> {
         crate::tracer::ptrace::forget_call(tid);
         let pid = Pid::from_raw(tid);
-        let mut r = ptrace::getregset::<NT_PRSTATUS>(pid)
-            .map_err(super::err(tid, "PTRACE_GETREGSET"))?;
+        let mut r =
+            ptrace::getregset::<NT_PRSTATUS>(pid).map_err(super::err(tid, "PTRACE_GETREGSET"))?;
         r.regs.copy_from_slice(&w[..31]);
         (r.sp, r.pc, r.pstate) = (w[31], w[32], w[33]);
         ptrace::setregset::<NT_PRSTATUS>(pid, r).map_err(super::err(tid, "PTRACE_SETREGSET"))
@@ -203,10 +200,7 @@ mod native {
         super::aarch64_to_gdb(w)
     }
 
-    pub fn from_gdb(
-        g: &<GdbArch as gdbstub::arch::Arch>::Registers,
-        w: &mut [u64; AARCH64_WORDS],
-    ) {
+    pub fn from_gdb(g: &<GdbArch as gdbstub::arch::Arch>::Registers, w: &mut [u64; AARCH64_WORDS]) {
         super::aarch64_from_gdb(g, w);
     }
 
@@ -221,7 +215,9 @@ mod native {
     pub type Words = [u64; AARCH64_WORDS];
 }
 
-pub use native::{BREAKPOINT, GdbArch, PC_AFTER_TRAP, Words, from_gdb, get, pc, set, set_pc, to_gdb};
+pub use native::{
+    BREAKPOINT, GdbArch, PC_AFTER_TRAP, Words, from_gdb, get, pc, set, set_pc, to_gdb,
+};
 
 fn err(tid: i32, operation: &'static str) -> impl FnOnce(nix::errno::Errno) -> Error {
     move |e| match e {

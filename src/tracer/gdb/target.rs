@@ -21,16 +21,18 @@ use gdbstub::common::{Signal as GdbSignal, Tid};
 use gdbstub::stub::MultiThreadStopReason;
 use gdbstub::target::ext::auxv::{Auxv, AuxvOps};
 use gdbstub::target::ext::base::BaseOps;
+use gdbstub::target::ext::base::multithread::{
+    MultiThreadBase, MultiThreadResume, MultiThreadResumeOps, MultiThreadSchedulerLocking,
+    MultiThreadSchedulerLockingOps, MultiThreadSingleStep, MultiThreadSingleStepOps,
+};
+use gdbstub::target::ext::breakpoints::{
+    Breakpoints, BreakpointsOps, SwBreakpoint, SwBreakpointOps,
+};
 use gdbstub::target::ext::exec_file::{ExecFile, ExecFileOps};
 use gdbstub::target::ext::extended_mode::{
     Args, AttachKind, CurrentActivePid, CurrentActivePidOps, ExtendedMode, ExtendedModeOps,
     ShouldTerminate,
 };
-use gdbstub::target::ext::base::multithread::{
-    MultiThreadBase, MultiThreadResume, MultiThreadResumeOps, MultiThreadSchedulerLocking,
-    MultiThreadSchedulerLockingOps, MultiThreadSingleStep, MultiThreadSingleStepOps,
-};
-use gdbstub::target::ext::breakpoints::{Breakpoints, BreakpointsOps, SwBreakpoint, SwBreakpointOps};
 use gdbstub::target::{Target, TargetError, TargetResult};
 use nix::sys::signal::Signal;
 
@@ -375,7 +377,11 @@ impl Debuggee {
                 };
                 (r, (g, Some(s), false, false), None)
             }
-            Reason::Break => (MultiThreadStopReason::SwBreak(tid), (5, None, true, false), None),
+            Reason::Break => (
+                MultiThreadStopReason::SwBreak(tid),
+                (5, None, true, false),
+                None,
+            ),
             Reason::Step => (
                 MultiThreadStopReason::SignalWithThread {
                     tid,
@@ -583,7 +589,11 @@ impl Target for Debuggee {
 /// `target extended-remote`: the program is the one sbx started; gdb cannot start or attach
 /// to another (`run`, `attach` fail), and a kill kills the whole tree.
 impl ExtendedMode for Debuggee {
-    fn run(&mut self, _: Option<&[u8]>, _: Args<'_, '_>) -> TargetResult<gdbstub::common::Pid, Self> {
+    fn run(
+        &mut self,
+        _: Option<&[u8]>,
+        _: Args<'_, '_>,
+    ) -> TargetResult<gdbstub::common::Pid, Self> {
         Err(TargetError::NonFatal)
     }
 
@@ -623,7 +633,9 @@ impl CurrentActivePid for Debuggee {
 
 /// Bytes `offset..offset+length` of `data` into `buf`.
 fn window(data: &[u8], offset: u64, length: usize, buf: &mut [u8]) -> usize {
-    let start = usize::try_from(offset).unwrap_or(usize::MAX).min(data.len());
+    let start = usize::try_from(offset)
+        .unwrap_or(usize::MAX)
+        .min(data.len());
     let n = length.min(buf.len()).min(data.len() - start);
     buf[..n].copy_from_slice(&data[start..start + n]);
     n
@@ -758,7 +770,8 @@ impl MultiThreadSingleStep for Debuggee {
         tid: Tid,
         signal: Option<GdbSignal>,
     ) -> Result<(), Self::Error> {
-        self.plan.insert(tid_of(tid), Plan::Step(signal.map(|s| s.0)));
+        self.plan
+            .insert(tid_of(tid), Plan::Step(signal.map(|s| s.0)));
         Ok(())
     }
 }
@@ -807,7 +820,11 @@ mod tests {
         let mut d = Debuggee::default();
         d.start(100);
         assert_eq!(d.hold(100, None), Hold::Keep);
-        assert_eq!(d.hold(999, None), Hold::Cont, "a thread gdb does not see runs");
+        assert_eq!(
+            d.hold(999, None),
+            Hold::Cont,
+            "a thread gdb does not see runs"
+        );
         // While halted, a new thread stops at its first stop.
         d.added(100, 101, 100, false);
         assert_eq!(d.hold(101, Some(Signal::SIGUSR1)), Hold::Keep);
