@@ -947,9 +947,11 @@ impl Tracer {
                 } else {
                     i32::try_from(ptrace::event_msg(tid)?).unwrap_or(tid)
                 };
-                let first = pid == self.root && self.procs.get(&pid).is_some_and(|p| !p.exec_seen);
+                let first = self.gdb.is_some()
+                    && pid == self.root
+                    && self.procs.get(&pid).is_some_and(|p| !p.exec_seen);
                 self.exec(tid, former, sink);
-                if first && self.gdb.is_some() && !self.killing {
+                if first && !self.killing {
                     self.gdb_attach(tid);
                 }
                 // A parent held under the leader's tid is gone if another thread exec'd (that

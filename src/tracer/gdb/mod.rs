@@ -75,12 +75,18 @@ pub enum Listener {
 }
 
 impl Listener {
-    /// Bind `addr` (a unix socket path must not exist yet). Close-on-exec: the workload never
-    /// inherits it.
+    /// Bind `addr` (a unix socket path must not exist yet; it is made mode 0600 and removed
+    /// at the end). Close-on-exec: the workload never inherits it.
     pub fn bind(addr: &Addr) -> std::io::Result<Listener> {
         Ok(match addr {
             Addr::Tcp(a) => Listener::Tcp(TcpListener::bind(a)?, addr.clone()),
-            Addr::Unix(p) => Listener::Unix(UnixListener::bind(p)?, addr.clone()),
+            Addr::Unix(p) => {
+                let l = UnixListener::bind(p)?;
+                // Only sbx's user (and root) may connect: a connection drives the workload.
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600))?;
+                Listener::Unix(l, addr.clone())
+            }
         })
     }
 
