@@ -38,7 +38,10 @@ fn setup() -> (Dir, PathBuf) {
     assert!(st.success(), "compiling gdb_prog failed");
     d.write(
         "p.profile",
-        &format!("include base\n\nexec {}\n", bin.display()),
+        &format!(
+            "include base\n\nexec {}\nexec /usr/bin/true\n",
+            bin.display()
+        ),
     );
     (d, bin)
 }
@@ -258,6 +261,29 @@ fn a_fork_followed_by_the_child() {
     assert!(g.stdout.contains("$1 = 107"), "{all}");
     assert!(g.stdout.contains("exited with code 07"), "{all}");
     assert_eq!(s.code, Some(7), "{all}");
+}
+
+/// A vfork child runs in its parent's memory, breakpoints included: it is stopped at one
+/// like any thread gdb sees (not killed by the trap), and leaves gdb's view at its exec.
+#[test]
+fn a_vfork_child_stops_at_a_breakpoint_and_execs() {
+    let (d, bin) = setup();
+    let prog = bin.to_str().unwrap();
+    let (s, g) = session(
+        None,
+        &d,
+        &bin,
+        &enforce_args("kill", "gdb.sock", &[prog, "vfork"]),
+        "gdb.sock",
+        &["break before_exec", "continue", "print n", "continue"],
+    );
+    let all = shown(&s, &g);
+    assert!(
+        g.stdout.contains("Breakpoint 1, before_exec (n=1)"),
+        "{all}"
+    );
+    assert!(g.stdout.contains("exited with code 06"), "{all}");
+    assert_eq!(s.code, Some(6), "{all}");
 }
 
 #[test]

@@ -932,7 +932,12 @@ impl Tracer {
                     // Its first stop came before this event (see `park`).
                     let _ = self.resume(child, None);
                 }
-                if event == libc::PTRACE_EVENT_VFORK && self.hold_vfork_parent(tid, child) {
+                // A parent gdb sees is not held here: gdb may have to stop it (an interrupt
+                // is not reported for a thread already in a stop).
+                if event == libc::PTRACE_EVENT_VFORK
+                    && !self.gdb.as_ref().is_some_and(|g| g.target.sees(tid))
+                    && self.hold_vfork_parent(tid, child)
+                {
                     return Ok(());
                 }
                 self.resume(tid, None)
@@ -961,22 +966,23 @@ impl Tracer {
                 self.release_vfork_parent(former);
                 r
             }
-            libc::PTRACE_EVENT_STOP => match sig {
-                // Group-stop: stay stopped (job control works) but keep reporting.
-                Signal::SIGSTOP | Signal::SIGTSTP | Signal::SIGTTIN | Signal::SIGTTOU => {
-                    ptrace::listen(tid)
+            libc::PTRACE_EVENT_STOP => {
+                // gdb's interrupt, or any stop of a thread gdb wants stopped (a group-stop
+                // too): it stays in this stop.
+                if let Some(g) = self.gdb.as_mut()
+                    && g.target.interrupted(tid)
+                {
+                    return Ok(());
                 }
-                // The initial stop of an auto-attached child, or an interrupt (gdb's: the
-                // thread stays stopped).
-                _ => {
-                    if let Some(g) = self.gdb.as_mut()
-                        && g.target.interrupted(tid)
-                    {
-                        return Ok(());
+                match sig {
+                    // Group-stop: stay stopped (job control works) but keep reporting.
+                    Signal::SIGSTOP | Signal::SIGTSTP | Signal::SIGTTIN | Signal::SIGTTOU => {
+                        ptrace::listen(tid)
                     }
-                    self.resume(tid, None)
+                    // The initial stop of an auto-attached child, or an interrupt.
+                    _ => self.resume(tid, None),
                 }
-            },
+            }
             _ => self.resume(tid, None),
         }
     }
@@ -1126,10 +1132,13 @@ impl Tracer {
             task.root = procfs::RootCache::inherit(&creator.root);
         }
         let newly = self.tasks.insert(child, task).is_none();
-        if let Some(g) = self.gdb.as_mut()
-            && event != libc::PTRACE_EVENT_VFORK
-        {
-            g.target.added(parent_tid, child, child_pid, !thread);
+        if let Some(g) = self.gdb.as_mut() {
+            let kind = match (thread, via) {
+                (true, _) => gdb::target::Born::Thread,
+                (false, SpawnVia::Vfork) => gdb::target::Born::Vfork,
+                (false, _) => gdb::target::Born::Fork,
+            };
+            g.target.added(parent_tid, child, child_pid, kind);
         }
         if thread {
             if newly && let Some(p) = self.procs.get_mut(&ppid) {

@@ -86,9 +86,23 @@ struct Reported {
     kill: bool,
 }
 
+/// How a thread gdb sees came to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Born {
+    /// A thread of its creator's process.
+    Thread,
+    /// A process with a copy of its parent's memory.
+    Fork,
+    /// A process borrowing its parent's memory until it execs or exits.
+    Vfork,
+}
+
 #[derive(Debug)]
 struct View {
+    /// The process whose memory the thread runs in: its own, or a vfork parent's.
     pid: i32,
+    /// Its own process.
+    tgid: i32,
     run: Run,
     /// A signal the thread was stopped with while gdb was stopping everything, delivered when
     /// it is resumed.
@@ -131,6 +145,9 @@ pub struct Debuggee {
     pub kill: bool,
     /// The process gdb attached to (its auxiliary vector and program are gdb's).
     root: i32,
+    /// vfork children gdb sees, with the thread that waits for them: the kernel lets that
+    /// thread stop only once its child execs or exits, so until then it counts as stopped.
+    vfork_waits: BTreeMap<i32, i32>,
 }
 
 fn tid_of(t: Tid) -> i32 {
@@ -209,6 +226,7 @@ impl Debuggee {
             tid,
             View {
                 pid: tid,
+                tgid: tid,
                 run: Run::Stopped,
                 pending: None,
                 reported: None,
@@ -217,15 +235,26 @@ impl Debuggee {
         self.halted = true;
     }
 
-    /// A new thread (or fork child) of a process gdb sees, not yet stopped anywhere.
-    pub fn added(&mut self, creator: i32, tid: i32, pid: i32, fork: bool) {
-        let Some(parent_pid) = self.tasks.get(&creator).map(|v| v.pid) else {
+    /// A new thread or process `tid` (of process `tgid`), made by thread `creator` gdb sees,
+    /// not yet stopped anywhere. A vfork child runs in its parent's memory: it is shown as
+    /// one more thread of it, so breakpoints are neither copied nor written twice.
+    pub fn added(&mut self, creator: i32, tid: i32, tgid: i32, born: Born) {
+        let Some(parent) = self.tasks.get(&creator).map(|v| v.pid) else {
             return;
         };
-        if fork && let Some(bps) = self.inserted.get(&parent_pid).cloned() {
-            // The child's memory is a copy of its parent's: same breakpoints, same originals.
-            self.inserted.insert(pid, bps);
+        if born == Born::Vfork {
+            self.vfork_waits.insert(tgid, creator);
         }
+        let pid = match born {
+            Born::Thread | Born::Vfork => parent,
+            Born::Fork => {
+                // The child's memory is a copy of its parent's: same breakpoints, same bytes.
+                if let Some(bps) = self.inserted.get(&parent).cloned() {
+                    self.inserted.insert(tgid, bps);
+                }
+                tgid
+            }
+        };
         let run = if self.halted {
             Run::Stopping
         } else {
@@ -235,6 +264,7 @@ impl Debuggee {
             tid,
             View {
                 pid,
+                tgid,
                 run,
                 pending: None,
                 reported: None,
@@ -244,13 +274,19 @@ impl Debuggee {
 
     /// Process `pid` exec'd another program: it leaves gdb's view.
     pub fn exec(&mut self, pid: i32) {
-        self.tasks.retain(|_, v| v.pid != pid);
-        self.events.retain(|e| e.tid != pid);
-        self.inserted.remove(&pid);
+        self.vfork_done(pid);
+        self.tasks.retain(|_, v| v.tgid != pid);
+        let tasks = &self.tasks;
+        self.events.retain(|e| tasks.contains_key(&e.tid));
+        // Its memory is new, unless it was a vfork child's (borrowed, still the parent's).
+        if !self.tasks.values().any(|v| v.pid == pid) {
+            self.inserted.remove(&pid);
+        }
     }
 
     /// Thread `tid` is gone.
     pub fn gone(&mut self, tid: i32) {
+        self.vfork_done(tid);
         let Some(v) = self.tasks.remove(&tid) else {
             return;
         };
@@ -346,11 +382,32 @@ impl Debuggee {
         self.halt_all();
     }
 
+    /// vfork child `pid` exec'd or exited: its parent can stop again, and must if gdb is
+    /// stopping everything.
+    fn vfork_done(&mut self, pid: i32) {
+        if self.vfork_waits.remove(&pid).is_some() && self.halted {
+            self.halt_all();
+        }
+    }
+
+    /// Whether `tid` waits for a vfork child (and cannot stop before it is done).
+    fn vfork_waiting(&self, tid: i32) -> bool {
+        self.vfork_waits.values().any(|&p| p == tid)
+    }
+
+    /// Every thread gdb sees is stopped (or cannot be: a vfork parent).
+    fn all_stopped(&self) -> bool {
+        self.tasks
+            .iter()
+            .all(|(&tid, v)| v.run == Run::Stopped || self.vfork_waiting(tid))
+    }
+
     /// Ask every running thread to stop.
     fn halt_all(&mut self) {
         self.halted = true;
+        let waiting: BTreeSet<i32> = self.vfork_waits.values().copied().collect();
         for (&tid, v) in self.tasks.iter_mut() {
-            if v.run == Run::Running {
+            if v.run == Run::Running && !waiting.contains(&tid) {
                 v.run = match ptrace::interrupt(tid) {
                     Ok(()) => Run::Stopping,
                     // Dying: its exit comes through the wait loop.
@@ -362,7 +419,7 @@ impl Debuggee {
 
     /// The next stop to report, once every thread is stopped.
     pub fn next_report(&mut self) -> Option<(MultiThreadStopReason<u64>, Option<String>)> {
-        if !self.halted || self.tasks.values().any(|v| v.run != Run::Stopped) {
+        if !self.halted || !self.all_stopped() {
             return None;
         }
         let ev = self.events.pop_front()?;
@@ -419,7 +476,7 @@ impl Debuggee {
 
     /// Every thread stopped, nothing to report (the thread that stopped died): run on.
     pub fn stuck(&self) -> bool {
-        self.halted && self.events.is_empty() && self.tasks.values().all(|v| v.run == Run::Stopped)
+        self.halted && self.events.is_empty() && self.all_stopped()
     }
 
     /// Resume every stopped thread as gdb's plan says (no plan: continue, unless locked).
@@ -826,12 +883,26 @@ mod tests {
             "a thread gdb does not see runs"
         );
         // While halted, a new thread stops at its first stop.
-        d.added(100, 101, 100, false);
+        d.added(100, 101, 100, Born::Thread);
         assert_eq!(d.hold(101, Some(Signal::SIGUSR1)), Hold::Keep);
         assert!(d.interrupted(101));
         d.gone(101);
         assert!(!d.sees(101));
+        // A vfork child borrows its parent's memory: its exec leaves the parent's breakpoints.
+        d.inserted
+            .insert(100, BTreeMap::from([(0x1000, vec![0x90])]));
+        d.added(100, 102, 102, Born::Vfork);
+        d.exec(102);
+        assert!(d.sees(100) && !d.sees(102));
+        assert!(d.inserted.contains_key(&100));
+        d.added(100, 103, 103, Born::Fork);
+        assert!(
+            d.inserted.contains_key(&103),
+            "a fork child has the parent's breakpoints"
+        );
         d.exec(100);
+        assert!(!d.inserted.contains_key(&100));
+        d.gone(103);
         assert!(d.is_empty());
     }
 
