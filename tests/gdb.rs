@@ -102,6 +102,13 @@ fn session(
     gdb.arg(bin).current_dir(d.path());
     let g = run_guarded(gdb, GUARD);
     let s = background.join().unwrap();
+    // As nobody, sbx says so (the workload runs with no_new_privs).
+    assert_eq!(
+        user.is_some(),
+        s.stderr.contains("running as a non-root user"),
+        "{}",
+        s.stderr
+    );
     (s, g)
 }
 
@@ -146,26 +153,28 @@ fn break_on_a_function_and_print_a_local() {
 
 #[test]
 fn backtrace_at_a_crash() {
-    let (d, bin) = setup();
-    let prog = bin.to_str().unwrap();
-    let (s, g) = session(
-        None,
-        &d,
-        &bin,
-        &enforce_args("kill", "gdb.sock", &[prog, "crash"]),
-        "gdb.sock",
-        &["continue", "bt", "continue"],
-    );
-    let all = shown(&s, &g);
-    assert!(g.stdout.contains("SIGSEGV"), "{all}");
-    assert!(g.stdout.contains("#0  "), "{all}");
-    assert!(g.stdout.contains("in crash_here (p=0x0)"), "{all}");
-    assert!(g.stdout.contains("in main ("), "{all}");
-    assert!(
-        g.stdout.contains("Program terminated with signal SIGSEGV"),
-        "{all}"
-    );
-    assert_eq!(s.code, Some(128 + 11), "{all}");
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("kill", "gdb.sock", &[prog, "crash"]),
+            "gdb.sock",
+            &["continue", "bt", "continue"],
+        );
+        let all = shown(&s, &g);
+        assert!(g.stdout.contains("SIGSEGV"), "{all}");
+        assert!(g.stdout.contains("#0  "), "{all}");
+        assert!(g.stdout.contains("in crash_here (p=0x0)"), "{all}");
+        assert!(g.stdout.contains("in main ("), "{all}");
+        assert!(
+            g.stdout.contains("Program terminated with signal SIGSEGV"),
+            "{all}"
+        );
+        assert_eq!(s.code, Some(128 + 11), "{all}");
+    }
 }
 
 #[test]
@@ -238,107 +247,115 @@ fn two_threads_listed_and_a_breakpoint_hit_in_the_second() {
 /// docs/gdb.md); a breakpoint in the child's code stops the child.
 #[test]
 fn a_fork_followed_by_the_child() {
-    let (d, bin) = setup();
-    let prog = bin.to_str().unwrap();
-    let (s, g) = session(
-        None,
-        &d,
-        &bin,
-        &enforce_args("kill", "gdb.sock", &[prog, "fork"]),
-        "gdb.sock",
-        &[
-            "set follow-fork-mode child",
-            "break child_fn",
-            "continue",
-            "next",
-            "print in_child",
-            "print (int)getpid() != (int)getppid()",
-            "continue",
-        ],
-    );
-    let all = shown(&s, &g);
-    assert!(g.stdout.contains("Breakpoint 1, child_fn (n=7)"), "{all}");
-    assert!(g.stdout.contains("$1 = 107"), "{all}");
-    assert!(g.stdout.contains("exited with code 07"), "{all}");
-    assert_eq!(s.code, Some(7), "{all}");
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("kill", "gdb.sock", &[prog, "fork"]),
+            "gdb.sock",
+            &[
+                "set follow-fork-mode child",
+                "break child_fn",
+                "continue",
+                "next",
+                "print in_child",
+                "print (int)getpid() != (int)getppid()",
+                "continue",
+            ],
+        );
+        let all = shown(&s, &g);
+        assert!(g.stdout.contains("Breakpoint 1, child_fn (n=7)"), "{all}");
+        assert!(g.stdout.contains("$1 = 107"), "{all}");
+        assert!(g.stdout.contains("exited with code 07"), "{all}");
+        assert_eq!(s.code, Some(7), "{all}");
+    }
 }
 
 /// A vfork child runs in its parent's memory, breakpoints included: it is stopped at one
 /// like any thread gdb sees (not killed by the trap), and leaves gdb's view at its exec.
 #[test]
 fn a_vfork_child_stops_at_a_breakpoint_and_execs() {
-    let (d, bin) = setup();
-    let prog = bin.to_str().unwrap();
-    let (s, g) = session(
-        None,
-        &d,
-        &bin,
-        &enforce_args("kill", "gdb.sock", &[prog, "vfork"]),
-        "gdb.sock",
-        &["break before_exec", "continue", "print n", "continue"],
-    );
-    let all = shown(&s, &g);
-    assert!(
-        g.stdout.contains("Breakpoint 1, before_exec (n=1)"),
-        "{all}"
-    );
-    assert!(g.stdout.contains("exited with code 06"), "{all}");
-    assert_eq!(s.code, Some(6), "{all}");
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("kill", "gdb.sock", &[prog, "vfork"]),
+            "gdb.sock",
+            &["break before_exec", "continue", "print n", "continue"],
+        );
+        let all = shown(&s, &g);
+        assert!(
+            g.stdout.contains("Breakpoint 1, before_exec (n=1)"),
+            "{all}"
+        );
+        assert!(g.stdout.contains("exited with code 06"), "{all}");
+        assert_eq!(s.code, Some(6), "{all}");
+    }
 }
 
 #[test]
 fn a_violation_in_kill_mode_ends_the_session_with_the_line() {
-    let (d, bin) = setup();
-    let prog = bin.to_str().unwrap();
-    let (s, g) = session(
-        None,
-        &d,
-        &bin,
-        &enforce_args("kill", "gdb.sock", &[prog, "violate", "/etc/hostname"]),
-        "gdb.sock",
-        &["continue", "bt", "continue"],
-    );
-    let all = shown(&s, &g);
-    // sbx's line, as gdb printed it from the console packet (gdb writes the target's
-    // console output to its stderr).
-    assert!(
-        g.stderr
-            .lines()
-            .any(|l| l.starts_with("sbx: violation: ") && l.contains("read /etc/hostname")),
-        "{all}"
-    );
-    assert!(g.stdout.contains("Program received signal SIGSYS"), "{all}");
-    assert!(g.stdout.contains("in main ("), "{all}");
-    assert!(
-        g.stdout.contains("Program terminated with signal SIGKILL"),
-        "{all}"
-    );
-    assert_eq!(s.code, Some(124), "{all}");
-    assert!(
-        !s.stdout.contains("fd="),
-        "the workload ran on after the kill\n{all}"
-    );
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("kill", "gdb.sock", &[prog, "violate", "/etc/hostname"]),
+            "gdb.sock",
+            &["continue", "bt", "continue"],
+        );
+        let all = shown(&s, &g);
+        // sbx's line, as gdb printed it from the console packet (gdb writes the target's
+        // console output to its stderr).
+        assert!(
+            g.stderr
+                .lines()
+                .any(|l| l.starts_with("sbx: violation: ") && l.contains("read /etc/hostname")),
+            "{all}"
+        );
+        assert!(g.stdout.contains("Program received signal SIGSYS"), "{all}");
+        assert!(g.stdout.contains("in main ("), "{all}");
+        assert!(
+            g.stdout.contains("Program terminated with signal SIGKILL"),
+            "{all}"
+        );
+        assert_eq!(s.code, Some(124), "{all}");
+        assert!(
+            !s.stdout.contains("fd="),
+            "the workload ran on after the kill\n{all}"
+        );
+    }
 }
 
 #[test]
 fn a_violation_in_deny_mode_goes_on_to_the_exit() {
-    let (d, bin) = setup();
-    let prog = bin.to_str().unwrap();
-    let (s, g) = session(
-        None,
-        &d,
-        &bin,
-        &enforce_args("deny", "gdb.sock", &[prog, "violate", "/etc/hostname"]),
-        "gdb.sock",
-        &["continue", "continue"],
-    );
-    let all = shown(&s, &g);
-    assert!(g.stderr.contains("sbx: violation: "), "{all}");
-    assert!(g.stdout.contains("Program received signal SIGSYS"), "{all}");
-    assert!(g.stdout.contains("exited with code 04"), "{all}");
-    // The denied open failed, and the program went on.
-    assert!(s.stdout.contains("fd=-1"), "{all}");
-    assert_eq!(s.code, Some(124), "{all}");
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("deny", "gdb.sock", &[prog, "violate", "/etc/hostname"]),
+            "gdb.sock",
+            &["continue", "continue"],
+        );
+        let all = shown(&s, &g);
+        assert!(g.stderr.contains("sbx: violation: "), "{all}");
+        assert!(g.stdout.contains("Program received signal SIGSYS"), "{all}");
+        assert!(g.stdout.contains("exited with code 04"), "{all}");
+        // The denied open failed, and the program went on.
+        assert!(s.stdout.contains("fd=-1"), "{all}");
+        assert_eq!(s.code, Some(124), "{all}");
+    }
 }
 
 #[test]
@@ -362,28 +379,30 @@ fn a_non_loopback_address_is_refused() {
 
 #[test]
 fn record_with_gdb_over_loopback_tcp() {
-    let (d, bin) = setup();
-    let prog = bin.to_str().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
-    let (s, g) = session(
-        None,
-        &d,
-        &bin,
-        &["record", "-o", "t.bin", "--gdb", &addr, "--", prog, "exit"],
-        &addr,
-        &["break compute", "continue", "print n", "continue"],
-    );
-    let all = shown(&s, &g);
-    assert!(g.stdout.contains("Breakpoint 1, compute (n=3)"), "{all}");
-    assert!(g.stdout.contains("$1 = 3"), "{all}");
-    assert_eq!(s.code, Some(3), "{all}");
-    let show = run_guarded(sbx_cmd(None, d.path(), &["show", "t.bin"]), GUARD);
-    assert!(show.stdout.contains("exit 3"), "{}", show.stdout);
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &["record", "-o", "t.bin", "--gdb", &addr, "--", prog, "exit"],
+            &addr,
+            &["break compute", "continue", "print n", "continue"],
+        );
+        let all = shown(&s, &g);
+        assert!(g.stdout.contains("Breakpoint 1, compute (n=3)"), "{all}");
+        assert!(g.stdout.contains("$1 = 3"), "{all}");
+        assert_eq!(s.code, Some(3), "{all}");
+        let show = run_guarded(sbx_cmd(None, d.path(), &["show", "t.bin"]), GUARD);
+        assert!(show.stdout.contains("exit 3"), "{}", show.stdout);
+    }
 }
 
 /// The state letter of the process whose command line is `argv` (`/proc/PID/stat`).
