@@ -141,12 +141,23 @@ fn break_on_a_function_and_print_a_local() {
                 "continue",
                 "next",
                 "print local",
+                "print/x $mxcsr",
+                "set $xmm1.uint128 = 0x1234",
+                "print/x $xmm1.uint128",
+                "set var $rax = 77",
+                "print $rax",
                 "continue",
             ],
         );
         let all = shown(&s, &g);
         assert!(g.stdout.contains("Breakpoint 1, compute (n=3)"), "{all}");
         assert!(g.stdout.contains("$1 = 21"), "{all}");
+        // Registers, general and SSE, read and written (x86_64: the default MXCSR).
+        if cfg!(target_arch = "x86_64") {
+            assert!(g.stdout.contains("$2 = 0x1f80"), "{all}");
+            assert!(g.stdout.contains("$3 = 0x1234"), "{all}");
+            assert!(g.stdout.contains("$4 = 77"), "{all}");
+        }
         assert_eq!(s.code, Some(3), "user {user:?}\n{all}");
     }
 }

@@ -61,6 +61,10 @@ pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
         eprintln!("sbx: error: {e}");
         return Ok(exit::USAGE);
     }
+    if a.gdb.is_some() && a.mode == Mode::Ask {
+        eprintln!("sbx: error: --gdb and --mode ask cannot be combined (both hold threads)");
+        return Ok(exit::USAGE);
+    }
     // Where the report goes is checked before anything runs, and it is written whatever the
     // outcome: violations, the workload's status, or the error that stopped sbx.
     let out = a

@@ -4,8 +4,8 @@
 //! are filled from and written back to the kernel's `user_regs_struct`, seen here as an array
 //! of words in the kernel's order. Those conversions are plain data, compiled and unit-tested
 //! on every architecture; only [`read`]/[`write`] (the ptrace requests) and the breakpoint
-//! instruction are chosen by `cfg(target_arch)`. Floating-point and vector registers are shown
-//! as zero and writes to them are ignored: sbx reads only the general registers.
+//! instruction are chosen by `cfg(target_arch)`, as is the floating-point/vector state
+//! (`NT_PRFPREG`: x87 and SSE on x86_64, the 32 SIMD registers, FPSR and FPCR on aarch64).
 
 use gdbstub_arch::aarch64::reg::AArch64CoreRegs;
 use gdbstub_arch::x86::reg::X86_64CoreRegs;
@@ -103,6 +103,7 @@ pub fn aarch64_from_gdb(g: &AArch64CoreRegs, u: &mut [u64; AARCH64_WORDS]) {
 #[cfg(target_arch = "x86_64")]
 mod native {
     use nix::sys::ptrace;
+    use nix::sys::ptrace::regset::NT_PRFPREG;
     use nix::unistd::Pid;
 
     use super::{X86_64_WORDS, x86};
@@ -142,12 +143,74 @@ mod native {
         ptrace::setregs(pid, r).map_err(super::err(tid, "PTRACE_SETREGS"))
     }
 
-    pub fn to_gdb(w: &[u64; X86_64_WORDS]) -> <GdbArch as gdbstub::arch::Arch>::Registers {
-        super::x86_64_to_gdb(w)
+    type Regs = <GdbArch as gdbstub::arch::Arch>::Registers;
+
+    /// x87 and SSE state (`PTRACE_GETFPREGS`'s layout) into gdb's registers.
+    fn fp_to_gdb(f: &libc::user_fpregs_struct, g: &mut Regs) {
+        for (i, st) in g.st.iter_mut().enumerate() {
+            // Each x87 register takes 16 bytes of st_space, the first 10 are the value.
+            let bytes: Vec<u8> = f.st_space[i * 4..i * 4 + 4]
+                .iter()
+                .flat_map(|w| w.to_le_bytes())
+                .collect();
+            st.copy_from_slice(&bytes[..10]);
+        }
+        g.fpu.fctrl = u32::from(f.cwd);
+        g.fpu.fstat = u32::from(f.swd);
+        g.fpu.ftag = u32::from(f.ftw);
+        g.fpu.fop = u32::from(f.fop);
+        (g.fpu.fioff, g.fpu.fiseg) = (super::low32(f.rip), super::low32(f.rip >> 32));
+        (g.fpu.fooff, g.fpu.foseg) = (super::low32(f.rdp), super::low32(f.rdp >> 32));
+        for (i, x) in g.xmm.iter_mut().enumerate() {
+            let w = &f.xmm_space[i * 4..i * 4 + 4];
+            *x = w
+                .iter()
+                .rev()
+                .fold(0u128, |acc, &v| (acc << 32) | u128::from(v));
+        }
+        g.mxcsr = f.mxcsr;
     }
 
-    pub fn from_gdb(g: &<GdbArch as gdbstub::arch::Arch>::Registers, w: &mut [u64; X86_64_WORDS]) {
-        super::x86_64_from_gdb(g, w);
+    /// gdb's x87 values, control words and SSE registers back into the kernel's layout.
+    fn fp_from_gdb(g: &Regs, f: &mut libc::user_fpregs_struct) {
+        for (i, st) in g.st.iter().enumerate() {
+            let mut bytes = [0u8; 16];
+            bytes[..10].copy_from_slice(st);
+            for (j, chunk) in bytes.chunks_exact(4).enumerate() {
+                let mut w = [0u8; 4];
+                w.copy_from_slice(chunk);
+                f.st_space[i * 4 + j] = u32::from_le_bytes(w);
+            }
+        }
+        f.cwd = u16::try_from(g.fpu.fctrl & 0xffff).unwrap_or(f.cwd);
+        f.swd = u16::try_from(g.fpu.fstat & 0xffff).unwrap_or(f.swd);
+        for (i, x) in g.xmm.iter().enumerate() {
+            for j in 0..4 {
+                f.xmm_space[i * 4 + j] = u32::try_from((x >> (32 * j)) & 0xffff_ffff).unwrap_or(0);
+            }
+        }
+        f.mxcsr = g.mxcsr;
+    }
+
+    /// All of gdb's registers of stopped thread `tid`.
+    pub fn read_gdb(tid: i32) -> Result<Regs, Error> {
+        let mut g = super::x86_64_to_gdb(&get(tid)?);
+        let f = ptrace::getregset::<NT_PRFPREG>(Pid::from_raw(tid))
+            .map_err(super::err(tid, "PTRACE_GETREGSET"))?;
+        fp_to_gdb(&f, &mut g);
+        Ok(g)
+    }
+
+    /// Write gdb's registers into stopped thread `tid`.
+    pub fn write_gdb(tid: i32, g: &Regs) -> Result<(), Error> {
+        let mut w = get(tid)?;
+        super::x86_64_from_gdb(g, &mut w);
+        set(tid, &w)?;
+        let pid = Pid::from_raw(tid);
+        let mut f =
+            ptrace::getregset::<NT_PRFPREG>(pid).map_err(super::err(tid, "PTRACE_GETREGSET"))?;
+        fp_from_gdb(g, &mut f);
+        ptrace::setregset::<NT_PRFPREG>(pid, f).map_err(super::err(tid, "PTRACE_SETREGSET"))
     }
 
     pub fn pc(w: &[u64; X86_64_WORDS]) -> u64 {
@@ -164,7 +227,7 @@ mod native {
 #[cfg(target_arch = "aarch64")]
 mod native {
     use nix::sys::ptrace;
-    use nix::sys::ptrace::regset::NT_PRSTATUS;
+    use nix::sys::ptrace::regset::{NT_PRFPREG, NT_PRSTATUS};
     use nix::unistd::Pid;
 
     use super::AARCH64_WORDS;
@@ -196,12 +259,29 @@ mod native {
         ptrace::setregset::<NT_PRSTATUS>(pid, r).map_err(super::err(tid, "PTRACE_SETREGSET"))
     }
 
-    pub fn to_gdb(w: &[u64; AARCH64_WORDS]) -> <GdbArch as gdbstub::arch::Arch>::Registers {
-        super::aarch64_to_gdb(w)
+    type Regs = <GdbArch as gdbstub::arch::Arch>::Registers;
+
+    /// All of gdb's registers of stopped thread `tid` (general, then FP/SIMD).
+    pub fn read_gdb(tid: i32) -> Result<Regs, Error> {
+        let mut g = super::aarch64_to_gdb(&get(tid)?);
+        let f = ptrace::getregset::<NT_PRFPREG>(Pid::from_raw(tid))
+            .map_err(super::err(tid, "PTRACE_GETREGSET"))?;
+        g.v = f.vregs;
+        (g.fpsr, g.fpcr) = (f.fpsr, f.fpcr);
+        Ok(g)
     }
 
-    pub fn from_gdb(g: &<GdbArch as gdbstub::arch::Arch>::Registers, w: &mut [u64; AARCH64_WORDS]) {
-        super::aarch64_from_gdb(g, w);
+    /// Write gdb's registers into stopped thread `tid`.
+    pub fn write_gdb(tid: i32, g: &Regs) -> Result<(), Error> {
+        let mut w = get(tid)?;
+        super::aarch64_from_gdb(g, &mut w);
+        set(tid, &w)?;
+        let pid = Pid::from_raw(tid);
+        let mut f =
+            ptrace::getregset::<NT_PRFPREG>(pid).map_err(super::err(tid, "PTRACE_GETREGSET"))?;
+        f.vregs = g.v;
+        (f.fpsr, f.fpcr) = (g.fpsr, g.fpcr);
+        ptrace::setregset::<NT_PRFPREG>(pid, f).map_err(super::err(tid, "PTRACE_SETREGSET"))
     }
 
     pub fn pc(w: &[u64; AARCH64_WORDS]) -> u64 {
@@ -216,7 +296,7 @@ mod native {
 }
 
 pub use native::{
-    BREAKPOINT, GdbArch, PC_AFTER_TRAP, Words, from_gdb, get, pc, set, set_pc, to_gdb,
+    BREAKPOINT, GdbArch, PC_AFTER_TRAP, Words, get, pc, read_gdb, set, set_pc, write_gdb,
 };
 
 fn err(tid: i32, operation: &'static str) -> impl FnOnce(nix::errno::Errno) -> Error {

@@ -729,8 +729,7 @@ impl MultiThreadBase for Debuggee {
         out: &mut <Self::Arch as gdbstub::arch::Arch>::Registers,
         tid: Tid,
     ) -> TargetResult<(), Self> {
-        let w = regs::get(tid_of(tid)).map_err(|_| TargetError::NonFatal)?;
-        *out = regs::to_gdb(&w);
+        *out = regs::read_gdb(tid_of(tid)).map_err(|_| TargetError::NonFatal)?;
         Ok(())
     }
 
@@ -739,10 +738,7 @@ impl MultiThreadBase for Debuggee {
         new: &<Self::Arch as gdbstub::arch::Arch>::Registers,
         tid: Tid,
     ) -> TargetResult<(), Self> {
-        let t = tid_of(tid);
-        let mut w = regs::get(t).map_err(|_| TargetError::NonFatal)?;
-        regs::from_gdb(new, &mut w);
-        regs::set(t, &w).map_err(|_| TargetError::NonFatal)
+        regs::write_gdb(tid_of(tid), new).map_err(|_| TargetError::NonFatal)
     }
 
     fn read_addrs(&mut self, start: u64, data: &mut [u8], tid: Tid) -> TargetResult<usize, Self> {
