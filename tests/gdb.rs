@@ -471,6 +471,9 @@ fn ctrl_c_interrupts_and_memory_writes_take() {
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(300));
+    // One connection is taken: the socket is gone once gdb is in (nothing, the workload
+    // included, can connect later).
+    let socket_left = std::os::unix::net::UnixStream::connect(d.join("gdb.sock")).is_ok();
     nix::sys::signal::kill(gdb_pid, nix::sys::signal::Signal::SIGINT).unwrap();
     let killer = std::thread::spawn(move || {
         std::thread::sleep(GUARD);
@@ -491,4 +494,5 @@ fn ctrl_c_interrupts_and_memory_writes_take() {
     assert!(g.stdout.contains("in main ("), "{all}");
     assert!(g.stdout.contains("exited with code 05"), "{all}");
     assert_eq!(s.code, Some(5), "{all}");
+    assert!(!socket_left, "the socket took a second connection");
 }

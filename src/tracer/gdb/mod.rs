@@ -75,13 +75,22 @@ pub enum Listener {
 }
 
 impl Listener {
-    /// Bind `addr` (a unix socket path must not exist yet; it is made mode 0600 and removed
-    /// at the end). Close-on-exec: the workload never inherits it.
+    /// Bind `addr` (a unix socket path must not exist yet, or be a socket nobody listens on;
+    /// it is made mode 0600, and removed when closed where the kernel fence lets sbx).
+    /// Close-on-exec: the workload never inherits it.
     pub fn bind(addr: &Addr) -> std::io::Result<Listener> {
         Ok(match addr {
             Addr::Tcp(a) => Listener::Tcp(TcpListener::bind(a)?, addr.clone()),
             Addr::Unix(p) => {
-                let l = UnixListener::bind(p)?;
+                let l = match UnixListener::bind(p) {
+                    // A socket left by an earlier run (under the kernel fence sbx cannot remove
+                    // it): reused when nothing listens on it.
+                    Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && stale(p) => {
+                        std::fs::remove_file(p)?;
+                        UnixListener::bind(p)?
+                    }
+                    r => r?,
+                };
                 // Only sbx's user (and root) may connect: a connection drives the workload.
                 use std::os::unix::fs::PermissionsExt;
                 std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600))?;
@@ -113,6 +122,13 @@ impl Listener {
             Listener::Unix(l, _) => Stream::Unix(l.accept()?.0),
         })
     }
+}
+
+/// Whether `p` is a unix socket nobody listens on.
+fn stale(p: &std::path::Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_socket())
+        && UnixStream::connect(p).is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionRefused)
 }
 
 impl Drop for Listener {
@@ -190,7 +206,9 @@ pub enum Outcome {
 
 /// One gdb session over one run.
 pub struct Session {
-    listener: Listener,
+    /// Until gdb connects: one connection is taken, then the socket is closed (and a unix
+    /// socket's path removed), so nothing, the workload included, can connect later.
+    listener: Option<Listener>,
     machine: Option<Machine>,
     reader: Option<Stream>,
     /// The last [`Session::poll`] read something.
@@ -220,7 +238,7 @@ fn console_packet(text: &str) -> Vec<u8> {
 impl Session {
     pub fn new(listener: Listener) -> Session {
         Session {
-            listener,
+            listener: Some(listener),
             machine: None,
             reader: None,
             read_any: false,
@@ -242,14 +260,17 @@ impl Session {
     /// in its exec stop): wait for gdb. `give_up` is asked every half second (sbx
     /// interrupted, `--timeout`).
     pub fn attach(&mut self, root: i32, give_up: &dyn Fn() -> bool) -> Result<(), String> {
+        let Some(listener) = self.listener.take() else {
+            return Err("no socket to wait on".into());
+        };
         eprintln!(
             "sbx: waiting for gdb on {} (gdb -ex 'target extended-remote {}' PROGRAM)",
-            self.listener.addr(),
-            self.listener.addr()
+            listener.addr(),
+            listener.addr()
         );
         loop {
             let mut fds = [nix::poll::PollFd::new(
-                self.listener.fd(),
+                listener.fd(),
                 nix::poll::PollFlags::POLLIN,
             )];
             match nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(500u16)) {
@@ -258,10 +279,10 @@ impl Session {
                 _ => {}
             }
         }
-        let stream = self
-            .listener
+        let stream = listener
             .accept()
             .map_err(|e| format!("cannot accept gdb's connection: {e}"))?;
+        drop(listener);
         let reader = stream
             .try_clone()
             .map_err(|e| format!("cannot use gdb's connection: {e}"))?;
