@@ -208,6 +208,37 @@ pub fn from_gdb_signal(g: u8) -> Option<i32> {
         .map(|&(s, _)| s as i32)
 }
 
+/// The stop reply for `reason` in thread `tid`, what gdb was told (to resume the thread as
+/// gdb then asks), and the console line to print before it.
+fn stop_reply(tid: Tid, reason: Reason) -> (MultiThreadStopReason<u64>, Reported, Option<String>) {
+    let ours = |gdb: u8, kill: bool| Reported {
+        gdb,
+        host: None,
+        synthetic: true,
+        kill,
+    };
+    let signal = |g: u8| MultiThreadStopReason::SignalWithThread {
+        tid,
+        signal: GdbSignal(g),
+    };
+    match reason {
+        Reason::Signal(s) => {
+            let g = to_gdb_signal(s);
+            let told = Reported {
+                gdb: g,
+                host: Some(s),
+                synthetic: false,
+                kill: false,
+            };
+            (signal(g), told, None)
+        }
+        Reason::Break => (MultiThreadStopReason::SwBreak(tid), ours(5, false), None),
+        Reason::Step => (signal(5), ours(5, false), None),
+        Reason::Interrupt => (signal(2), ours(2, false), None),
+        Reason::Violation { line, kill } => (signal(12), ours(12, kill), Some(line)),
+    }
+}
+
 fn mem_err<T>(_: std::io::Error) -> TargetResult<T, Debuggee> {
     Err(TargetError::NonFatal)
 }
@@ -417,7 +448,8 @@ impl Debuggee {
         }
     }
 
-    /// The next stop to report, once every thread is stopped.
+    /// The next stop to report, once every thread is stopped, with the console line to
+    /// print first.
     pub fn next_report(&mut self) -> Option<(MultiThreadStopReason<u64>, Option<String>)> {
         if !self.halted || !self.all_stopped() {
             return None;
@@ -425,52 +457,8 @@ impl Debuggee {
         let ev = self.events.pop_front()?;
         let tid = gdb_tid(ev.tid)?;
         let v = self.tasks.get_mut(&ev.tid)?;
-        let (reason, reported, console) = match ev.reason {
-            Reason::Signal(s) => {
-                let g = to_gdb_signal(s);
-                let r = MultiThreadStopReason::SignalWithThread {
-                    tid,
-                    signal: GdbSignal(g),
-                };
-                (r, (g, Some(s), false, false), None)
-            }
-            Reason::Break => (
-                MultiThreadStopReason::SwBreak(tid),
-                (5, None, true, false),
-                None,
-            ),
-            Reason::Step => (
-                MultiThreadStopReason::SignalWithThread {
-                    tid,
-                    signal: GdbSignal::SIGTRAP,
-                },
-                (5, None, true, false),
-                None,
-            ),
-            Reason::Interrupt => (
-                MultiThreadStopReason::SignalWithThread {
-                    tid,
-                    signal: GdbSignal::SIGINT,
-                },
-                (2, None, true, false),
-                None,
-            ),
-            Reason::Violation { line, kill } => (
-                MultiThreadStopReason::SignalWithThread {
-                    tid,
-                    signal: GdbSignal::SIGSYS,
-                },
-                (12, None, true, kill),
-                Some(line),
-            ),
-        };
-        let (gdb, host, synthetic, kill) = reported;
-        v.reported = Some(Reported {
-            gdb,
-            host,
-            synthetic,
-            kill,
-        });
+        let (reason, reported, console) = stop_reply(tid, ev.reason);
+        v.reported = Some(reported);
         Some((reason, console))
     }
 
