@@ -496,3 +496,32 @@ fn ctrl_c_interrupts_and_memory_writes_take() {
     assert_eq!(s.code, Some(5), "{all}");
     assert!(!socket_left, "the socket took a second connection");
 }
+
+/// `detach` lets the workload run on under the sandbox (breakpoints gone); quitting gdb while
+/// the program is alive kills the tree, as for a program gdb started itself.
+#[test]
+fn detach_runs_on_and_quitting_kills() {
+    let (d, bin) = setup();
+    let prog = bin.to_str().unwrap();
+    let args = enforce_args("kill", "gdb.sock", &[prog, "exit"]);
+    let (s, g) = session(
+        None,
+        &d,
+        &bin,
+        &args,
+        "gdb.sock",
+        &["break compute", "continue", "detach"],
+    );
+    let all = shown(&s, &g);
+    assert!(g.stdout.contains("Breakpoint 1, compute (n=3)"), "{all}");
+    assert!(g.stdout.contains("detached"), "{all}");
+    assert!(s.stdout.contains("r=22"), "{all}");
+    assert_eq!(s.code, Some(3), "{all}");
+    // Another socket: the first may still be on disk (the kernel fence keeps sbx from
+    // removing it), and gdb must not find it before sbx listens.
+    let args = enforce_args("kill", "gdb2.sock", &[prog, "exit"]);
+    let (s, g) = session(None, &d, &bin, &args, "gdb2.sock", &["break compute"]);
+    let all = shown(&s, &g);
+    assert!(!s.stdout.contains("r=22"), "{all}");
+    assert_eq!(s.code, Some(128 + 9), "{all}");
+}
