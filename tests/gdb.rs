@@ -254,6 +254,25 @@ fn two_threads_listed_and_a_breakpoint_hit_in_the_second() {
     }
 }
 
+/// A signal is a stop gdb shows; continuing passes it on (the handler runs), as without gdb.
+#[test]
+fn a_signal_is_shown_and_passed_on() {
+    let (d, bin) = setup();
+    let prog = bin.to_str().unwrap();
+    let (s, g) = session(
+        None,
+        &d,
+        &bin,
+        &enforce_args("kill", "gdb.sock", &[prog, "signal"]),
+        "gdb.sock",
+        &["continue", "continue"],
+    );
+    let all = shown(&s, &g);
+    assert!(g.stdout.contains("Program received signal SIGUSR1"), "{all}");
+    assert!(g.stdout.contains("exited normally"), "{all}");
+    assert_eq!(s.code, Some(0), "{all}");
+}
+
 /// gdb sees fork children as more threads of its one process (no fork events: see
 /// docs/gdb.md); a breakpoint in the child's code stops the child.
 #[test]

@@ -239,6 +239,18 @@ fn stop_reply(tid: Tid, reason: Reason) -> (MultiThreadStopReason<u64>, Reported
     }
 }
 
+/// The host signal to deliver to a thread resumed with gdb's signal `asked`, given what gdb
+/// was told of its stop: sbx's own stops' signals are never delivered, a reported signal
+/// passed on is the original one.
+fn delivery(told: Option<Reported>, asked: Option<u8>) -> Option<i32> {
+    match (told, asked) {
+        (Some(r), Some(g)) if g == r.gdb && r.synthetic => None,
+        (Some(r), Some(g)) if g == r.gdb => r.host,
+        (_, Some(g)) => from_gdb_signal(g),
+        (_, None) => None,
+    }
+}
+
 fn mem_err<T>(_: std::io::Error) -> TargetResult<T, Debuggee> {
     Err(TargetError::NonFatal)
 }
@@ -490,15 +502,9 @@ impl Debuggee {
                 self.kill = true;
                 continue;
             }
-            let deliver = match (rep, asked) {
-                (Some(r), Some(g)) if g == r.gdb && r.synthetic => None,
-                (Some(r), Some(g)) if g == r.gdb => r.host,
-                (_, Some(g)) => from_gdb_signal(g),
-                (_, None) => None,
-            }
-            .or(v.pending.take())
-            .and_then(|s| Signal::try_from(s).ok());
-            v.pending = None;
+            let deliver = delivery(rep, asked)
+                .or(v.pending.take())
+                .and_then(|s| Signal::try_from(s).ok());
             let r = if step {
                 ptrace::step(tid, deliver)
             } else {
@@ -772,7 +778,16 @@ impl MultiThreadResume for Debuggee {
     fn resume(&mut self) -> Result<(), Self::Error> {
         // A stop taken while the last one was reported goes out first, nothing resumed.
         if !self.events.is_empty() {
-            self.plan.clear();
+            // What gdb passes on with this resume is delivered when the thread really runs.
+            for (tid, p) in std::mem::take(&mut self.plan) {
+                let (Plan::Continue(asked) | Plan::Step(asked)) = p;
+                if let Some(v) = self.tasks.get_mut(&tid)
+                    && let Some(rep) = v.reported.take()
+                {
+                    v.pending = delivery(Some(rep), asked).or(v.pending);
+                    self.kill |= rep.kill;
+                }
+            }
             self.locked = false;
             return Ok(());
         }
@@ -854,6 +869,29 @@ mod tests {
         for &(s, g) in SIGNALS {
             assert_eq!(from_gdb_signal(g), Some(s as i32));
         }
+    }
+
+    #[test]
+    fn delivered_signals_are_the_programs_never_sbxs() {
+        let told = |gdb, host, synthetic| {
+            Some(Reported {
+                gdb,
+                host,
+                synthetic,
+                kill: false,
+            })
+        };
+        // A violation's SIGSYS passed on by gdb is not delivered.
+        assert_eq!(delivery(told(12, None, true), Some(12)), None);
+        // A real SIGUSR1 (gdb's 30) passed on is delivered as the host's.
+        assert_eq!(
+            delivery(told(30, Some(libc::SIGUSR1), false), Some(30)),
+            Some(libc::SIGUSR1)
+        );
+        // `signal 0`: nothing.
+        assert_eq!(delivery(told(11, Some(libc::SIGSEGV), false), None), None);
+        // `signal SIGUSR2` on a thread gdb had no stop of.
+        assert_eq!(delivery(None, Some(31)), Some(libc::SIGUSR2));
     }
 
     #[test]
