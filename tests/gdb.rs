@@ -22,20 +22,34 @@ fn users() -> Vec<Option<u32>> {
     }
 }
 
-/// A directory nobody can work in, with the debuggee compiled into it and a profile that
+/// `tests/fixtures/gdb_prog.c` compiled with `-g -O0` once per test run (not with the other
+/// fixtures' flags: gdb must see every local).
+fn compiled() -> &'static Path {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gdb_prog.c");
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixtures");
+        std::fs::create_dir_all(&out).unwrap();
+        let bin = out.join("gdb_prog_g");
+        let st = Command::new("gcc")
+            .args(["-g", "-O0", "-pthread", "-o"])
+            .arg(&bin)
+            .arg(&src)
+            .status()
+            .expect("gcc must be installed (see .ci/run)");
+        assert!(st.success(), "compiling gdb_prog failed");
+        bin
+    })
+}
+
+/// A directory nobody can work in, with the debuggee copied into it and a profile that
 /// allows what its modes do (a violation is reading any other file).
 fn setup() -> (Dir, PathBuf) {
     let d = Dir::new();
     std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gdb_prog.c");
     let bin = d.join("gdb_prog");
-    let st = Command::new("gcc")
-        .args(["-g", "-O0", "-pthread", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .status()
-        .expect("gcc must be installed (see .ci/run)");
-    assert!(st.success(), "compiling gdb_prog failed");
+    std::fs::copy(compiled(), &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
     d.write(
         "p.profile",
         &format!(
@@ -268,7 +282,10 @@ fn a_signal_is_shown_and_passed_on() {
         &["continue", "continue"],
     );
     let all = shown(&s, &g);
-    assert!(g.stdout.contains("Program received signal SIGUSR1"), "{all}");
+    assert!(
+        g.stdout.contains("Program received signal SIGUSR1"),
+        "{all}"
+    );
     assert!(g.stdout.contains("exited normally"), "{all}");
     assert_eq!(s.code, Some(0), "{all}");
 }
