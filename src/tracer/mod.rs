@@ -69,8 +69,6 @@ pub enum Error {
     Internal(String),
     #[error("{0}")]
     Sink(String),
-    #[error("gdb: {0}")]
-    Gdb(String),
 }
 
 /// The one-line error of [`Error::Refused`]: what was refused, and what allows it.
