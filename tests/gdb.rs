@@ -290,6 +290,29 @@ fn a_signal_is_shown_and_passed_on() {
     assert_eq!(s.code, Some(0), "{all}");
 }
 
+/// Four threads hit one breakpoint three times each while their opens are checked by the
+/// sandbox: every hit is reported once, in some thread, and the program ends as without gdb.
+#[test]
+fn breakpoints_in_four_threads_between_sandbox_stops() {
+    let (d, bin) = setup();
+    let prog = bin.to_str().unwrap();
+    let mut cmds = vec!["break hit"];
+    cmds.extend(std::iter::repeat_n("continue", 13));
+    let (s, g) = session(
+        None,
+        &d,
+        &bin,
+        &enforce_args("kill", "gdb.sock", &[prog, "many"]),
+        "gdb.sock",
+        &cmds,
+    );
+    let all = shown(&s, &g);
+    assert_eq!(g.stdout.matches("Breakpoint 1, hit (").count(), 12, "{all}");
+    assert!(g.stdout.contains("exited normally"), "{all}");
+    assert!(s.stdout.contains("hits=12"), "{all}");
+    assert_eq!(s.code, Some(0), "{all}");
+}
+
 /// gdb sees fork children as more threads of its one process (no fork events: see
 /// docs/gdb.md); a breakpoint in the child's code stops the child.
 #[test]
