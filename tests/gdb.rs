@@ -251,6 +251,10 @@ fn two_threads_listed_and_a_breakpoint_hit_in_the_second() {
             g.stdout.contains("Thread 2 hit Breakpoint 1, worker ("),
             "{all}"
         );
+        assert!(
+            !g.stdout.contains("(gdb_prog (process "),
+            "threads are no processes\n{all}"
+        );
         let listed = g
             .stdout
             .lines()
@@ -332,13 +336,15 @@ fn a_fork_followed_by_the_child() {
                 "continue",
                 "next",
                 "print in_child",
-                "print (int)getpid() != (int)getppid()",
+                "info threads",
                 "continue",
             ],
         );
         let all = shown(&s, &g);
         assert!(g.stdout.contains("Breakpoint 1, child_fn (n=7)"), "{all}");
         assert!(g.stdout.contains("$1 = 107"), "{all}");
+        // The child is shown as a thread that names its own process.
+        assert!(g.stdout.contains("(gdb_prog (process "), "{all}");
         assert!(g.stdout.contains("exited with code 07"), "{all}");
         assert_eq!(s.code, Some(7), "{all}");
     }

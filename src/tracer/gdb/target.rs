@@ -33,6 +33,7 @@ use gdbstub::target::ext::extended_mode::{
     Args, AttachKind, CurrentActivePid, CurrentActivePidOps, ExtendedMode, ExtendedModeOps,
     ShouldTerminate,
 };
+use gdbstub::target::ext::thread_extra_info::{ThreadExtraInfo, ThreadExtraInfoOps};
 use gdbstub::target::{Target, TargetError, TargetResult};
 use nix::sys::signal::Signal;
 
@@ -771,6 +772,24 @@ impl MultiThreadBase for Debuggee {
 
     fn support_resume(&mut self) -> Option<MultiThreadResumeOps<'_, Self>> {
         Some(self)
+    }
+
+    fn support_thread_extra_info(&mut self) -> Option<ThreadExtraInfoOps<'_, Self>> {
+        Some(self)
+    }
+}
+
+/// `info threads` tells threads from the processes gdb also shows as threads: each line
+/// names the thread's program (`comm`) and, for a fork or vfork child, its process.
+impl ThreadExtraInfo for Debuggee {
+    fn thread_extra_info(&self, tid: Tid, buf: &mut [u8]) -> Result<usize, Self::Error> {
+        let t = tid_of(tid);
+        let comm = std::fs::read_to_string(format!("/proc/{t}/comm")).unwrap_or_default();
+        let text = match self.tasks.get(&t) {
+            Some(v) if v.tgid != self.root => format!("{} (process {})", comm.trim_end(), v.tgid),
+            _ => comm.trim_end().to_string(),
+        };
+        Ok(window(text.as_bytes(), 0, buf.len(), buf))
     }
 }
 
