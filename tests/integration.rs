@@ -64,3 +64,6 @@ mod containers;
 
 /// The syscall ABI under enforce: argument registers the guard re-points are put back.
 mod regs;
+
+/// `--gdb`: the real gdb in batch mode debugs a workload under enforce and record.
+mod gdb;

@@ -56,6 +56,15 @@ struct Outcome {
 }
 
 pub fn run(a: EnforceArgs) -> anyhow::Result<u8> {
+    // A refused --gdb address is a usage error, before anything is created.
+    if let Some(Err(e)) = a.gdb.as_deref().map(crate::tracer::gdb::parse_addr) {
+        eprintln!("sbx: error: {e}");
+        return Ok(exit::USAGE);
+    }
+    if a.gdb.is_some() && a.mode == Mode::Ask {
+        eprintln!("sbx: error: --gdb and --mode ask cannot be combined (both hold threads)");
+        return Ok(exit::USAGE);
+    }
     // Where the report goes is checked before anything runs, and it is written whatever the
     // outcome: violations, the workload's status, or the error that stopped sbx.
     let out = a
@@ -392,6 +401,11 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
     super::note_no_new_privs();
     // Read before the fence is set: sbx's own file reads are fenced too once it is.
     let nameservers = super::profile::nameservers();
+    // gdb's socket is bound before the kernel fence is set: sbx itself is fenced too.
+    let gdb = match super::gdb_listener(a.gdb.as_deref())? {
+        Ok(l) => l,
+        Err(code) => return Ok(code),
+    };
     // The in-kernel layers under the checks (not in audit mode, which changes nothing).
     if a.mode != Mode::Audit {
         let (layers, fence) = enter_kernel_layers(a, &profile_name, &text, &env, &policy)?;
@@ -415,6 +429,7 @@ fn run_body(a: &EnforceArgs, o: &mut Outcome) -> anyhow::Result<u8> {
         &programs,
         drop_caps,
         a.timeout.map(Into::into),
+        gdb,
         &mut status,
     );
     status.clear();

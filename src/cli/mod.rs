@@ -149,6 +149,11 @@ pub struct RecordArgs {
     /// descendant, background ones included, as strace -f does. Exit 137.
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<humantime::Duration>,
+    /// Serve the GDB remote protocol on ADDR (127.0.0.1:PORT, [::1]:PORT or a unix socket
+    /// path): the workload waits after its first exec for `gdb -ex 'target extended-remote
+    /// ADDR' PROGRAM`, and every sandbox check keeps running. See docs/gdb.md.
+    #[arg(long, value_name = "ADDR")]
+    pub gdb: Option<String>,
     /// The command to run, after `--`.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<OsString>,
@@ -275,6 +280,11 @@ pub struct EnforceArgs {
     /// profile); the ptrace checks and the Landlock scopes stay.
     #[arg(long, conflicts_with = "require_fence")]
     pub no_fence: bool,
+    /// Serve the GDB remote protocol on ADDR (127.0.0.1:PORT, [::1]:PORT or a unix socket
+    /// path): the workload waits after its first exec for `gdb -ex 'target extended-remote
+    /// ADDR' PROGRAM`, and every sandbox check keeps running. See docs/gdb.md.
+    #[arg(long, value_name = "ADDR")]
+    pub gdb: Option<String>,
     /// The command to run, after `--`.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<OsString>,
@@ -416,6 +426,27 @@ fn man(a: ManArgs) -> anyhow::Result<u8> {
 }
 
 /// Run the parsed command; returns the process exit code.
+/// `--gdb ADDR` checked and bound before the workload starts. `Err` is the exit code of a
+/// refused address (usage, one line already printed).
+pub(crate) fn gdb_listener(
+    addr: Option<&str>,
+) -> anyhow::Result<Result<Option<crate::tracer::gdb::Listener>, u8>> {
+    use crate::tracer::gdb;
+    let Some(addr) = addr else {
+        return Ok(Ok(None));
+    };
+    let addr = match gdb::parse_addr(addr) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("sbx: error: {e}");
+            return Ok(Err(exit::USAGE));
+        }
+    };
+    let l =
+        gdb::Listener::bind(&addr).with_context(|| format!("--gdb: cannot listen on {addr}"))?;
+    Ok(Ok(Some(l)))
+}
+
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
     VERBOSITY.store(
         if cli.quiet {

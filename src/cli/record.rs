@@ -14,6 +14,11 @@ use crate::trace::TraceWriter;
 use crate::tracer::Tracer;
 
 pub fn run(a: RecordArgs) -> anyhow::Result<u8> {
+    // Checked and bound before the trace file is created.
+    let gdb = match super::gdb_listener(a.gdb.as_deref())? {
+        Ok(l) => l,
+        Err(code) => return Ok(code),
+    };
     super::check_environment()?;
     let arch = Arch::native();
     let spec = FilterSpec {
@@ -53,6 +58,7 @@ pub fn run(a: RecordArgs) -> anyhow::Result<u8> {
         &programs,
         &[],
         a.timeout.map(Into::into),
+        gdb,
         &mut status,
     );
     status.clear();

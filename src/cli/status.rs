@@ -121,6 +121,9 @@ impl<S: Sink> Sink for StatusSink<'_, S> {
     fn after_resume(&mut self) {
         self.inner.after_resume();
     }
+    fn take_violation(&mut self) -> Option<String> {
+        self.inner.take_violation()
+    }
     fn tick(&mut self, time_ns: u64, processes: usize) {
         self.inner.tick(time_ns, processes);
         if !self.enabled || self.last.elapsed() < Duration::from_millis(200) {

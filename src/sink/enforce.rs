@@ -243,6 +243,8 @@ pub struct EnforceSink<'p> {
     quiet: bool,
     /// Every violation, in order.
     pub violations: Vec<Violation>,
+    /// How many of `violations` were handed to gdb ([`Sink::take_violation`]).
+    shown: usize,
     /// The syscall events of the violations (for the diff: learn from profile + these).
     pub violation_events: Vec<Event>,
     /// For each violation, the index of its event in `violation_events` (none when no rule
@@ -334,6 +336,7 @@ impl<'p> EnforceSink<'p> {
             metadata,
             quiet: false,
             violations: Vec::new(),
+            shown: 0,
             violation_events: Vec::new(),
             event_of: Vec::new(),
             violation_chains: Default::default(),
@@ -2518,6 +2521,14 @@ impl EnforceSink<'_> {
 }
 
 impl Sink for EnforceSink<'_> {
+    fn take_violation(&mut self) -> Option<String> {
+        let fresh = self.violations.len() > self.shown;
+        self.shown = self.violations.len();
+        fresh
+            .then(|| self.violations.last().map(Violation::line))
+            .flatten()
+    }
+
     fn after_resume(&mut self) {
         let mut remember = std::mem::take(&mut self.later.remember);
         for (c, checked, how) in remember.drain(..) {

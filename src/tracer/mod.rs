@@ -12,6 +12,7 @@
 pub mod caps;
 pub mod dac;
 pub mod facilities;
+pub mod gdb;
 pub mod guard;
 pub mod landlock;
 pub mod memory;
@@ -225,6 +226,11 @@ pub trait Sink {
     /// unblocked during a `ppoll`, see `sigchld_wakeups`).
     fn poll_held(&mut self, _timeout: std::time::Duration) -> Released {
         Released::All
+    }
+    /// The line of the violation the last [`Sink::on_syscall`] reported, if it reported one
+    /// (taken: asked only while gdb is attached, to show gdb why its thread stopped).
+    fn take_violation(&mut self) -> Option<String> {
+        None
     }
     /// Called now and then from the wait loop (after every 256 stops) with the number of
     /// live processes, for a status line.
@@ -481,6 +487,8 @@ pub struct Tracer {
     interrupted: bool,
     /// The tree was killed when `--timeout` passed.
     timed_out: bool,
+    /// `--gdb`: the gdb session (see [`gdb`]); `None` leaves every path as without it.
+    gdb: Option<Box<gdb::Session>>,
 }
 
 impl Tracer {
@@ -501,7 +509,7 @@ impl Tracer {
         drop_caps: &[u32],
         sink: &mut dyn Sink,
     ) -> Result<WorkloadExit, Error> {
-        Self::run_with(argv, programs, drop_caps, None, sink)
+        Self::run_with(argv, programs, drop_caps, None, None, sink)
     }
 
     /// [`Tracer::run_dropping`], and the whole tree killed once `timeout` has passed (sbx
@@ -512,6 +520,7 @@ impl Tracer {
         programs: &[Program],
         drop_caps: &[u32],
         timeout: Option<std::time::Duration>,
+        gdb: Option<gdb::Listener>,
         sink: &mut dyn Sink,
     ) -> Result<WorkloadExit, Error> {
         let Some(cmd) = argv.first() else {
@@ -562,6 +571,7 @@ impl Tracer {
             ),
             interrupted: false,
             timed_out: false,
+            gdb: gdb.map(|l| Box::new(gdb::Session::new(l))),
         };
         let forwarded = t.wait_loop(sink)?;
         if let Some((stage, errno)) = spawn::exec_failure(&spawned.status_pipe) {
@@ -648,7 +658,12 @@ impl Tracer {
                         }
                         Ok(st) => st,
                         Err(Errno::EINTR) => continue,
-                        Err(Errno::ECHILD) => return Ok(forwarded),
+                        Err(Errno::ECHILD) => {
+                            if let Some(g) = self.gdb.as_mut() {
+                                g.finish(self.root_status.unwrap_or(ExitStatus::Signal(9)));
+                            }
+                            return Ok(forwarded);
+                        }
                         Err(e) => return Err(Error::Wait(e)),
                     };
                     idle = false;
@@ -677,6 +692,9 @@ impl Tracer {
             };
             let r = self.handle(st, sink);
             self.check(r)?;
+            if self.gdb.is_some() {
+                self.gdb_pump(None);
+            }
         }
     }
 
@@ -689,7 +707,11 @@ impl Tracer {
         wakeups: &mut Option<(SigAction, bool)>,
         idle: bool,
     ) -> Result<nix::Result<WaitStatus>, Error> {
-        sigchld_wakeups(wakeups, !self.held.is_empty());
+        let gdb = self.gdb.as_ref().is_some_and(|g| g.connected());
+        sigchld_wakeups(wakeups, !self.held.is_empty() || gdb);
+        if gdb && self.held.is_empty() {
+            return Ok(self.gdb_wait());
+        }
         if self.held.is_empty() {
             return Ok(self.next_stop());
         }
@@ -820,7 +842,7 @@ impl Tracer {
     fn adopt_parked(&mut self) {
         for tid in std::mem::take(&mut self.parked) {
             self.ensure_task(tid);
-            let _ = ptrace::cont(tid, None);
+            let _ = self.resume(tid, None);
         }
     }
 
@@ -876,10 +898,16 @@ impl Tracer {
                 self.syscall_exit(tid, sink)
             }
             WaitStatus::Stopped(pid, sig) => {
-                // Signal-delivery-stop: pass the signal on unchanged.
+                // Signal-delivery-stop: pass the signal on unchanged (or to gdb).
                 let tid = pid.as_raw();
                 self.ensure_task(tid);
-                ptrace::cont(tid, Some(sig))
+                if let Some(g) = self.gdb.as_mut()
+                    && !self.killing
+                    && g.target.signal(tid, sig)
+                {
+                    return Ok(());
+                }
+                self.resume(tid, Some(sig))
             }
             WaitStatus::Continued(_) | WaitStatus::StillAlive => Ok(()),
         }
@@ -900,12 +928,17 @@ impl Tracer {
                 self.spawned(tid, child, event, sink);
                 if self.parked.remove(&child) {
                     // Its first stop came before this event (see `park`).
-                    let _ = ptrace::cont(child, None);
+                    let _ = self.resume(child, None);
                 }
-                if event == libc::PTRACE_EVENT_VFORK && self.hold_vfork_parent(tid, child) {
+                // A parent gdb sees is not held here: gdb may have to stop it (an interrupt
+                // is not reported for a thread already in a stop).
+                if event == libc::PTRACE_EVENT_VFORK
+                    && !self.gdb.as_ref().is_some_and(|g| g.target.sees(tid))
+                    && self.hold_vfork_parent(tid, child)
+                {
                     return Ok(());
                 }
-                ptrace::cont(tid, None)
+                self.resume(tid, None)
             }
             libc::PTRACE_EVENT_EXEC => {
                 // The event message is the tid that called execve; only a process with other
@@ -917,23 +950,38 @@ impl Tracer {
                 } else {
                     i32::try_from(ptrace::event_msg(tid)?).unwrap_or(tid)
                 };
+                let first = self.gdb.is_some()
+                    && pid == self.root
+                    && self.procs.get(&pid).is_some_and(|p| !p.exec_seen);
                 self.exec(tid, former, sink);
+                if first && !self.killing {
+                    self.gdb_attach(tid);
+                }
                 // A parent held under the leader's tid is gone if another thread exec'd (that
                 // thread has the tid now and is not in a vfork stop): never resume it.
                 self.vfork_parents.retain(|_, parent| *parent != tid);
-                let r = ptrace::cont(tid, None);
+                let r = self.resume(tid, None);
                 self.release_vfork_parent(former);
                 r
             }
-            libc::PTRACE_EVENT_STOP => match sig {
-                // Group-stop: stay stopped (job control works) but keep reporting.
-                Signal::SIGSTOP | Signal::SIGTSTP | Signal::SIGTTIN | Signal::SIGTTOU => {
-                    ptrace::listen(tid)
+            libc::PTRACE_EVENT_STOP => {
+                // gdb's interrupt, or any stop of a thread gdb wants stopped (a group-stop
+                // too): it stays in this stop.
+                if let Some(g) = self.gdb.as_mut()
+                    && g.target.interrupted(tid)
+                {
+                    return Ok(());
                 }
-                // The initial stop of an auto-attached child, or an interrupt.
-                _ => ptrace::cont(tid, None),
-            },
-            _ => ptrace::cont(tid, None),
+                match sig {
+                    // Group-stop: stay stopped (job control works) but keep reporting.
+                    Signal::SIGSTOP | Signal::SIGTSTP | Signal::SIGTTIN | Signal::SIGTTOU => {
+                        ptrace::listen(tid)
+                    }
+                    // The initial stop of an auto-attached child, or an interrupt.
+                    _ => self.resume(tid, None),
+                }
+            }
+            _ => self.resume(tid, None),
         }
     }
 
@@ -985,7 +1033,68 @@ impl Tracer {
     /// Resume the vfork parent waiting for `child`, if one is held.
     fn release_vfork_parent(&mut self, child: i32) {
         if let Some(parent) = self.vfork_parents.remove(&child) {
-            let _ = ptrace::cont(parent, None);
+            let _ = self.resume(parent, None);
+        }
+    }
+
+    /// Resume `tid` (`PTRACE_CONT` with `sig`), unless gdb wants it stopped or stepping.
+    fn resume(&mut self, tid: i32, sig: Option<Signal>) -> Result<(), Error> {
+        if let Some(g) = self.gdb.as_mut() {
+            match g.target.hold(tid, sig) {
+                gdb::target::Hold::Keep => return Ok(()),
+                gdb::target::Hold::Step => return ptrace::step(tid, sig),
+                gdb::target::Hold::Cont => {}
+            }
+        }
+        ptrace::cont(tid, sig)
+    }
+
+    /// The root's first program is about to run: wait for gdb to connect.
+    fn gdb_attach(&mut self, root: i32) {
+        let Some(g) = self.gdb.as_mut() else { return };
+        let give_up = || INTERRUPTS.load(Ordering::SeqCst) > 0 || TIMED_OUT.load(Ordering::SeqCst);
+        if let Err(e) = g.attach(root, &give_up) {
+            eprintln!("sbx: gdb: {e}");
+            self.gdb = None;
+            self.kill_tree();
+        }
+    }
+
+    /// With gdb connected: the next stop if one is pending, else what gdb sent (up to half a
+    /// second, or until a tracee stops); `StillAlive` when no stop was taken.
+    fn gdb_wait(&mut self) -> nix::Result<WaitStatus> {
+        match waitpid(
+            Pid::from_raw(-1),
+            Some(WaitPidFlag::__WALL | WaitPidFlag::WNOHANG),
+        ) {
+            Ok(WaitStatus::StillAlive) => {}
+            r => return r,
+        }
+        let out = self.gdb.as_mut().map_or(gdb::Outcome::Continue, |g| {
+            g.poll(std::time::Duration::from_millis(500))
+        });
+        self.gdb_pump(Some(out));
+        Ok(WaitStatus::StillAlive)
+    }
+
+    /// Report what is due to gdb, and act on what gdb asked (`out`, from a poll).
+    fn gdb_pump(&mut self, out: Option<gdb::Outcome>) {
+        let Some(g) = self.gdb.as_mut() else { return };
+        let out = match out {
+            Some(gdb::Outcome::Continue) | None => g.pump(),
+            Some(o) => o,
+        };
+        let kill = std::mem::take(&mut g.target.kill);
+        match out {
+            gdb::Outcome::Continue => {}
+            gdb::Outcome::Detach => self.gdb = None,
+            gdb::Outcome::Kill => {
+                self.gdb = None;
+                self.kill_tree();
+            }
+        }
+        if kill && !self.killing {
+            self.kill_tree();
         }
     }
 
@@ -1021,6 +1130,14 @@ impl Tracer {
             task.root = procfs::RootCache::inherit(&creator.root);
         }
         let newly = self.tasks.insert(child, task).is_none();
+        if let Some(g) = self.gdb.as_mut() {
+            let kind = match (thread, via) {
+                (true, _) => gdb::target::Born::Thread,
+                (false, SpawnVia::Vfork) => gdb::target::Born::Vfork,
+                (false, _) => gdb::target::Born::Fork,
+            };
+            g.target.added(parent_tid, child, child_pid, kind);
+        }
         if thread {
             if newly && let Some(p) = self.procs.get_mut(&ppid) {
                 p.threads += 1;
@@ -1086,6 +1203,9 @@ impl Tracer {
             let _ = signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
             return;
         }
+        if let Some(g) = self.gdb.as_mut() {
+            g.target.exec(pid);
+        }
         let Some(p) = self.procs.get_mut(&pid) else {
             return;
         };
@@ -1139,17 +1259,17 @@ impl Tracer {
             ptrace::SyscallInfo::Seccomp {
                 arch, nr, args, sp, ..
             } => (arch, nr, args, sp),
-            _ => return ptrace::cont(tid, None),
+            _ => return self.resume(tid, None),
         };
         let pid = self.tasks.get(&tid).map(|t| t.pid).unwrap_or(tid);
         let Some(p) = self.procs.get(&pid) else {
-            return ptrace::cont(tid, None);
+            return self.resume(tid, None);
         };
         // The root before its first exec is still sbx's own child code (installing filters);
         // only its execve is the workload's.
         let is_exec = Arch::native().by_nr(nr).is_some_and(|d| d.name == "execve");
         if !p.exec_seen && !is_exec && audit_arch == Arch::native().audit_arch() {
-            return ptrace::cont(tid, None);
+            return self.resume(tid, None);
         }
         if self.killing {
             let _ = regs::skip_syscall(tid, -i64::from(libc::EPERM));
@@ -1160,7 +1280,7 @@ impl Tracer {
             self.forget_roots();
         }
         let (Some(p), Some(task)) = (self.procs.get(&pid), self.tasks.get(&tid)) else {
-            return ptrace::cont(tid, None);
+            return self.resume(tid, None);
         };
         let stop = SyscallStop {
             time_ns: self.now(),
@@ -1187,9 +1307,34 @@ impl Tracer {
                 return Err(e);
             }
         };
+        if matches!(verdict, Verdict::Kill | Verdict::Deny(_))
+            && self.gdb.as_ref().is_some_and(|g| g.target.sees(tid))
+            && self.gdb_violation(tid, verdict, sink)
+        {
+            sink.after_resume();
+            return Ok(());
+        }
         let applied = self.apply(tid, verdict, (audit_arch, nr, args));
         sink.after_resume();
         applied
+    }
+
+    /// A violation at `tid`'s seccomp stop while gdb sees the thread: gdb gets a SIGSYS stop
+    /// with the violation line. Kill: the call is skipped and the tree killed only when gdb
+    /// resumes the thread (true: done here). Deny goes on as without gdb (false), the thread
+    /// then held for gdb.
+    fn gdb_violation(&mut self, tid: i32, verdict: Verdict, sink: &mut dyn Sink) -> bool {
+        let Some(line) = sink.take_violation() else {
+            return false;
+        };
+        let kill = verdict == Verdict::Kill;
+        if kill && regs::skip_syscall(tid, -i64::from(libc::EPERM)).is_err() {
+            return false;
+        }
+        if let Some(g) = self.gdb.as_mut() {
+            g.target.violation(tid, line, kill);
+        }
+        kill
     }
 
     fn apply(
@@ -1199,7 +1344,7 @@ impl Tracer {
         call: (u32, u64, [u64; 6]),
     ) -> Result<(), Error> {
         match verdict {
-            Verdict::Allow => ptrace::cont(tid, None),
+            Verdict::Allow => self.resume(tid, None),
             Verdict::AllowWatchExit => {
                 if let Some(t) = self.tasks.get_mut(&tid) {
                     t.awaiting_exit = Some(call);
@@ -1208,7 +1353,7 @@ impl Tracer {
             }
             Verdict::Deny(errno) => {
                 regs::skip_syscall(tid, -i64::from(errno))?;
-                ptrace::cont(tid, None)
+                self.resume(tid, None)
             }
             Verdict::Hold => {
                 self.held.insert(tid, call);
@@ -1229,15 +1374,15 @@ impl Tracer {
             .get_mut(&tid)
             .and_then(|t| t.awaiting_exit.take());
         let Some((audit_arch, nr, args)) = call else {
-            return ptrace::cont(tid, None);
+            return self.resume(tid, None);
         };
         let rval = match ptrace::syscall_info(tid)? {
             ptrace::SyscallInfo::Exit { rval, .. } => rval,
-            _ => return ptrace::cont(tid, None),
+            _ => return self.resume(tid, None),
         };
         let pid = self.tasks.get(&tid).map(|t| t.pid).unwrap_or(tid);
         let Some(p) = self.procs.get_mut(&pid) else {
-            return ptrace::cont(tid, None);
+            return self.resume(tid, None);
         };
         if Arch::native()
             .by_nr(nr)
@@ -1251,7 +1396,7 @@ impl Tracer {
             self.forget_roots();
         }
         let (Some(p), Some(task)) = (self.procs.get(&pid), self.tasks.get(&tid)) else {
-            return ptrace::cont(tid, None);
+            return self.resume(tid, None);
         };
         let stop = SyscallStop {
             time_ns: self.now(),
@@ -1274,7 +1419,7 @@ impl Tracer {
                 self.kill_tree();
                 Ok(())
             }
-            _ => ptrace::cont(tid, None),
+            _ => self.resume(tid, None),
         }
     }
 
@@ -1292,6 +1437,9 @@ impl Tracer {
         // A creator that died between its clone and its event leaves its child parked.
         if !self.parked.is_empty() {
             self.adopt_parked();
+        }
+        if let Some(g) = self.gdb.as_mut() {
+            g.target.gone(tid);
         }
         let Some(task) = self.tasks.remove(&tid) else {
             // Not a tracee (e.g. an orphan reparented to sbx that was never traced): reaped.

@@ -250,3 +250,15 @@ pub fn seize(pid: i32, options: ptrace::Options) -> Result<(), Error> {
         e => ctx(pid, "PTRACE_SEIZE")(e),
     })
 }
+
+/// `PTRACE_INTERRUPT`: stop a seized tracee; it reports a `PTRACE_EVENT_STOP` (or another
+/// stop first, the interrupt trap staying pending until it returns to user space).
+pub fn interrupt(tid: i32) -> Result<(), Error> {
+    ptrace::interrupt(Pid::from_raw(tid)).map_err(ctx(tid, "PTRACE_INTERRUPT"))
+}
+
+/// `PTRACE_SINGLESTEP`, delivering `sig` if any.
+pub fn step(tid: i32, sig: Option<Signal>) -> Result<(), Error> {
+    forget_call(tid);
+    ptrace::step(Pid::from_raw(tid), sig).map_err(ctx(tid, "PTRACE_SINGLESTEP"))
+}

@@ -1,0 +1,966 @@
+//! The debuggee as gdb sees it: the `gdbstub` target, and the per-thread "stopped for gdb"
+//! state the tracer loop consults before it resumes a thread.
+//!
+//! gdb sees one process (gdbstub names it pid 1) whose threads are the tasks of the
+//! workload's first program and of its fork children, until they exec another program (their
+//! tids are unique on the machine, so a thread id is enough to name one). A thread is
+//! [`Run::Running`], [`Run::Stepping`], [`Run::Stopping`] (asked to stop with
+//! `PTRACE_INTERRUPT`) or [`Run::Stopped`] (left in a ptrace stop, not resumed until gdb
+//! resumes it). All-stop: when one thread has something to report ([`Reason`]), every other
+//! running thread is interrupted, and the report goes out once all are stopped. Stops sbx
+//! makes for the sandbox are not reported: the tracer handles them and resumes the thread
+//! through [`Debuggee::hold`], which leaves a thread that gdb wants stopped where it is.
+//!
+//! Never waits for a tracee: the tracer loop owns every wait.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fs::OpenOptions;
+use std::os::unix::fs::FileExt;
+
+use gdbstub::common::{Signal as GdbSignal, Tid};
+use gdbstub::stub::MultiThreadStopReason;
+use gdbstub::target::ext::auxv::{Auxv, AuxvOps};
+use gdbstub::target::ext::base::BaseOps;
+use gdbstub::target::ext::base::multithread::{
+    MultiThreadBase, MultiThreadResume, MultiThreadResumeOps, MultiThreadSchedulerLocking,
+    MultiThreadSchedulerLockingOps, MultiThreadSingleStep, MultiThreadSingleStepOps,
+};
+use gdbstub::target::ext::breakpoints::{
+    Breakpoints, BreakpointsOps, SwBreakpoint, SwBreakpointOps,
+};
+use gdbstub::target::ext::exec_file::{ExecFile, ExecFileOps};
+use gdbstub::target::ext::extended_mode::{
+    Args, AttachKind, CurrentActivePid, CurrentActivePidOps, ExtendedMode, ExtendedModeOps,
+    ShouldTerminate,
+};
+use gdbstub::target::ext::thread_extra_info::{ThreadExtraInfo, ThreadExtraInfoOps};
+use gdbstub::target::{Target, TargetError, TargetResult};
+use nix::sys::signal::Signal;
+
+use super::regs;
+use crate::tracer::ptrace;
+
+/// Where a gdb-visible thread is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Run {
+    Running,
+    /// Resumed with `PTRACE_SINGLESTEP` for gdb: sandbox stops on the way resume it the same.
+    Stepping,
+    /// `PTRACE_INTERRUPT` sent; its next stop leaves it stopped.
+    Stopping,
+    /// In a ptrace stop, left there for gdb.
+    Stopped,
+}
+
+/// Why a thread stopped for gdb.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    /// A signal on its way to the thread (host number).
+    Signal(i32),
+    /// A breakpoint gdb set (the PC is back at its address).
+    Break,
+    /// A single step is done.
+    Step,
+    /// gdb's Ctrl-C.
+    Interrupt,
+    /// A sandbox violation: the call was skipped; `kill`: the tree dies when gdb resumes.
+    Violation { line: String, kill: bool },
+}
+
+/// A stop waiting to be reported to gdb.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    pub tid: i32,
+    pub reason: Reason,
+}
+
+/// What was reported to gdb of a thread's last stop, to resume it as gdb asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Reported {
+    /// The signal number gdb was given.
+    gdb: u8,
+    /// The signal that stopped the thread, to deliver if gdb passes `gdb` on.
+    host: Option<i32>,
+    /// sbx's own stop (breakpoint, step, Ctrl-C, violation): never delivered.
+    synthetic: bool,
+    /// A violation in kill mode: resuming it kills the tree.
+    kill: bool,
+}
+
+/// How a thread gdb sees came to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Born {
+    /// A thread of its creator's process.
+    Thread,
+    /// A process with a copy of its parent's memory.
+    Fork,
+    /// A process borrowing its parent's memory until it execs or exits.
+    Vfork,
+}
+
+#[derive(Debug)]
+struct View {
+    /// The process whose memory the thread runs in: its own, or a vfork parent's.
+    pid: i32,
+    /// Its own process.
+    tgid: i32,
+    run: Run,
+    /// A signal the thread was stopped with while gdb was stopping everything, delivered when
+    /// it is resumed.
+    pending: Option<i32>,
+    reported: Option<Reported>,
+}
+
+/// How gdb wants a thread resumed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plan {
+    Continue(Option<u8>),
+    Step(Option<u8>),
+}
+
+/// How the tracer must resume a thread it would have continued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hold {
+    /// As without gdb: `PTRACE_CONT`.
+    Cont,
+    /// gdb is stepping it: `PTRACE_SINGLESTEP`.
+    Step,
+    /// Leave it stopped.
+    Keep,
+}
+
+/// The gdbstub target.
+#[derive(Debug, Default)]
+pub struct Debuggee {
+    tasks: BTreeMap<i32, View>,
+    /// Breakpoint addresses gdb set.
+    wanted: BTreeSet<u64>,
+    /// Per process: breakpoint address -> the bytes the breakpoint instruction replaced.
+    inserted: BTreeMap<i32, BTreeMap<u64, Vec<u8>>>,
+    events: VecDeque<Event>,
+    /// gdb wants every thread stopped (a stop is being reported, or gdb is looking).
+    halted: bool,
+    plan: BTreeMap<i32, Plan>,
+    locked: bool,
+    /// A violation stop in kill mode was resumed: the tracer kills the tree.
+    pub kill: bool,
+    /// The process gdb attached to (its auxiliary vector and program are gdb's).
+    root: i32,
+    /// vfork children gdb sees, with the thread that waits for them: the kernel lets that
+    /// thread stop only once its child execs or exits, so until then it counts as stopped.
+    vfork_waits: BTreeMap<i32, i32>,
+}
+
+fn tid_of(t: Tid) -> i32 {
+    i32::try_from(t.get()).unwrap_or(0)
+}
+
+fn gdb_tid(tid: i32) -> Option<Tid> {
+    usize::try_from(tid).ok().and_then(Tid::new)
+}
+
+/// Host signal numbers and gdb's (`include/gdb/signals.def`): equal up to 6, then apart.
+const SIGNALS: &[(Signal, u8)] = &[
+    (Signal::SIGHUP, 1),
+    (Signal::SIGINT, 2),
+    (Signal::SIGQUIT, 3),
+    (Signal::SIGILL, 4),
+    (Signal::SIGTRAP, 5),
+    (Signal::SIGABRT, 6),
+    (Signal::SIGFPE, 8),
+    (Signal::SIGKILL, 9),
+    (Signal::SIGBUS, 10),
+    (Signal::SIGSEGV, 11),
+    (Signal::SIGSYS, 12),
+    (Signal::SIGPIPE, 13),
+    (Signal::SIGALRM, 14),
+    (Signal::SIGTERM, 15),
+    (Signal::SIGURG, 16),
+    (Signal::SIGSTOP, 17),
+    (Signal::SIGTSTP, 18),
+    (Signal::SIGCONT, 19),
+    (Signal::SIGCHLD, 20),
+    (Signal::SIGTTIN, 21),
+    (Signal::SIGTTOU, 22),
+    (Signal::SIGIO, 23),
+    (Signal::SIGXCPU, 24),
+    (Signal::SIGXFSZ, 25),
+    (Signal::SIGVTALRM, 26),
+    (Signal::SIGPROF, 27),
+    (Signal::SIGWINCH, 28),
+    (Signal::SIGUSR1, 30),
+    (Signal::SIGUSR2, 31),
+    (Signal::SIGPWR, 32),
+];
+
+/// gdb's number for host signal `sig` (0 for one gdb has no name for here).
+pub fn to_gdb_signal(sig: i32) -> u8 {
+    SIGNALS
+        .iter()
+        .find(|(s, _)| *s as i32 == sig)
+        .map_or(0, |&(_, g)| g)
+}
+
+/// The host signal for gdb's number `g`.
+pub fn from_gdb_signal(g: u8) -> Option<i32> {
+    SIGNALS
+        .iter()
+        .find(|&&(_, n)| n == g)
+        .map(|&(s, _)| s as i32)
+}
+
+/// The stop reply for `reason` in thread `tid`, what gdb was told (to resume the thread as
+/// gdb then asks), and the console line to print before it.
+fn stop_reply(tid: Tid, reason: Reason) -> (MultiThreadStopReason<u64>, Reported, Option<String>) {
+    let ours = |gdb: u8, kill: bool| Reported {
+        gdb,
+        host: None,
+        synthetic: true,
+        kill,
+    };
+    let signal = |g: u8| MultiThreadStopReason::SignalWithThread {
+        tid,
+        signal: GdbSignal(g),
+    };
+    match reason {
+        Reason::Signal(s) => {
+            let g = to_gdb_signal(s);
+            let told = Reported {
+                gdb: g,
+                host: Some(s),
+                synthetic: false,
+                kill: false,
+            };
+            (signal(g), told, None)
+        }
+        Reason::Break => (MultiThreadStopReason::SwBreak(tid), ours(5, false), None),
+        Reason::Step => (signal(5), ours(5, false), None),
+        Reason::Interrupt => (signal(2), ours(2, false), None),
+        Reason::Violation { line, kill } => (signal(12), ours(12, kill), Some(line)),
+    }
+}
+
+/// The host signal to deliver to a thread resumed with gdb's signal `asked`, given what gdb
+/// was told of its stop: sbx's own stops' signals are never delivered, a reported signal
+/// passed on is the original one.
+fn delivery(told: Option<Reported>, asked: Option<u8>) -> Option<i32> {
+    match (told, asked) {
+        (Some(r), Some(g)) if g == r.gdb && r.synthetic => None,
+        (Some(r), Some(g)) if g == r.gdb => r.host,
+        (_, Some(g)) => from_gdb_signal(g),
+        (_, None) => None,
+    }
+}
+
+fn mem_err<T>(_: std::io::Error) -> TargetResult<T, Debuggee> {
+    Err(TargetError::NonFatal)
+}
+
+impl Debuggee {
+    /// Is `tid` a thread gdb sees?
+    pub fn sees(&self, tid: i32) -> bool {
+        self.tasks.contains_key(&tid)
+    }
+
+    /// The workload's first program starts (thread `tid` in its exec stop): gdb's first
+    /// thread, stopped.
+    pub fn start(&mut self, tid: i32) {
+        self.root = tid;
+        self.tasks.insert(
+            tid,
+            View {
+                pid: tid,
+                tgid: tid,
+                run: Run::Stopped,
+                pending: None,
+                reported: None,
+            },
+        );
+        self.halted = true;
+    }
+
+    /// A new thread or process `tid` (of process `tgid`), made by thread `creator` gdb sees,
+    /// not yet stopped anywhere. A vfork child runs in its parent's memory: it is shown as
+    /// one more thread of it, so breakpoints are neither copied nor written twice.
+    pub fn added(&mut self, creator: i32, tid: i32, tgid: i32, born: Born) {
+        let Some(parent) = self.tasks.get(&creator).map(|v| v.pid) else {
+            return;
+        };
+        if born == Born::Vfork {
+            self.vfork_waits.insert(tgid, creator);
+        }
+        let pid = match born {
+            Born::Thread | Born::Vfork => parent,
+            Born::Fork => {
+                // The child's memory is a copy of its parent's: same breakpoints, same bytes.
+                if let Some(bps) = self.inserted.get(&parent).cloned() {
+                    self.inserted.insert(tgid, bps);
+                }
+                tgid
+            }
+        };
+        let run = if self.halted {
+            Run::Stopping
+        } else {
+            Run::Running
+        };
+        self.tasks.insert(
+            tid,
+            View {
+                pid,
+                tgid,
+                run,
+                pending: None,
+                reported: None,
+            },
+        );
+    }
+
+    /// Process `pid` exec'd another program: it leaves gdb's view.
+    pub fn exec(&mut self, pid: i32) {
+        self.vfork_done(pid);
+        self.tasks.retain(|_, v| v.tgid != pid);
+        let tasks = &self.tasks;
+        self.events.retain(|e| tasks.contains_key(&e.tid));
+        // Its memory is new, unless it was a vfork child's (borrowed, still the parent's).
+        if !self.tasks.values().any(|v| v.pid == pid) {
+            self.inserted.remove(&pid);
+        }
+    }
+
+    /// Thread `tid` is gone.
+    pub fn gone(&mut self, tid: i32) {
+        self.vfork_done(tid);
+        let Some(v) = self.tasks.remove(&tid) else {
+            return;
+        };
+        self.events.retain(|e| e.tid != tid);
+        if !self.tasks.values().any(|o| o.pid == v.pid) {
+            self.inserted.remove(&v.pid);
+        }
+    }
+
+    /// Whether any thread is left in gdb's view.
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    /// The tracer would resume `tid` with `sig`: how, if gdb has a say.
+    pub fn hold(&mut self, tid: i32, sig: Option<Signal>) -> Hold {
+        let Some(v) = self.tasks.get_mut(&tid) else {
+            return Hold::Cont;
+        };
+        match v.run {
+            Run::Running => Hold::Cont,
+            Run::Stepping => Hold::Step,
+            Run::Stopping | Run::Stopped => {
+                v.run = Run::Stopped;
+                if let Some(s) = sig {
+                    v.pending = Some(s as i32);
+                }
+                Hold::Keep
+            }
+        }
+    }
+
+    /// A `PTRACE_EVENT_STOP` of `tid` with SIGTRAP: true when it is the stop gdb asked for
+    /// (the thread stays stopped); false for a stale one (resume it).
+    pub fn interrupted(&mut self, tid: i32) -> bool {
+        match self.tasks.get_mut(&tid) {
+            Some(v) if matches!(v.run, Run::Stopping | Run::Stopped) => {
+                v.run = Run::Stopped;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A signal-delivery stop of `tid`: true when gdb takes it (the thread stays stopped).
+    pub fn signal(&mut self, tid: i32, sig: Signal) -> bool {
+        let Some(v) = self.tasks.get(&tid) else {
+            return false;
+        };
+        let (pid, run) = (v.pid, v.run);
+        let reason = if sig != Signal::SIGTRAP {
+            Reason::Signal(sig as i32)
+        } else if run == Run::Stepping {
+            Reason::Step
+        } else if self.back_at_breakpoint(tid, pid) {
+            Reason::Break
+        } else {
+            Reason::Signal(sig as i32)
+        };
+        if let Some(v) = self.tasks.get_mut(&tid) {
+            v.run = Run::Stopped;
+        }
+        // Another thread's stop is being reported: a breakpoint is hit again once resumed.
+        if !(self.halted && reason == Reason::Break) {
+            self.events.push_back(Event { tid, reason });
+        }
+        self.halt_all();
+        true
+    }
+
+    /// A violation at `tid`'s seccomp stop (the call already skipped): report it, the thread
+    /// stays stopped.
+    pub fn violation(&mut self, tid: i32, line: String, kill: bool) {
+        let Some(v) = self.tasks.get_mut(&tid) else {
+            return;
+        };
+        v.run = Run::Stopped;
+        self.events.push_back(Event {
+            tid,
+            reason: Reason::Violation { line, kill },
+        });
+        self.halt_all();
+    }
+
+    /// gdb's Ctrl-C: stop everything, report it on the first thread.
+    pub fn ctrl_c(&mut self) {
+        if let Some(&tid) = self.tasks.keys().next() {
+            self.events.push_back(Event {
+                tid,
+                reason: Reason::Interrupt,
+            });
+        }
+        self.halt_all();
+    }
+
+    /// vfork child `pid` exec'd or exited: its parent can stop again, and must if gdb is
+    /// stopping everything.
+    fn vfork_done(&mut self, pid: i32) {
+        if self.vfork_waits.remove(&pid).is_some() && self.halted {
+            self.halt_all();
+        }
+    }
+
+    /// Whether `tid` waits for a vfork child (and cannot stop before it is done).
+    fn vfork_waiting(&self, tid: i32) -> bool {
+        self.vfork_waits.values().any(|&p| p == tid)
+    }
+
+    /// Every thread gdb sees is stopped (or cannot be: a vfork parent).
+    fn all_stopped(&self) -> bool {
+        self.tasks
+            .iter()
+            .all(|(&tid, v)| v.run == Run::Stopped || self.vfork_waiting(tid))
+    }
+
+    /// Ask every running thread to stop.
+    fn halt_all(&mut self) {
+        self.halted = true;
+        let waiting: BTreeSet<i32> = self.vfork_waits.values().copied().collect();
+        for (&tid, v) in self.tasks.iter_mut() {
+            if v.run == Run::Running && !waiting.contains(&tid) {
+                v.run = match ptrace::interrupt(tid) {
+                    Ok(()) => Run::Stopping,
+                    // Dying: its exit comes through the wait loop.
+                    Err(_) => Run::Running,
+                };
+            }
+        }
+    }
+
+    /// The next stop to report, once every thread is stopped, with the console line to
+    /// print first.
+    pub fn next_report(&mut self) -> Option<(MultiThreadStopReason<u64>, Option<String>)> {
+        if !self.halted || !self.all_stopped() {
+            return None;
+        }
+        let ev = self.events.pop_front()?;
+        let tid = gdb_tid(ev.tid)?;
+        let v = self.tasks.get_mut(&ev.tid)?;
+        let (reason, reported, console) = stop_reply(tid, ev.reason);
+        v.reported = Some(reported);
+        Some((reason, console))
+    }
+
+    /// Every thread stopped, nothing to report (the thread that stopped died): run on.
+    pub fn stuck(&self) -> bool {
+        self.halted && self.events.is_empty() && self.all_stopped()
+    }
+
+    /// Resume every stopped thread as gdb's plan says (no plan: continue, unless locked).
+    fn resume_planned(&mut self) {
+        self.halted = false;
+        let plan = std::mem::take(&mut self.plan);
+        let locked = std::mem::replace(&mut self.locked, false);
+        for (&tid, v) in self.tasks.iter_mut() {
+            if v.run != Run::Stopped {
+                continue;
+            }
+            let p = match plan.get(&tid) {
+                Some(&p) => p,
+                None if locked => continue,
+                None => Plan::Continue(None),
+            };
+            let (step, asked) = match p {
+                Plan::Continue(s) => (false, s),
+                Plan::Step(s) => (true, s),
+            };
+            let rep = v.reported.take();
+            if rep.is_some_and(|r| r.kill) {
+                self.kill = true;
+                continue;
+            }
+            let deliver = delivery(rep, asked)
+                .or(v.pending.take())
+                .and_then(|s| Signal::try_from(s).ok());
+            let r = if step {
+                ptrace::step(tid, deliver)
+            } else {
+                ptrace::cont(tid, deliver)
+            };
+            v.run = match (r, step) {
+                (Ok(()), true) => Run::Stepping,
+                _ => Run::Running,
+            };
+        }
+    }
+
+    /// gdb left: every thread it held runs on.
+    pub fn release_all(&mut self) {
+        self.plan.clear();
+        self.locked = false;
+        self.events.clear();
+        for v in self.tasks.values_mut() {
+            v.reported = None;
+        }
+        let wanted: Vec<u64> = self.wanted.iter().copied().collect();
+        for addr in wanted {
+            self.remove_breakpoint(addr);
+        }
+        self.resume_planned();
+    }
+
+    /// Whether the stopped thread's trap came from one of gdb's breakpoints; if so, its PC
+    /// is put back on the breakpoint's address (x86_64 reports the PC after `int3`).
+    fn back_at_breakpoint(&self, tid: i32, pid: i32) -> bool {
+        let Some(bps) = self.inserted.get(&pid) else {
+            return false;
+        };
+        let Ok(mut w) = regs::get(tid) else {
+            return false;
+        };
+        let at = regs::pc(&w).wrapping_sub(regs::PC_AFTER_TRAP);
+        if !bps.contains_key(&at) {
+            return false;
+        }
+        if regs::PC_AFTER_TRAP != 0 {
+            regs::set_pc(&mut w, at);
+            if regs::set(tid, &w).is_err() {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn processes(&self) -> BTreeSet<i32> {
+        self.tasks.values().map(|v| v.pid).collect()
+    }
+
+    fn insert_breakpoint(&mut self, addr: u64) -> bool {
+        let mut any = false;
+        for pid in self.processes() {
+            let bps = self.inserted.entry(pid).or_default();
+            if bps.contains_key(&addr) {
+                any = true;
+                continue;
+            }
+            let mut orig = vec![0u8; regs::BREAKPOINT.len()];
+            if read_mem(pid, addr, &mut orig).ok() != Some(orig.len()) {
+                continue;
+            }
+            if write_mem(pid, addr, regs::BREAKPOINT).is_ok() {
+                bps.insert(addr, orig);
+                any = true;
+            }
+        }
+        any
+    }
+
+    fn remove_breakpoint(&mut self, addr: u64) -> bool {
+        let mut any = false;
+        for (&pid, bps) in self.inserted.iter_mut() {
+            if let Some(orig) = bps.remove(&addr) {
+                any |= write_mem(pid, addr, &orig).is_ok();
+            }
+        }
+        self.wanted.remove(&addr);
+        any
+    }
+
+    fn pid_of(&self, tid: Tid) -> i32 {
+        let t = tid_of(tid);
+        self.tasks.get(&t).map_or(t, |v| v.pid)
+    }
+}
+
+/// Read `buf.len()` bytes of process `pid` at `addr` (`/proc/PID/mem`).
+fn read_mem(pid: i32, addr: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+    let f = OpenOptions::new()
+        .read(true)
+        .open(format!("/proc/{pid}/mem"))?;
+    f.read_at(buf, addr)
+}
+
+/// Write `bytes` into process `pid` at `addr` (`/proc/PID/mem` ignores page protections, so
+/// breakpoints go into read-only text; private mappings get a copy).
+fn write_mem(pid: i32, addr: u64, bytes: &[u8]) -> std::io::Result<()> {
+    let f = OpenOptions::new()
+        .write(true)
+        .open(format!("/proc/{pid}/mem"))?;
+    f.write_all_at(bytes, addr)
+}
+
+impl Target for Debuggee {
+    type Arch = regs::GdbArch;
+    type Error = String;
+
+    fn base_ops(&mut self) -> BaseOps<'_, Self::Arch, Self::Error> {
+        BaseOps::MultiThread(self)
+    }
+
+    fn support_breakpoints(&mut self) -> Option<BreakpointsOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_extended_mode(&mut self) -> Option<ExtendedModeOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_auxv(&mut self) -> Option<AuxvOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_exec_file(&mut self) -> Option<ExecFileOps<'_, Self>> {
+        Some(self)
+    }
+}
+
+/// `target extended-remote`: the program is the one sbx started; gdb cannot start or attach
+/// to another (`run`, `attach` fail), and a kill kills the whole tree.
+impl ExtendedMode for Debuggee {
+    fn run(
+        &mut self,
+        _: Option<&[u8]>,
+        _: Args<'_, '_>,
+    ) -> TargetResult<gdbstub::common::Pid, Self> {
+        Err(TargetError::NonFatal)
+    }
+
+    fn attach(&mut self, _: gdbstub::common::Pid) -> TargetResult<(), Self> {
+        Err(TargetError::NonFatal)
+    }
+
+    fn query_if_attached(&mut self, _: gdbstub::common::Pid) -> TargetResult<AttachKind, Self> {
+        // Started for gdb: quitting gdb kills it, as for a program gdb runs itself.
+        Ok(AttachKind::Run)
+    }
+
+    fn kill(&mut self, _: Option<gdbstub::common::Pid>) -> TargetResult<ShouldTerminate, Self> {
+        self.kill = true;
+        Ok(ShouldTerminate::Yes)
+    }
+
+    fn restart(&mut self) -> Result<(), Self::Error> {
+        Err("sbx cannot restart the workload".into())
+    }
+
+    fn support_current_active_pid(&mut self) -> Option<CurrentActivePidOps<'_, Self>> {
+        Some(self)
+    }
+}
+
+/// The process gdb sees is the workload's first (its real pid, so gdb's own look at
+/// `/proc/PID` finds it).
+impl CurrentActivePid for Debuggee {
+    fn current_active_pid(&mut self) -> Result<gdbstub::common::Pid, Self::Error> {
+        usize::try_from(self.root)
+            .ok()
+            .and_then(gdbstub::common::Pid::new)
+            .ok_or_else(|| "no process".to_string())
+    }
+}
+
+/// Bytes `offset..offset+length` of `data` into `buf`.
+fn window(data: &[u8], offset: u64, length: usize, buf: &mut [u8]) -> usize {
+    let start = usize::try_from(offset)
+        .unwrap_or(usize::MAX)
+        .min(data.len());
+    let n = length.min(buf.len()).min(data.len() - start);
+    buf[..n].copy_from_slice(&data[start..start + n]);
+    n
+}
+
+/// The auxiliary vector (gdb finds where a PIE program was loaded from `AT_ENTRY`).
+impl Auxv for Debuggee {
+    fn get_auxv(&self, offset: u64, length: usize, buf: &mut [u8]) -> TargetResult<usize, Self> {
+        let data = std::fs::read(format!("/proc/{}/auxv", self.root))
+            .map_err(|_| TargetError::NonFatal)?;
+        Ok(window(&data, offset, length, buf))
+    }
+}
+
+/// The program's path, for a gdb started without one.
+impl ExecFile for Debuggee {
+    fn get_exec_file(
+        &self,
+        _pid: Option<gdbstub::common::Pid>,
+        offset: u64,
+        length: usize,
+        buf: &mut [u8],
+    ) -> TargetResult<usize, Self> {
+        let exe = std::fs::read_link(format!("/proc/{}/exe", self.root))
+            .map_err(|_| TargetError::NonFatal)?;
+        use std::os::unix::ffi::OsStrExt;
+        Ok(window(exe.as_os_str().as_bytes(), offset, length, buf))
+    }
+}
+
+impl MultiThreadBase for Debuggee {
+    fn read_registers(
+        &mut self,
+        out: &mut <Self::Arch as gdbstub::arch::Arch>::Registers,
+        tid: Tid,
+    ) -> TargetResult<(), Self> {
+        *out = regs::read_gdb(tid_of(tid)).map_err(|_| TargetError::NonFatal)?;
+        Ok(())
+    }
+
+    fn write_registers(
+        &mut self,
+        new: &<Self::Arch as gdbstub::arch::Arch>::Registers,
+        tid: Tid,
+    ) -> TargetResult<(), Self> {
+        regs::write_gdb(tid_of(tid), new).map_err(|_| TargetError::NonFatal)
+    }
+
+    fn read_addrs(&mut self, start: u64, data: &mut [u8], tid: Tid) -> TargetResult<usize, Self> {
+        let pid = self.pid_of(tid);
+        let n = match read_mem(pid, start, data) {
+            Ok(n) => n,
+            Err(e) => return mem_err(e),
+        };
+        // gdb sees the program's own bytes, not its breakpoints.
+        if let Some(bps) = self.inserted.get(&pid) {
+            let end = start.saturating_add(n as u64);
+            for (&addr, orig) in bps.range(start.saturating_sub(8)..end) {
+                for (i, &b) in orig.iter().enumerate() {
+                    let a = addr + i as u64;
+                    if a >= start && a < end {
+                        data[usize::try_from(a - start).unwrap_or(0)] = b;
+                    }
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    fn write_addrs(&mut self, start: u64, data: &[u8], tid: Tid) -> TargetResult<(), Self> {
+        write_mem(self.pid_of(tid), start, data).or_else(mem_err)
+    }
+
+    fn list_active_threads(&mut self, found: &mut dyn FnMut(Tid)) -> Result<(), Self::Error> {
+        for &tid in self.tasks.keys() {
+            if let Some(t) = gdb_tid(tid) {
+                found(t);
+            }
+        }
+        Ok(())
+    }
+
+    fn support_resume(&mut self) -> Option<MultiThreadResumeOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_thread_extra_info(&mut self) -> Option<ThreadExtraInfoOps<'_, Self>> {
+        Some(self)
+    }
+}
+
+/// `info threads` tells threads from the processes gdb also shows as threads: each line
+/// names the thread's program (`comm`) and, for a fork or vfork child, its process.
+impl ThreadExtraInfo for Debuggee {
+    fn thread_extra_info(&self, tid: Tid, buf: &mut [u8]) -> Result<usize, Self::Error> {
+        let t = tid_of(tid);
+        let comm = std::fs::read_to_string(format!("/proc/{t}/comm")).unwrap_or_default();
+        let text = match self.tasks.get(&t) {
+            Some(v) if v.tgid != self.root => format!("{} (process {})", comm.trim_end(), v.tgid),
+            _ => comm.trim_end().to_string(),
+        };
+        Ok(window(text.as_bytes(), 0, buf.len(), buf))
+    }
+}
+
+impl MultiThreadResume for Debuggee {
+    fn resume(&mut self) -> Result<(), Self::Error> {
+        // A stop taken while the last one was reported goes out first, nothing resumed.
+        if !self.events.is_empty() {
+            // What gdb passes on with this resume is delivered when the thread really runs.
+            for (tid, p) in std::mem::take(&mut self.plan) {
+                let (Plan::Continue(asked) | Plan::Step(asked)) = p;
+                if let Some(v) = self.tasks.get_mut(&tid)
+                    && let Some(rep) = v.reported.take()
+                {
+                    v.pending = delivery(Some(rep), asked).or(v.pending);
+                    self.kill |= rep.kill;
+                }
+            }
+            self.locked = false;
+            return Ok(());
+        }
+        self.resume_planned();
+        Ok(())
+    }
+
+    fn clear_resume_actions(&mut self) -> Result<(), Self::Error> {
+        self.plan.clear();
+        self.locked = false;
+        Ok(())
+    }
+
+    fn set_resume_action_continue(
+        &mut self,
+        tid: Tid,
+        signal: Option<GdbSignal>,
+    ) -> Result<(), Self::Error> {
+        self.plan
+            .insert(tid_of(tid), Plan::Continue(signal.map(|s| s.0)));
+        Ok(())
+    }
+
+    fn support_single_step(&mut self) -> Option<MultiThreadSingleStepOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_scheduler_locking(&mut self) -> Option<MultiThreadSchedulerLockingOps<'_, Self>> {
+        Some(self)
+    }
+}
+
+impl MultiThreadSingleStep for Debuggee {
+    fn set_resume_action_step(
+        &mut self,
+        tid: Tid,
+        signal: Option<GdbSignal>,
+    ) -> Result<(), Self::Error> {
+        self.plan
+            .insert(tid_of(tid), Plan::Step(signal.map(|s| s.0)));
+        Ok(())
+    }
+}
+
+impl MultiThreadSchedulerLocking for Debuggee {
+    fn set_resume_action_scheduler_lock(&mut self) -> Result<(), Self::Error> {
+        self.locked = true;
+        Ok(())
+    }
+}
+
+impl Breakpoints for Debuggee {
+    fn support_sw_breakpoint(&mut self) -> Option<SwBreakpointOps<'_, Self>> {
+        Some(self)
+    }
+}
+
+impl SwBreakpoint for Debuggee {
+    fn add_sw_breakpoint(&mut self, addr: u64, _kind: usize) -> TargetResult<bool, Self> {
+        self.wanted.insert(addr);
+        Ok(self.insert_breakpoint(addr))
+    }
+
+    fn remove_sw_breakpoint(&mut self, addr: u64, _kind: usize) -> TargetResult<bool, Self> {
+        Ok(self.remove_breakpoint(addr))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signal_numbers_round_trip_and_differ_where_gdb_differs() {
+        assert_eq!(to_gdb_signal(libc::SIGSEGV), 11);
+        assert_eq!(to_gdb_signal(libc::SIGSYS), 12);
+        assert_eq!(to_gdb_signal(libc::SIGCHLD), 20);
+        assert_eq!(to_gdb_signal(libc::SIGUSR1), 30);
+        for &(s, g) in SIGNALS {
+            assert_eq!(from_gdb_signal(g), Some(s as i32));
+        }
+    }
+
+    #[test]
+    fn delivered_signals_are_the_programs_never_sbxs() {
+        let told = |gdb, host, synthetic| {
+            Some(Reported {
+                gdb,
+                host,
+                synthetic,
+                kill: false,
+            })
+        };
+        // A violation's SIGSYS passed on by gdb is not delivered.
+        assert_eq!(delivery(told(12, None, true), Some(12)), None);
+        // A real SIGUSR1 (gdb's 30) passed on is delivered as the host's.
+        assert_eq!(
+            delivery(told(30, Some(libc::SIGUSR1), false), Some(30)),
+            Some(libc::SIGUSR1)
+        );
+        // `signal 0`: nothing.
+        assert_eq!(delivery(told(11, Some(libc::SIGSEGV), false), None), None);
+        // `signal SIGUSR2` on a thread gdb had no stop of.
+        assert_eq!(delivery(None, Some(31)), Some(libc::SIGUSR2));
+    }
+
+    #[test]
+    fn held_threads_stay_stopped_until_gdb_resumes() {
+        let mut d = Debuggee::default();
+        d.start(100);
+        assert_eq!(d.hold(100, None), Hold::Keep);
+        assert_eq!(
+            d.hold(999, None),
+            Hold::Cont,
+            "a thread gdb does not see runs"
+        );
+        // While halted, a new thread stops at its first stop.
+        d.added(100, 101, 100, Born::Thread);
+        assert_eq!(d.hold(101, Some(Signal::SIGUSR1)), Hold::Keep);
+        assert!(d.interrupted(101));
+        d.gone(101);
+        assert!(!d.sees(101));
+        // A vfork child borrows its parent's memory: its exec leaves the parent's breakpoints.
+        d.inserted
+            .insert(100, BTreeMap::from([(0x1000, vec![0x90])]));
+        d.added(100, 102, 102, Born::Vfork);
+        d.exec(102);
+        assert!(d.sees(100) && !d.sees(102));
+        assert!(d.inserted.contains_key(&100));
+        d.added(100, 103, 103, Born::Fork);
+        assert!(
+            d.inserted.contains_key(&103),
+            "a fork child has the parent's breakpoints"
+        );
+        d.exec(100);
+        assert!(!d.inserted.contains_key(&100));
+        d.gone(103);
+        assert!(d.is_empty());
+    }
+
+    #[test]
+    fn reports_wait_for_every_thread_and_carry_the_violation() {
+        let mut d = Debuggee::default();
+        d.start(100);
+        d.violation(100, "openat /etc/shadow".into(), true);
+        let (reason, console) = d.next_report().unwrap();
+        assert_eq!(
+            reason,
+            MultiThreadStopReason::SignalWithThread {
+                tid: Tid::new(100).unwrap(),
+                signal: GdbSignal::SIGSYS
+            }
+        );
+        assert_eq!(console.as_deref(), Some("openat /etc/shadow"));
+        assert!(d.next_report().is_none());
+    }
+}

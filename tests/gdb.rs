@@ -1,0 +1,592 @@
+//! `sbx enforce --gdb` / `sbx record --gdb` with the real gdb in batch mode against
+//! `tests/fixtures/gdb_prog.c` (compiled with `-g -O0`), under a hand-written profile. Each
+//! session is sbx in one guarded process and `gdb -batch` in another; both must end within
+//! the hang guard. Unix sockets in the test's own directory (no port races), one loopback
+//! TCP run. Where it is cheap, as root and as nobody (setpriv).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::util::{Dir, Output, run_guarded, sbx_bin};
+
+const GUARD: Duration = Duration::from_secs(60);
+
+/// The uids to run sbx as: root and nobody when the suite runs as root.
+fn users() -> Vec<Option<u32>> {
+    if nix::unistd::geteuid().is_root() {
+        vec![None, Some(65534)]
+    } else {
+        vec![None]
+    }
+}
+
+/// `tests/fixtures/gdb_prog.c` compiled with `-g -O0` once per test run (not with the other
+/// fixtures' flags: gdb must see every local).
+fn compiled() -> &'static Path {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gdb_prog.c");
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixtures");
+        std::fs::create_dir_all(&out).unwrap();
+        let bin = out.join("gdb_prog_g");
+        let st = Command::new("gcc")
+            .args(["-g", "-O0", "-pthread", "-o"])
+            .arg(&bin)
+            .arg(&src)
+            .status()
+            .expect("gcc must be installed (see .ci/run)");
+        assert!(st.success(), "compiling gdb_prog failed");
+        bin
+    })
+}
+
+/// A directory nobody can work in, with the debuggee copied into it and a profile that
+/// allows what its modes do (a violation is reading any other file).
+fn setup() -> (Dir, PathBuf) {
+    let d = Dir::new();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let bin = d.join("gdb_prog");
+    std::fs::copy(compiled(), &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    d.write(
+        "p.profile",
+        &format!(
+            "include base\n\nexec {}\nexec /usr/bin/true\n",
+            bin.display()
+        ),
+    );
+    (d, bin)
+}
+
+/// `[setpriv ...] sbx ARGS` in `dir`.
+fn sbx_cmd(user: Option<u32>, dir: &Path, args: &[&str]) -> Command {
+    let mut c = match user {
+        Some(uid) => {
+            let mut c = Command::new("setpriv");
+            c.arg(format!("--reuid={uid}"))
+                .arg(format!("--regid={uid}"))
+                .arg("--clear-groups")
+                .arg(sbx_bin());
+            c
+        }
+        None => Command::new(sbx_bin()),
+    };
+    // cargo test points the loader at its own directories: not the workload's business.
+    c.args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env_remove("LD_LIBRARY_PATH");
+    c
+}
+
+/// Is something listening on 127.0.0.1:`port` (`/proc/net/tcp`, state 0A)?
+fn listening(port: u16) -> bool {
+    let want = format!("0100007F:{port:04X} 00000000:0000 0A");
+    std::fs::read_to_string("/proc/net/tcp").is_ok_and(|t| t.contains(&want))
+}
+
+/// Run sbx with `sbx_args` (which name `addr` for --gdb) in the background, wait for it to
+/// listen, then `gdb -batch` with `cmds` on the debuggee. Returns (sbx, gdb).
+fn session(
+    user: Option<u32>,
+    d: &Dir,
+    bin: &Path,
+    sbx_args: &[&str],
+    addr: &str,
+    cmds: &[&str],
+) -> (Output, Output) {
+    let sbx = sbx_cmd(user, d.path(), sbx_args);
+    let background = std::thread::spawn(move || run_guarded(sbx, GUARD));
+    let start = Instant::now();
+    let ready = || match addr.strip_prefix("127.0.0.1:") {
+        Some(port) => listening(port.parse().unwrap()),
+        None => d.join(addr).exists(),
+    };
+    while !ready() && start.elapsed() < Duration::from_secs(20) && !background.is_finished() {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut gdb = Command::new("gdb");
+    gdb.args(["-nx", "-batch", "-ex"])
+        .arg(format!("target extended-remote {addr}"));
+    for c in cmds {
+        gdb.arg("-ex").arg(c);
+    }
+    gdb.arg(bin).current_dir(d.path());
+    let g = run_guarded(gdb, GUARD);
+    let s = background.join().unwrap();
+    // As nobody, sbx says so (the workload runs with no_new_privs).
+    assert_eq!(
+        user.is_some(),
+        s.stderr.contains("running as a non-root user"),
+        "{}",
+        s.stderr
+    );
+    (s, g)
+}
+
+fn enforce_args<'a>(mode: &'a str, addr: &'a str, run: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec!["enforce", "--mode", mode, "--gdb", addr, "p.profile", "--"];
+    a.extend_from_slice(run);
+    a
+}
+
+fn shown(s: &Output, g: &Output) -> String {
+    format!(
+        "--- gdb stdout\n{}\n--- gdb stderr\n{}\n--- sbx stderr\n{}",
+        g.stdout, g.stderr, s.stderr
+    )
+}
+
+#[test]
+fn break_on_a_function_and_print_a_local() {
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("kill", "gdb.sock", &[prog, "exit"]),
+            "gdb.sock",
+            &[
+                "break compute",
+                "continue",
+                "next",
+                "print local",
+                "print/x $mxcsr",
+                "set $xmm1.uint128 = 0x1234",
+                "print/x $xmm1.uint128",
+                "set var $rax = 77",
+                "print $rax",
+                "continue",
+            ],
+        );
+        let all = shown(&s, &g);
+        assert!(g.stdout.contains("Breakpoint 1, compute (n=3)"), "{all}");
+        assert!(g.stdout.contains("$1 = 21"), "{all}");
+        // Registers, general and SSE, read and written (x86_64: the default MXCSR).
+        if cfg!(target_arch = "x86_64") {
+            assert!(g.stdout.contains("$2 = 0x1f80"), "{all}");
+            assert!(g.stdout.contains("$3 = 0x1234"), "{all}");
+            assert!(g.stdout.contains("$4 = 77"), "{all}");
+        }
+        assert_eq!(s.code, Some(3), "user {user:?}\n{all}");
+    }
+}
+
+#[test]
+fn backtrace_at_a_crash() {
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("kill", "gdb.sock", &[prog, "crash"]),
+            "gdb.sock",
+            &["continue", "bt", "continue"],
+        );
+        let all = shown(&s, &g);
+        assert!(g.stdout.contains("SIGSEGV"), "{all}");
+        assert!(g.stdout.contains("#0  "), "{all}");
+        assert!(g.stdout.contains("in crash_here (p=0x0)"), "{all}");
+        assert!(g.stdout.contains("in main ("), "{all}");
+        assert!(
+            g.stdout.contains("Program terminated with signal SIGSEGV"),
+            "{all}"
+        );
+        assert_eq!(s.code, Some(128 + 11), "{all}");
+    }
+}
+
+#[test]
+fn step_and_continue_to_the_workloads_exit_status() {
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("kill", "gdb.sock", &[prog, "exit"]),
+            "gdb.sock",
+            &[
+                "break main",
+                "continue",
+                "next",
+                "next",
+                "step",
+                "stepi",
+                "continue",
+            ],
+        );
+        let all = shown(&s, &g);
+        assert!(g.stdout.contains("Breakpoint 1, main ("), "{all}");
+        // `step` went into compute, where the program's line 12 is (`int local = n * 7;`).
+        assert!(g.stdout.contains("compute (n=3) at "), "{all}");
+        assert!(g.stdout.contains("exited with code 03"), "{all}");
+        assert_eq!(s.code, Some(3), "user {user:?}\n{all}");
+        assert!(s.stdout.contains("r=22"), "{all}");
+    }
+}
+
+#[test]
+fn two_threads_listed_and_a_breakpoint_hit_in_the_second() {
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("kill", "gdb.sock", &[prog, "threads"]),
+            "gdb.sock",
+            &["break worker", "continue", "info threads", "continue"],
+        );
+        let all = shown(&s, &g);
+        assert!(
+            g.stdout.contains("Thread 2 hit Breakpoint 1, worker ("),
+            "{all}"
+        );
+        assert!(
+            !g.stdout.contains("(gdb_prog (process "),
+            "threads are no processes\n{all}"
+        );
+        let listed = g
+            .stdout
+            .lines()
+            .filter(|l| {
+                l.trim_start()
+                    .trim_start_matches('*')
+                    .trim_start()
+                    .starts_with(['1', '2'])
+                    && l.contains(" Thread ")
+            })
+            .count();
+        assert_eq!(listed, 2, "{all}");
+        assert!(g.stdout.contains("exited normally"), "{all}");
+        assert_eq!(s.code, Some(0), "user {user:?}\n{all}");
+    }
+}
+
+/// A signal is a stop gdb shows; continuing passes it on (the handler runs), as without gdb.
+#[test]
+fn a_signal_is_shown_and_passed_on() {
+    let (d, bin) = setup();
+    let prog = bin.to_str().unwrap();
+    let (s, g) = session(
+        None,
+        &d,
+        &bin,
+        &enforce_args("kill", "gdb.sock", &[prog, "signal"]),
+        "gdb.sock",
+        &["continue", "continue"],
+    );
+    let all = shown(&s, &g);
+    assert!(
+        g.stdout.contains("Program received signal SIGUSR1"),
+        "{all}"
+    );
+    assert!(g.stdout.contains("exited normally"), "{all}");
+    assert_eq!(s.code, Some(0), "{all}");
+}
+
+/// Four threads hit one breakpoint three times each while their opens are checked by the
+/// sandbox: every hit is reported once, in some thread, and the program ends as without gdb.
+#[test]
+fn breakpoints_in_four_threads_between_sandbox_stops() {
+    let (d, bin) = setup();
+    let prog = bin.to_str().unwrap();
+    let mut cmds = vec!["break hit"];
+    cmds.extend(std::iter::repeat_n("continue", 13));
+    let (s, g) = session(
+        None,
+        &d,
+        &bin,
+        &enforce_args("kill", "gdb.sock", &[prog, "many"]),
+        "gdb.sock",
+        &cmds,
+    );
+    let all = shown(&s, &g);
+    assert_eq!(g.stdout.matches("Breakpoint 1, hit (").count(), 12, "{all}");
+    assert!(g.stdout.contains("exited normally"), "{all}");
+    assert!(s.stdout.contains("hits=12"), "{all}");
+    assert_eq!(s.code, Some(0), "{all}");
+}
+
+/// gdb sees fork children as more threads of its one process (no fork events: see
+/// docs/gdb.md); a breakpoint in the child's code stops the child.
+#[test]
+fn a_fork_followed_by_the_child() {
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("kill", "gdb.sock", &[prog, "fork"]),
+            "gdb.sock",
+            &[
+                "set follow-fork-mode child",
+                "break child_fn",
+                "continue",
+                "next",
+                "print in_child",
+                "info threads",
+                "continue",
+            ],
+        );
+        let all = shown(&s, &g);
+        assert!(g.stdout.contains("Breakpoint 1, child_fn (n=7)"), "{all}");
+        assert!(g.stdout.contains("$1 = 107"), "{all}");
+        // The child is shown as a thread that names its own process.
+        assert!(g.stdout.contains("(gdb_prog (process "), "{all}");
+        assert!(g.stdout.contains("exited with code 07"), "{all}");
+        assert_eq!(s.code, Some(7), "{all}");
+    }
+}
+
+/// A vfork child runs in its parent's memory, breakpoints included: it is stopped at one
+/// like any thread gdb sees (not killed by the trap), and leaves gdb's view at its exec.
+#[test]
+fn a_vfork_child_stops_at_a_breakpoint_and_execs() {
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("kill", "gdb.sock", &[prog, "vfork"]),
+            "gdb.sock",
+            &["break before_exec", "continue", "print n", "continue"],
+        );
+        let all = shown(&s, &g);
+        assert!(
+            g.stdout.contains("Breakpoint 1, before_exec (n=1)"),
+            "{all}"
+        );
+        assert!(g.stdout.contains("exited with code 06"), "{all}");
+        assert_eq!(s.code, Some(6), "{all}");
+    }
+}
+
+#[test]
+fn a_violation_in_kill_mode_ends_the_session_with_the_line() {
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("kill", "gdb.sock", &[prog, "violate", "/etc/hostname"]),
+            "gdb.sock",
+            &["continue", "bt", "continue"],
+        );
+        let all = shown(&s, &g);
+        // sbx's line, as gdb printed it from the console packet (gdb writes the target's
+        // console output to its stderr).
+        assert!(
+            g.stderr
+                .lines()
+                .any(|l| l.starts_with("sbx: violation: ") && l.contains("read /etc/hostname")),
+            "{all}"
+        );
+        assert!(g.stdout.contains("Program received signal SIGSYS"), "{all}");
+        assert!(g.stdout.contains("in main ("), "{all}");
+        assert!(
+            g.stdout.contains("Program terminated with signal SIGKILL"),
+            "{all}"
+        );
+        assert_eq!(s.code, Some(124), "{all}");
+        assert!(
+            !s.stdout.contains("fd="),
+            "the workload ran on after the kill\n{all}"
+        );
+    }
+}
+
+#[test]
+fn a_violation_in_deny_mode_goes_on_to_the_exit() {
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("deny", "gdb.sock", &[prog, "violate", "/etc/hostname"]),
+            "gdb.sock",
+            &["continue", "continue"],
+        );
+        let all = shown(&s, &g);
+        assert!(g.stderr.contains("sbx: violation: "), "{all}");
+        assert!(g.stdout.contains("Program received signal SIGSYS"), "{all}");
+        assert!(g.stdout.contains("exited with code 04"), "{all}");
+        // The denied open failed, and the program went on.
+        assert!(s.stdout.contains("fd=-1"), "{all}");
+        assert_eq!(s.code, Some(124), "{all}");
+    }
+}
+
+#[test]
+fn a_non_loopback_address_is_refused() {
+    let (d, bin) = setup();
+    let prog = bin.to_str().unwrap();
+    for addr in ["0.0.0.0:2345", "192.0.2.1:2345", "localhost:2345"] {
+        for cmd in [
+            enforce_args("kill", addr, &[prog, "exit"]),
+            vec!["record", "-o", "t.bin", "--gdb", addr, "--", prog, "exit"],
+        ] {
+            let o = run_guarded(sbx_cmd(None, d.path(), &cmd), GUARD);
+            assert_eq!(o.code, Some(2), "{addr}: {}", o.stderr);
+            assert_eq!(o.stderr.lines().count(), 1, "{addr}: {}", o.stderr);
+            assert!(o.stderr.contains("--gdb"), "{}", o.stderr);
+            assert!(!o.stdout.contains("r="), "the workload ran");
+        }
+        assert!(!d.join("t.bin").exists(), "record created its trace");
+    }
+}
+
+#[test]
+fn record_with_gdb_over_loopback_tcp() {
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &["record", "-o", "t.bin", "--gdb", &addr, "--", prog, "exit"],
+            &addr,
+            &["break compute", "continue", "print n", "continue"],
+        );
+        let all = shown(&s, &g);
+        assert!(g.stdout.contains("Breakpoint 1, compute (n=3)"), "{all}");
+        assert!(g.stdout.contains("$1 = 3"), "{all}");
+        assert_eq!(s.code, Some(3), "{all}");
+        let show = run_guarded(sbx_cmd(None, d.path(), &["show", "t.bin"]), GUARD);
+        assert!(show.stdout.contains("exit 3"), "{}", show.stdout);
+    }
+}
+
+/// The state letter of the process whose command line is `argv` (`/proc/PID/stat`).
+fn state_of(argv: &[&str]) -> Option<char> {
+    let want: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        if std::fs::read(e.path().join("cmdline")).ok().as_deref() == Some(&want[..]) {
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            return stat.rsplit(") ").next()?.chars().next();
+        }
+    }
+    None
+}
+
+/// gdb's Ctrl-C (SIGINT to gdb while the program runs): gdb interrupts it, shows where it
+/// is, writes its memory (`set var`) and lets it run to its exit.
+#[test]
+fn ctrl_c_interrupts_and_memory_writes_take() {
+    let (d, bin) = setup();
+    let prog = bin.to_str().unwrap();
+    let sbx = sbx_cmd(
+        None,
+        d.path(),
+        &enforce_args("kill", "gdb.sock", &[prog, "spin"]),
+    );
+    let background = std::thread::spawn(move || run_guarded(sbx, GUARD));
+    let start = Instant::now();
+    while !d.join("gdb.sock").exists() && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut gdb = Command::new("gdb");
+    gdb.args(["-nx", "-batch", "-ex", "target extended-remote gdb.sock"])
+        .args([
+            "-ex",
+            "continue",
+            "-ex",
+            "bt",
+            "-ex",
+            "set var stop_spinning = 1",
+        ])
+        .args(["-ex", "continue"])
+        .arg(&bin)
+        .current_dir(d.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    std::os::unix::process::CommandExt::process_group(&mut gdb, 0);
+    let child = gdb.spawn().unwrap();
+    let gdb_pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    // Once the program spins (running, no longer in a stop for gdb), interrupt gdb.
+    while state_of(&[prog, "spin"]) != Some('R') && start.elapsed() < GUARD / 2 {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // One connection is taken: the socket is gone once gdb is in (nothing, the workload
+    // included, can connect later).
+    let socket_left = std::os::unix::net::UnixStream::connect(d.join("gdb.sock")).is_ok();
+    nix::sys::signal::kill(gdb_pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(GUARD);
+        let _ = nix::sys::signal::killpg(gdb_pid, nix::sys::signal::Signal::SIGKILL);
+    });
+    let out = child.wait_with_output().unwrap();
+    drop(killer);
+    let s = background.join().unwrap();
+    let g = Output {
+        code: out.status.code(),
+        signal: None,
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        elapsed: start.elapsed(),
+    };
+    let all = shown(&s, &g);
+    assert!(g.stdout.contains("Program received signal SIGINT"), "{all}");
+    assert!(g.stdout.contains("in main ("), "{all}");
+    assert!(g.stdout.contains("exited with code 05"), "{all}");
+    assert_eq!(s.code, Some(5), "{all}");
+    assert!(!socket_left, "the socket took a second connection");
+}
+
+/// `detach` lets the workload run on under the sandbox (breakpoints gone); quitting gdb while
+/// the program is alive kills the tree, as for a program gdb started itself.
+#[test]
+fn detach_runs_on_and_quitting_kills() {
+    let (d, bin) = setup();
+    let prog = bin.to_str().unwrap();
+    let args = enforce_args("kill", "gdb.sock", &[prog, "exit"]);
+    let (s, g) = session(
+        None,
+        &d,
+        &bin,
+        &args,
+        "gdb.sock",
+        &["break compute", "continue", "detach"],
+    );
+    let all = shown(&s, &g);
+    assert!(g.stdout.contains("Breakpoint 1, compute (n=3)"), "{all}");
+    assert!(g.stdout.contains("detached"), "{all}");
+    assert!(s.stdout.contains("r=22"), "{all}");
+    assert_eq!(s.code, Some(3), "{all}");
+    // Another socket: the first may still be on disk (the kernel fence keeps sbx from
+    // removing it), and gdb must not find it before sbx listens.
+    let args = enforce_args("kill", "gdb2.sock", &[prog, "exit"]);
+    let (s, g) = session(None, &d, &bin, &args, "gdb2.sock", &["break compute"]);
+    let all = shown(&s, &g);
+    assert!(!s.stdout.contains("r=22"), "{all}");
+    assert_eq!(s.code, Some(128 + 9), "{all}");
+}
