@@ -100,10 +100,15 @@ pub fn aarch64_from_gdb(g: &AArch64CoreRegs, u: &mut [u64; AARCH64_WORDS]) {
     u[33] = u64::from(g.cpsr);
 }
 
+/// The type of a ptrace request in libc (`c_uint` with glibc, `c_int` with musl).
+#[cfg(all(target_arch = "x86_64", target_env = "gnu"))]
+type PtraceRequest = libc::c_uint;
+#[cfg(all(target_arch = "x86_64", not(target_env = "gnu")))]
+type PtraceRequest = libc::c_int;
+
 #[cfg(target_arch = "x86_64")]
 mod native {
     use nix::sys::ptrace;
-    use nix::sys::ptrace::regset::NT_PRFPREG;
     use nix::unistd::Pid;
 
     use super::{X86_64_WORDS, x86};
@@ -195,8 +200,7 @@ mod native {
     /// All of gdb's registers of stopped thread `tid`.
     pub fn read_gdb(tid: i32) -> Result<Regs, Error> {
         let mut g = super::x86_64_to_gdb(&get(tid)?);
-        let f = ptrace::getregset::<NT_PRFPREG>(Pid::from_raw(tid))
-            .map_err(super::err(tid, "PTRACE_GETREGSET"))?;
+        let f = fp_get(tid)?;
         fp_to_gdb(&f, &mut g);
         Ok(g)
     }
@@ -206,11 +210,51 @@ mod native {
         let mut w = get(tid)?;
         super::x86_64_from_gdb(g, &mut w);
         set(tid, &w)?;
-        let pid = Pid::from_raw(tid);
-        let mut f =
-            ptrace::getregset::<NT_PRFPREG>(pid).map_err(super::err(tid, "PTRACE_GETREGSET"))?;
+        let mut f = fp_get(tid)?;
         fp_from_gdb(g, &mut f);
-        ptrace::setregset::<NT_PRFPREG>(pid, f).map_err(super::err(tid, "PTRACE_SETREGSET"))
+        fp_regset(tid, libc::PTRACE_SETREGSET, &mut f)
+    }
+
+    /// The x87/SSE registers (`NT_PRFPREG`) of stopped thread `tid`. Raw PTRACE_GETREGSET:
+    /// nix offers its regset calls on x86_64 for glibc only, and the release build is musl.
+    fn fp_get(tid: i32) -> Result<libc::user_fpregs_struct, Error> {
+        // SAFETY: user_fpregs_struct is plain integers: all zeroes is a valid value.
+        let mut f: libc::user_fpregs_struct = unsafe { std::mem::zeroed() };
+        fp_regset(tid, libc::PTRACE_GETREGSET, &mut f)?;
+        Ok(f)
+    }
+
+    /// PTRACE_GETREGSET or PTRACE_SETREGSET of `NT_PRFPREG` with `f`.
+    fn fp_regset(
+        tid: i32,
+        request: super::PtraceRequest,
+        f: &mut libc::user_fpregs_struct,
+    ) -> Result<(), Error> {
+        /// `NT_PRFPREG` (elf.h).
+        const NT_PRFPREG: usize = 2;
+        let mut iov = libc::iovec {
+            iov_base: std::ptr::from_mut(f).cast(),
+            iov_len: std::mem::size_of::<libc::user_fpregs_struct>(),
+        };
+        // SAFETY: the iovec points at `f`, a live user_fpregs_struct of the length given;
+        // the kernel reads or fills at most that many bytes.
+        let r = unsafe {
+            libc::ptrace(
+                request,
+                tid,
+                NT_PRFPREG as *mut libc::c_void,
+                std::ptr::from_mut(&mut iov).cast::<libc::c_void>(),
+            )
+        };
+        if r == -1 {
+            let name = if request == libc::PTRACE_GETREGSET {
+                "PTRACE_GETREGSET"
+            } else {
+                "PTRACE_SETREGSET"
+            };
+            return Err(super::err(tid, name)(nix::errno::Errno::last()));
+        }
+        Ok(())
     }
 
     pub fn pc(w: &[u64; X86_64_WORDS]) -> u64 {
