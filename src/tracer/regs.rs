@@ -16,7 +16,8 @@ use super::Error;
 use super::ptrace as request;
 use crate::arch::Arch;
 
-fn err(tid: i32, operation: &'static str) -> impl FnOnce(nix::errno::Errno) -> Error {
+/// The tracer's error for a failed request on `tid` (ESRCH: the tracee died).
+pub(crate) fn err(tid: i32, operation: &'static str) -> impl FnOnce(nix::errno::Errno) -> Error {
     move |e| match e {
         nix::errno::Errno::ESRCH => Error::TraceeDied { tid },
         errno => Error::Tracee {

@@ -10,8 +10,6 @@
 use gdbstub_arch::aarch64::reg::AArch64CoreRegs;
 use gdbstub_arch::x86::reg::X86_64CoreRegs;
 
-use crate::tracer::Error;
-
 /// The words of x86_64's `user_regs_struct`, in the kernel's order.
 pub const X86_64_WORDS: usize = 27;
 /// The words of aarch64's `user_pt_regs`: x0..x30, sp, pc, pstate.
@@ -343,16 +341,8 @@ pub use native::{
     BREAKPOINT, GdbArch, PC_AFTER_TRAP, Words, get, pc, read_gdb, set, set_pc, write_gdb,
 };
 
-fn err(tid: i32, operation: &'static str) -> impl FnOnce(nix::errno::Errno) -> Error {
-    move |e| match e {
-        nix::errno::Errno::ESRCH => Error::TraceeDied { tid },
-        errno => Error::Tracee {
-            tid,
-            operation,
-            errno,
-        },
-    }
-}
+/// The tracer's error for a failed register request (ESRCH: the tracee died).
+use crate::tracer::regs::err;
 
 #[cfg(test)]
 mod tests {
