@@ -37,17 +37,7 @@ fn run_as(
     program: &str,
     args: &[&str],
 ) -> Output {
-    let mut cmd = match user {
-        Some(uid) => {
-            let mut c = Command::new("setpriv");
-            c.arg(format!("--reuid={uid}"))
-                .arg(format!("--regid={uid}"))
-                .arg("--clear-groups")
-                .arg("env");
-            c
-        }
-        None => Command::new("env"),
-    };
+    let mut cmd = crate::util::as_user(user, "env");
     cmd.arg(format!("HOME={}", dir.display()))
         .arg(format!("TMPDIR={}", dir.display()));
     if let Some(set) = deny {

@@ -62,17 +62,7 @@ fn setup() -> (Dir, PathBuf) {
 
 /// `[setpriv ...] sbx ARGS` in `dir`.
 fn sbx_cmd(user: Option<u32>, dir: &Path, args: &[&str]) -> Command {
-    let mut c = match user {
-        Some(uid) => {
-            let mut c = Command::new("setpriv");
-            c.arg(format!("--reuid={uid}"))
-                .arg(format!("--regid={uid}"))
-                .arg("--clear-groups")
-                .arg(sbx_bin());
-            c
-        }
-        None => Command::new(sbx_bin()),
-    };
+    let mut c = crate::util::as_user(user, sbx_bin());
     // cargo test points the loader at its own directories: not the workload's business.
     c.args(args)
         .current_dir(dir)

@@ -41,17 +41,7 @@ fn argument_registers_survive_a_guarded_call() {
     };
     for &user in users {
         for mode in ["kill", "deny"] {
-            let mut cmd = match user {
-                Some(uid) => {
-                    let mut c = Command::new("setpriv");
-                    c.arg(format!("--reuid={uid}"))
-                        .arg(format!("--regid={uid}"))
-                        .arg("--clear-groups")
-                        .arg(sbx_bin());
-                    c
-                }
-                None => Command::new(sbx_bin()),
-            };
+            let mut cmd = crate::util::as_user(user, sbx_bin());
             cmd.args(["enforce", "--mode", mode, "p.profile", "--"])
                 .args(args)
                 .current_dir(d.path());

@@ -195,6 +195,22 @@ pub fn heavy_exclusive() -> std::sync::RwLockWriteGuard<'static, ()> {
     HEAVY.write().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A command running `program` as `user` (`setpriv --reuid --regid --clear-groups`), or as
+/// the suite's own user for `None`.
+pub fn as_user(user: Option<u32>, program: impl AsRef<OsStr>) -> Command {
+    match user {
+        Some(uid) => {
+            let mut c = Command::new("setpriv");
+            c.arg(format!("--reuid={uid}"))
+                .arg(format!("--regid={uid}"))
+                .arg("--clear-groups")
+                .arg(program);
+            c
+        }
+        None => Command::new(program),
+    }
+}
+
 /// Compile `tests/fixtures/NAME.c` once per test run; returns the binary's path.
 pub fn fixture(name: &str) -> PathBuf {
     let _g = FIXTURE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
