@@ -307,8 +307,8 @@ fn breakpoints_in_four_threads_between_sandbox_stops() {
     assert_eq!(s.code, Some(0), "{all}");
 }
 
-/// gdb sees fork children as more threads of its one process (no fork events: see
-/// docs/gdb.md); a breakpoint in the child's code stops the child.
+/// `follow-fork-mode child`: gdb detaches the parent (which runs on under the sandbox) and
+/// stops in the child, a process of its own (inferior 2), until it exits.
 #[test]
 fn a_fork_followed_by_the_child() {
     for user in users() {
@@ -326,24 +326,117 @@ fn a_fork_followed_by_the_child() {
                 "continue",
                 "next",
                 "print in_child",
-                "info threads",
+                "info inferiors",
                 "continue",
             ],
         );
         let all = shown(&s, &g);
+        assert!(g.stdout.contains("[New inferior 2 (process "), "{all}");
+        assert!(
+            g.stdout
+                .contains("[Detaching after fork from parent process "),
+            "{all}"
+        );
         assert!(g.stdout.contains("Breakpoint 1, child_fn (n=7)"), "{all}");
         assert!(g.stdout.contains("$1 = 107"), "{all}");
-        // The child is shown as a thread that names its own process.
-        assert!(g.stdout.contains("(gdb_prog (process "), "{all}");
-        assert!(g.stdout.contains("exited with code 07"), "{all}");
+        assert!(
+            g.stdout.contains(") exited with code 07]")
+                && g.stdout.contains("[Inferior 2 (process "),
+            "{all}"
+        );
+        // The parent, detached, waited for the child and returned its status.
         assert_eq!(s.code, Some(7), "{all}");
     }
 }
 
-/// A vfork child runs in its parent's memory, breakpoints included: it is stopped at one
-/// like any thread gdb sees (not killed by the trap), and leaves gdb's view at its exec.
+/// gdb's default (`follow-fork-mode parent`, `detach-on-fork on`): the child is detached
+/// before it runs, without gdb's breakpoints (they would kill it with a SIGTRAP), and runs
+/// under the sandbox alone.
 #[test]
-fn a_vfork_child_stops_at_a_breakpoint_and_execs() {
+fn a_fork_child_is_detached_when_gdb_follows_the_parent() {
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("kill", "gdb.sock", &[prog, "fork"]),
+            "gdb.sock",
+            &["break child_fn", "continue", "continue"],
+        );
+        let all = shown(&s, &g);
+        assert!(
+            g.stdout
+                .contains("[Detaching after fork from child process "),
+            "{all}"
+        );
+        assert!(!g.stdout.contains("child_fn (n=7)"), "{all}");
+        assert!(g.stdout.contains("[Inferior 1 (process "), "{all}");
+        assert!(g.stdout.contains("exited with code 07]"), "{all}");
+        assert_eq!(s.code, Some(7), "{all}");
+    }
+}
+
+/// `detach-on-fork off`: gdb keeps both processes (two inferiors); with
+/// `schedule-multiple on` both run, the child stops at the breakpoint, and each exit is
+/// reported for its own process.
+#[test]
+fn detach_on_fork_off_keeps_both_processes() {
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("kill", "gdb.sock", &[prog, "fork"]),
+            "gdb.sock",
+            &[
+                "set detach-on-fork off",
+                "set schedule-multiple on",
+                "break child_fn",
+                "continue",
+                "info inferiors",
+                "continue",
+                // As in a native session: the exited inferior stays the current one.
+                "inferior 1",
+                "continue",
+            ],
+        );
+        let all = shown(&s, &g);
+        assert!(g.stdout.contains("[New inferior 2 (process "), "{all}");
+        assert!(!g.stdout.contains("[Detaching after fork"), "{all}");
+        // Breakpoint 1 has a location in each process; the child's is hit.
+        assert!(
+            g.stdout
+                .lines()
+                .any(|l| l.starts_with("Thread 2.1 hit Breakpoint 1")
+                    && l.contains("child_fn (n=7)")),
+            "{all}"
+        );
+        // `info inferiors` lists both, each with its process.
+        let listed = g
+            .stdout
+            .lines()
+            .filter(|l| l.contains("process ") && l.contains("gdb_prog"))
+            .count();
+        assert!(listed >= 2, "{all}");
+        assert!(
+            g.stdout.contains("[Inferior 2 (process ")
+                && g.stdout.contains("[Inferior 1 (process "),
+            "{all}"
+        );
+        assert_eq!(g.stdout.matches("exited with code 07]").count(), 2, "{all}");
+        assert_eq!(s.code, Some(7), "{all}");
+    }
+}
+
+/// A vfork child followed by gdb (`follow-fork-mode child`): it stops at a breakpoint in the
+/// memory it borrows from its parent, and its exec is followed (gdb names the new program);
+/// the parent, detached once the child exec'd, returns the child's status.
+#[test]
+fn a_vfork_child_is_followed_through_its_exec() {
     for user in users() {
         let (d, bin) = setup();
         let prog = bin.to_str().unwrap();
@@ -353,15 +446,90 @@ fn a_vfork_child_stops_at_a_breakpoint_and_execs() {
             &bin,
             &enforce_args("kill", "gdb.sock", &[prog, "vfork"]),
             "gdb.sock",
-            &["break before_exec", "continue", "print n", "continue"],
+            &[
+                "set follow-fork-mode child",
+                "break before_exec",
+                "continue",
+                "print n",
+                "continue",
+                "continue",
+            ],
         );
         let all = shown(&s, &g);
         assert!(
             g.stdout.contains("Breakpoint 1, before_exec (n=1)"),
             "{all}"
         );
-        assert!(g.stdout.contains("exited with code 06"), "{all}");
+        assert!(g.stdout.contains("$1 = 1"), "{all}");
+        assert!(
+            g.stdout.contains("is executing new program: /usr/bin/true"),
+            "{all}"
+        );
+        assert!(g.stdout.contains("exited normally]"), "{all}");
         assert_eq!(s.code, Some(6), "{all}");
+    }
+}
+
+/// gdb's default with a vfork: the child is detached (it never stops at the breakpoint in
+/// the memory it shares with its parent), and the parent runs on to its exit once the child
+/// has exec'd (gdb is told, and puts its breakpoints back).
+#[test]
+fn a_vfork_child_is_detached_when_gdb_follows_the_parent() {
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("kill", "gdb.sock", &[prog, "vfork"]),
+            "gdb.sock",
+            &[
+                "break before_exec",
+                "break vfork_exec",
+                "continue",
+                "break waitpid",
+                "continue",
+                "continue",
+            ],
+        );
+        let all = shown(&s, &g);
+        assert!(g.stdout.contains("Breakpoint 2, vfork_exec ()"), "{all}");
+        assert!(
+            g.stdout
+                .contains("[Detaching after vfork from child process "),
+            "{all}"
+        );
+        assert!(!g.stdout.contains("before_exec (n=1)"), "{all}");
+        // A breakpoint set after the vfork is hit in the parent: gdb's breakpoints are back
+        // in its memory once the child is done with it.
+        assert!(g.stdout.contains("Breakpoint 3, "), "{all}");
+        assert!(g.stdout.contains("exited with code 06]"), "{all}");
+        assert_eq!(s.code, Some(6), "{all}");
+    }
+}
+
+/// A program that execs (itself, in another mode) is followed into the new program: gdb
+/// re-sets its breakpoint there and stops in it.
+#[test]
+fn an_exec_is_followed_into_the_new_program() {
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("kill", "gdb.sock", &[prog, "exec"]),
+            "gdb.sock",
+            &["break compute", "continue", "print n", "continue"],
+        );
+        let all = shown(&s, &g);
+        assert!(g.stdout.contains("is executing new program: "), "{all}");
+        assert!(g.stdout.contains("Breakpoint 1, compute (n=3)"), "{all}");
+        assert!(g.stdout.contains("$1 = 3"), "{all}");
+        assert!(g.stdout.contains("exited with code 03]"), "{all}");
+        assert_eq!(s.code, Some(3), "{all}");
     }
 }
 

@@ -964,6 +964,16 @@ impl Tracer {
                 self.release_vfork_parent(former);
                 r
             }
+            // Only with gdb (see `gdb_attach`): a vfork parent gdb sees may use its memory
+            // alone again, which gdb is told.
+            libc::PTRACE_EVENT_VFORK_DONE
+                if self
+                    .gdb
+                    .as_mut()
+                    .is_some_and(|g| g.target.vfork_done_stop(tid)) =>
+            {
+                Ok(())
+            }
             libc::PTRACE_EVENT_STOP => {
                 // gdb's interrupt, or any stop of a thread gdb wants stopped (a group-stop
                 // too): it stays in this stop.
@@ -1057,6 +1067,16 @@ impl Tracer {
             eprintln!("sbx: gdb: {e}");
             self.gdb = None;
             self.kill_tree();
+            return;
+        }
+        // gdb is told when a vfork parent it sees has its memory to itself again (it keeps
+        // breakpoints out of the memory the child borrows until then). Processes made from
+        // now on inherit the option.
+        if let Err(e) = ptrace::set_options(
+            root,
+            spawn::options() | nix::sys::ptrace::Options::PTRACE_O_TRACEVFORKDONE,
+        ) {
+            eprintln!("sbx: gdb: {e}; vfork children will keep gdb's breakpoints out");
         }
     }
 
@@ -1204,7 +1224,7 @@ impl Tracer {
             return;
         }
         if let Some(g) = self.gdb.as_mut() {
-            g.target.exec(pid);
+            g.target.exec(pid, tid);
         }
         let Some(p) = self.procs.get_mut(&pid) else {
             return;
@@ -1439,7 +1459,7 @@ impl Tracer {
             self.adopt_parked();
         }
         if let Some(g) = self.gdb.as_mut() {
-            g.target.gone(tid);
+            g.target.gone(tid, status);
         }
         let Some(task) = self.tasks.remove(&tid) else {
             // Not a tracee (e.g. an orphan reparented to sbx that was never traced): reaped.

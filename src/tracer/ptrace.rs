@@ -251,6 +251,12 @@ pub fn seize(pid: i32, options: ptrace::Options) -> Result<(), Error> {
     })
 }
 
+/// `PTRACE_SETOPTIONS` on a tracee in a ptrace stop (the processes it makes from then on
+/// inherit them).
+pub fn set_options(tid: i32, options: ptrace::Options) -> Result<(), Error> {
+    ptrace::setoptions(Pid::from_raw(tid), options).map_err(ctx(tid, "PTRACE_SETOPTIONS"))
+}
+
 /// `PTRACE_INTERRUPT`: stop a seized tracee; it reports a `PTRACE_EVENT_STOP` (or another
 /// stop first, the interrupt trap staying pending until it returns to user space).
 pub fn interrupt(tid: i32) -> Result<(), Error> {

@@ -14,12 +14,15 @@
 
 pub mod regs;
 pub mod target;
+pub mod wire;
 
+use std::cell::RefCell;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::time::Duration;
 
 use gdbstub::conn::Connection;
@@ -28,6 +31,7 @@ use gdbstub::stub::{DisconnectReason, GdbStub, MultiThreadStopReason};
 
 use crate::event::ExitStatus;
 use target::Debuggee;
+use wire::{Action, Framer, Outbox, Unit, Wire};
 
 /// Where gdb connects.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,31 +171,47 @@ impl Stream {
             Stream::Unix(s) => s.read(buf),
         }
     }
-}
 
-impl Connection for Stream {
-    type Error = std::io::Error;
-
-    fn write(&mut self, byte: u8) -> Result<(), Self::Error> {
-        self.write_all(&[byte])
-    }
-
-    fn write_all(&mut self, buf: &[u8]) -> Result<(), Self::Error> {
+    fn send(&mut self, buf: &[u8]) -> std::io::Result<()> {
         match self {
             Stream::Tcp(s) => Write::write_all(s, buf),
             Stream::Unix(s) => Write::write_all(s, buf),
         }
     }
+}
+
+/// gdbstub's side of the connection: each packet it writes goes out through
+/// [`wire::outbound`] (real processes in thread ids, the fields it cannot write).
+struct Conn {
+    stream: Stream,
+    wire: Rc<RefCell<Wire>>,
+    outbox: Outbox,
+}
+
+impl Connection for Conn {
+    type Error = std::io::Error;
+
+    fn write(&mut self, byte: u8) -> Result<(), Self::Error> {
+        let out = self.outbox.push(byte, &mut self.wire.borrow_mut());
+        if out.is_empty() {
+            return Ok(());
+        }
+        self.stream.send(&out)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> Result<(), Self::Error> {
+        buf.iter().try_for_each(|&b| self.write(b))
+    }
 
     fn flush(&mut self) -> Result<(), Self::Error> {
-        match self {
+        match &mut self.stream {
             Stream::Tcp(s) => Write::flush(s),
             Stream::Unix(s) => Write::flush(s),
         }
     }
 }
 
-type Machine = GdbStubStateMachine<'static, Debuggee, Stream>;
+type Machine = GdbStubStateMachine<'static, Debuggee, Conn>;
 
 /// What the tracer must do after [`Session::poll`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -211,6 +231,9 @@ pub struct Session {
     listener: Option<Listener>,
     machine: Option<Machine>,
     reader: Option<Stream>,
+    /// Cuts what gdb sends into packets, for [`wire::inbound`].
+    framer: Framer,
+    wire: Rc<RefCell<Wire>>,
     /// The last [`Session::poll`] read something.
     read_any: bool,
     pub target: Debuggee,
@@ -241,6 +264,8 @@ impl Session {
             listener: Some(listener),
             machine: None,
             reader: None,
+            framer: Framer::default(),
+            wire: Rc::default(),
             read_any: false,
             target: Debuggee::default(),
         }
@@ -287,7 +312,12 @@ impl Session {
             .try_clone()
             .map_err(|e| format!("cannot use gdb's connection: {e}"))?;
         self.target.start(root);
-        let machine = GdbStub::new(stream)
+        let conn = Conn {
+            stream,
+            wire: Rc::clone(&self.wire),
+            outbox: Outbox::default(),
+        };
+        let machine = GdbStub::new(conn)
             .run_state_machine(&mut self.target)
             .map_err(|e| format!("gdb: {e}"))?;
         self.machine = Some(machine);
@@ -324,12 +354,65 @@ impl Session {
             Err(_) => return self.gone(Outcome::Detach),
         };
         for &byte in &buf[..n] {
-            match self.feed(byte) {
+            let Some(unit) = self.framer.push(byte) else {
+                continue;
+            };
+            match self.unit(unit) {
                 Outcome::Continue => {}
                 other => return self.gone(other),
             }
         }
         self.pump()
+    }
+
+    /// A byte or a whole packet from gdb: through [`wire::inbound`] to gdbstub, or answered
+    /// here (a detach of one process).
+    fn unit(&mut self, unit: Unit) -> Outcome {
+        let (raw, body_len) = match unit {
+            Unit::Byte(b) => return self.feed(b),
+            Unit::Packet { raw, body_len } => (raw, body_len),
+        };
+        let body = &raw[1..1 + body_len];
+        let tgids = self.target.tgids();
+        let (action, current) = wire::inbound(body, &tgids);
+        {
+            let mut w = self.wire.borrow_mut();
+            w.request = wire::request_of(body);
+            if body.starts_with(b"qSupported") {
+                w.exec_events = body
+                    .split(|&b| b == b';' || b == b':')
+                    .any(|f| f == b"exec-events+");
+            }
+            w.tgids = tgids;
+        }
+        if let Some(pid) = current {
+            self.target.set_current(pid);
+        }
+        let bytes = match action {
+            Action::Forward => raw.clone(),
+            Action::Replace(b) => wire::frame(&b),
+            Action::Detach(pid) => {
+                let ack = if self.wire.borrow().no_ack { "" } else { "+" };
+                let reply = [ack.as_bytes(), &wire::frame(b"OK")].concat();
+                if let Some(r) = self.reader.as_mut()
+                    && r.send(&reply).is_err()
+                {
+                    return Outcome::Detach;
+                }
+                self.target.detach_process(pid);
+                return Outcome::Continue;
+            }
+        };
+        for b in bytes {
+            match self.feed(b) {
+                Outcome::Continue => {}
+                other => return other,
+            }
+        }
+        if body == b"QStartNoAckMode" {
+            self.wire.borrow_mut().no_ack = true;
+        }
+        Outcome::Continue
     }
 
     /// One byte from gdb through the state machine.
@@ -382,18 +465,38 @@ impl Session {
             );
             return Outcome::Continue;
         }
-        let Some((reason, console)) = self.target.next_report() else {
+        let Some(report) = self.target.next_report() else {
             return Outcome::Continue;
         };
+        self.report(report)
+    }
+
+    /// Send gdb, which waits for a stop, `report`.
+    fn report(&mut self, report: target::Report) -> Outcome {
         let Some(GdbStubStateMachine::Running(mut m)) = self.machine.take() else {
             return Outcome::Continue;
         };
-        if let Some(line) = console {
+        if let Some(line) = report.console {
             let _ = m
                 .borrow_conn()
                 .write_all(&console_packet(&format!("sbx: violation: {line}\n")));
         }
-        match m.report_stop(&mut self.target, reason) {
+        {
+            let mut w = self.wire.borrow_mut();
+            w.note = report.note;
+            w.tgids = self.target.tgids();
+        }
+        match m.report_stop(&mut self.target, report.reason) {
+            // One process ended: gdb goes on with the others (or none, until it lets go).
+            Ok(GdbStubStateMachine::Disconnected(m))
+                if matches!(
+                    m.get_reason(),
+                    DisconnectReason::TargetExited(_) | DisconnectReason::TargetTerminated(_)
+                ) =>
+            {
+                self.machine = Some(m.return_to_idle());
+                Outcome::Continue
+            }
             Ok(GdbStubStateMachine::Disconnected(m)) => self.gone(disconnected(m.get_reason())),
             Ok(m) => {
                 self.machine = Some(m);
@@ -403,31 +506,30 @@ impl Session {
         }
     }
 
-    /// The whole tree is gone: tell gdb how the program ended, then answer it until it lets
-    /// go (a second without a word from it).
+    /// The whole tree is gone: what is due goes to gdb (each process's exit as gdb resumes
+    /// the next), or, if gdb waits with nothing due, how the first program ended; then answer
+    /// gdb until it lets go (a second without a word from it).
     pub fn finish(&mut self, status: ExitStatus) {
-        if let Some(GdbStubStateMachine::Running(m)) = self.machine.take() {
-            let reason = match status {
-                ExitStatus::Code(c) => {
-                    MultiThreadStopReason::Exited(u8::try_from(c & 0xff).unwrap_or(0))
-                }
-                ExitStatus::Signal(s) => MultiThreadStopReason::Terminated(
-                    gdbstub::common::Signal(target::to_gdb_signal(s)),
-                ),
-            };
-            self.machine = match m.report_stop(&mut self.target, reason) {
-                Ok(GdbStubStateMachine::Disconnected(m)) => Some(m.return_to_idle()),
-                Ok(m) => Some(m),
-                Err(_) => None,
-            };
-            let mut heard = std::time::Instant::now();
-            while self.machine.is_some() && heard.elapsed() < Duration::from_secs(1) {
-                if self.poll(Duration::from_millis(200)) != Outcome::Continue {
-                    break;
-                }
-                if self.read_any {
-                    heard = std::time::Instant::now();
-                }
+        if self.machine.is_none() {
+            return;
+        }
+        self.pump();
+        if matches!(self.machine, Some(GdbStubStateMachine::Running(_)))
+            && !self.target.has_events()
+        {
+            let _ = self.report(target::Report {
+                reason: target::exit_reply(status),
+                console: None,
+                note: Some(wire::Note::Process(self.target.root())),
+            });
+        }
+        let mut heard = std::time::Instant::now();
+        while self.machine.is_some() && heard.elapsed() < Duration::from_secs(1) {
+            if self.poll(Duration::from_millis(200)) != Outcome::Continue {
+                break;
+            }
+            if self.read_any {
+                heard = std::time::Instant::now();
             }
         }
         self.machine = None;

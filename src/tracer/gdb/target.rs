@@ -1,9 +1,12 @@
 //! The debuggee as gdb sees it: the `gdbstub` target, and the per-thread "stopped for gdb"
 //! state the tracer loop consults before it resumes a thread.
 //!
-//! gdb sees one process (gdbstub names it pid 1) whose threads are the tasks of the
-//! workload's first program and of its fork children, until they exec another program (their
-//! tids are unique on the machine, so a thread id is enough to name one). A thread is
+//! gdb sees the workload's first program and, as gdb's `follow-fork-mode` and
+//! `detach-on-fork` decide, the processes it forks: each fork, vfork and exec of a process gdb
+//! sees is a stop reported to gdb ([`Reason`]), and gdb detaches what it does not follow
+//! ([`Debuggee::detach_process`]). gdbstub itself serves one process; [`super::wire`] gives
+//! each thread its real process on the wire (tids are unique on the machine, so a thread id is
+//! enough to name one). A thread is
 //! [`Run::Running`], [`Run::Stepping`], [`Run::Stopping`] (asked to stop with
 //! `PTRACE_INTERRUPT`) or [`Run::Stopped`] (left in a ptrace stop, not resumed until gdb
 //! resumes it). All-stop: when one thread has something to report ([`Reason`]), every other
@@ -38,6 +41,8 @@ use gdbstub::target::{Target, TargetError, TargetResult};
 use nix::sys::signal::Signal;
 
 use super::regs;
+use super::wire::Note;
+use crate::event::ExitStatus;
 use crate::tracer::ptrace;
 
 /// Where a gdb-visible thread is.
@@ -65,6 +70,14 @@ pub enum Reason {
     Interrupt,
     /// A sandbox violation: the call was skipped; `kill`: the tree dies when gdb resumes.
     Violation { line: String, kill: bool },
+    /// The thread forked (or vforked) process `child`, stopped too.
+    Fork { child: i32, vfork: bool },
+    /// The vfork child of the thread exec'd or exited: their memory is no longer shared.
+    VforkDone,
+    /// The thread's process runs program `path` now.
+    Exec(Vec<u8>),
+    /// Process `pid` (the thread was its last) ended.
+    Exited { pid: i32, status: ExitStatus },
 }
 
 /// A stop waiting to be reported to gdb.
@@ -133,10 +146,11 @@ pub enum Hold {
 #[derive(Debug, Default)]
 pub struct Debuggee {
     tasks: BTreeMap<i32, View>,
-    /// Breakpoint addresses gdb set.
-    wanted: BTreeSet<u64>,
-    /// Per process: breakpoint address -> the bytes the breakpoint instruction replaced.
+    /// Per memory (the `pid` of [`View`]): breakpoint address -> the bytes the breakpoint
+    /// instruction replaced. gdb sets breakpoints per process, as in gdbserver.
     inserted: BTreeMap<i32, BTreeMap<u64, Vec<u8>>>,
+    /// The process gdb's memory, breakpoint and auxv requests are for (its last `Hg`).
+    current: i32,
     events: VecDeque<Event>,
     /// gdb wants every thread stopped (a stop is being reported, or gdb is looking).
     halted: bool,
@@ -144,7 +158,7 @@ pub struct Debuggee {
     locked: bool,
     /// A violation stop in kill mode was resumed: the tracer kills the tree.
     pub kill: bool,
-    /// The process gdb attached to (its auxiliary vector and program are gdb's).
+    /// The process gdb attached to.
     root: i32,
     /// vfork children gdb sees, with the thread that waits for them: the kernel lets that
     /// thread stop only once its child execs or exits, so until then it counts as stopped.
@@ -209,6 +223,16 @@ pub fn from_gdb_signal(g: u8) -> Option<i32> {
         .map(|&(s, _)| s as i32)
 }
 
+/// What is reported to gdb for one stop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    pub reason: MultiThreadStopReason<u64>,
+    /// A console line to print first.
+    pub console: Option<String>,
+    /// A field gdbstub cannot write (see [`super::wire`]).
+    pub note: Option<Note>,
+}
+
 /// The stop reply for `reason` in thread `tid`, what gdb was told (to resume the thread as
 /// gdb then asks), and the console line to print before it.
 fn stop_reply(tid: Tid, reason: Reason) -> (MultiThreadStopReason<u64>, Reported, Option<String>) {
@@ -237,6 +261,37 @@ fn stop_reply(tid: Tid, reason: Reason) -> (MultiThreadStopReason<u64>, Reported
         Reason::Step => (signal(5), ours(5, false), None),
         Reason::Interrupt => (signal(2), ours(2, false), None),
         Reason::Violation { line, kill } => (signal(12), ours(12, kill), Some(line)),
+        Reason::Fork { child, vfork } => {
+            let new_tid = usize::try_from(child)
+                .ok()
+                .and_then(std::num::NonZeroUsize::new)
+                .unwrap_or(std::num::NonZeroUsize::MIN);
+            let r = if vfork {
+                MultiThreadStopReason::VFork {
+                    cur_tid: tid,
+                    new_tid,
+                }
+            } else {
+                MultiThreadStopReason::Fork {
+                    cur_tid: tid,
+                    new_tid,
+                }
+            };
+            (r, ours(5, false), None)
+        }
+        Reason::VforkDone => (MultiThreadStopReason::VForkDone(tid), ours(5, false), None),
+        // The exec field is added on the wire (`Note::Exec`).
+        Reason::Exec(_) => (signal(5), ours(5, false), None),
+        // Never a thread's (see `Debuggee::next_report`).
+        Reason::Exited { .. } => (signal(5), ours(5, false), None),
+    }
+}
+
+/// An exit reply for `status`.
+pub fn exit_reply(status: ExitStatus) -> MultiThreadStopReason<u64> {
+    match status {
+        ExitStatus::Code(c) => MultiThreadStopReason::Exited(u8::try_from(c & 0xff).unwrap_or(0)),
+        ExitStatus::Signal(s) => MultiThreadStopReason::Terminated(GdbSignal(to_gdb_signal(s))),
     }
 }
 
@@ -266,6 +321,7 @@ impl Debuggee {
     /// thread, stopped.
     pub fn start(&mut self, tid: i32) {
         self.root = tid;
+        self.current = tid;
         self.tasks.insert(
             tid,
             View {
@@ -280,8 +336,9 @@ impl Debuggee {
     }
 
     /// A new thread or process `tid` (of process `tgid`), made by thread `creator` gdb sees,
-    /// not yet stopped anywhere. A vfork child runs in its parent's memory: it is shown as
-    /// one more thread of it, so breakpoints are neither copied nor written twice.
+    /// not yet stopped anywhere. A new process is a fork event of its creator for gdb, both
+    /// stopped until gdb resumes them (or detaches the one it does not follow). A vfork child
+    /// runs in its parent's memory (breakpoints are written there once).
     pub fn added(&mut self, creator: i32, tid: i32, tgid: i32, born: Born) {
         let Some(parent) = self.tasks.get(&creator).map(|v| v.pid) else {
             return;
@@ -292,14 +349,16 @@ impl Debuggee {
         let pid = match born {
             Born::Thread | Born::Vfork => parent,
             Born::Fork => {
-                // The child's memory is a copy of its parent's: same breakpoints, same bytes.
+                // The child's memory is a copy of its parent's: same breakpoints, same bytes
+                // (gdb removes them from a child it does not follow).
                 if let Some(bps) = self.inserted.get(&parent).cloned() {
                     self.inserted.insert(tgid, bps);
                 }
                 tgid
             }
         };
-        let run = if self.halted {
+        // A process starts in a stop it stays in; a thread only while gdb stops everything.
+        let run = if self.halted || born != Born::Thread {
             Run::Stopping
         } else {
             Run::Running
@@ -314,22 +373,94 @@ impl Debuggee {
                 reported: None,
             },
         );
-    }
-
-    /// Process `pid` exec'd another program: it leaves gdb's view.
-    pub fn exec(&mut self, pid: i32) {
-        self.vfork_done(pid);
-        self.tasks.retain(|_, v| v.tgid != pid);
-        let tasks = &self.tasks;
-        self.events.retain(|e| tasks.contains_key(&e.tid));
-        // Its memory is new, unless it was a vfork child's (borrowed, still the parent's).
-        if !self.tasks.values().any(|v| v.pid == pid) {
-            self.inserted.remove(&pid);
+        if born != Born::Thread {
+            self.stopped_for(
+                creator,
+                Reason::Fork {
+                    child: tgid,
+                    vfork: born == Born::Vfork,
+                },
+            );
         }
     }
 
-    /// Thread `tid` is gone.
-    pub fn gone(&mut self, tid: i32) {
+    /// Thread `tid`, in a ptrace stop, stops for gdb with `reason`.
+    fn stopped_for(&mut self, tid: i32, reason: Reason) {
+        let Some(v) = self.tasks.get_mut(&tid) else {
+            return;
+        };
+        v.run = Run::Stopped;
+        self.events.push_back(Event { tid, reason });
+        self.halt_all();
+    }
+
+    /// Process `pid` exec'd another program (thread `tid`, in its exec stop, is its only
+    /// thread now): an exec event for gdb, which loads the new program's symbols.
+    pub fn exec(&mut self, pid: i32, tid: i32) {
+        self.vfork_done(pid);
+        if !self.tasks.values().any(|v| v.tgid == pid) {
+            return;
+        }
+        let gone: Vec<i32> = self
+            .tasks
+            .iter()
+            .filter(|(_, v)| v.tgid == pid)
+            .map(|(&t, _)| t)
+            .collect();
+        let mut pending = None;
+        for t in &gone {
+            if let Some(v) = self.tasks.remove(t) {
+                pending = pending.or(v.pending);
+            }
+        }
+        // What they had to report is moot: the program it was about is gone.
+        self.events
+            .retain(|e| !gone.contains(&e.tid) || matches!(e.reason, Reason::Exited { .. }));
+        // Its memory is new (a vfork child's borrowed one stays its parent's): whatever was
+        // inserted in the old one went with it.
+        if !self.tasks.values().any(|v| v.pid == pid) {
+            self.inserted.remove(&pid);
+        }
+        self.tasks.insert(
+            tid,
+            View {
+                pid,
+                tgid: pid,
+                run: Run::Stopped,
+                pending,
+                reported: None,
+            },
+        );
+        let path = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
+        use std::os::unix::ffi::OsStrExt;
+        self.stopped_for(tid, Reason::Exec(path.as_os_str().as_bytes().to_vec()));
+    }
+
+    /// The vfork child of thread `tid` is done with their shared memory (`tid` is in its
+    /// `PTRACE_EVENT_VFORK_DONE` stop): true when gdb takes the stop.
+    pub fn vfork_done_stop(&mut self, tid: i32) -> bool {
+        if !self.tasks.contains_key(&tid) {
+            return false;
+        }
+        self.stopped_for(tid, Reason::VforkDone);
+        true
+    }
+
+    /// Breakpoints in memory `pid` that no thread gdb sees runs in any more are taken out.
+    fn forget_memory(&mut self, pid: i32) {
+        if self.tasks.values().any(|v| v.pid == pid) {
+            return;
+        }
+        if let Some(bps) = self.inserted.remove(&pid) {
+            for (addr, orig) in bps {
+                let _ = write_mem(pid, addr, &orig);
+            }
+        }
+    }
+
+    /// Thread `tid` is gone (`status`); the last thread of a process gdb sees ends it, an exit
+    /// gdb is told of.
+    pub fn gone(&mut self, tid: i32, status: ExitStatus) {
         self.vfork_done(tid);
         let Some(v) = self.tasks.remove(&tid) else {
             return;
@@ -338,6 +469,65 @@ impl Debuggee {
         if !self.tasks.values().any(|o| o.pid == v.pid) {
             self.inserted.remove(&v.pid);
         }
+        if !self.tasks.values().any(|o| o.tgid == v.tgid) {
+            self.events.push_back(Event {
+                tid,
+                reason: Reason::Exited {
+                    pid: v.tgid,
+                    status,
+                },
+            });
+            self.halt_all();
+        }
+    }
+
+    /// gdb detached process `pid` (`D;PID`): it runs on under the sandbox alone, without
+    /// gdb's breakpoints (unless a process gdb still sees shares its memory: a vfork parent
+    /// or child).
+    pub fn detach_process(&mut self, pid: i32) {
+        let threads: Vec<i32> = self
+            .tasks
+            .iter()
+            .filter(|(_, v)| v.tgid == pid)
+            .map(|(&t, _)| t)
+            .collect();
+        for t in threads {
+            let Some(v) = self.tasks.remove(&t) else {
+                continue;
+            };
+            self.plan.remove(&t);
+            self.events.retain(|e| e.tid != t);
+            self.forget_memory(v.pid);
+            if v.run == Run::Stopped {
+                let sig = v.pending.and_then(|s| Signal::try_from(s).ok());
+                let _ = ptrace::cont(t, sig);
+            }
+            // A thread still on its way to a stop is resumed there by the tracer (a stop
+            // of a thread gdb does not see).
+        }
+        if self.current == pid {
+            self.current = self.tasks.values().next().map_or(0, |v| v.tgid);
+        }
+    }
+
+    /// Every thread gdb sees, with its process (for [`super::wire`]).
+    pub fn tgids(&self) -> BTreeMap<i32, i32> {
+        self.tasks.iter().map(|(&t, v)| (t, v.tgid)).collect()
+    }
+
+    /// gdb's requests are for process `pid` from now on (`Hg`).
+    pub fn set_current(&mut self, pid: i32) {
+        self.current = pid;
+    }
+
+    /// The process gdb attached to.
+    pub fn root(&self) -> i32 {
+        self.root
+    }
+
+    /// Whether a stop waits to be reported.
+    pub fn has_events(&self) -> bool {
+        !self.events.is_empty()
     }
 
     /// Whether any thread is left in gdb's view.
@@ -461,18 +651,35 @@ impl Debuggee {
         }
     }
 
-    /// The next stop to report, once every thread is stopped, with the console line to
-    /// print first.
-    pub fn next_report(&mut self) -> Option<(MultiThreadStopReason<u64>, Option<String>)> {
+    /// The next stop to report, once every thread is stopped.
+    pub fn next_report(&mut self) -> Option<Report> {
         if !self.halted || !self.all_stopped() {
             return None;
         }
-        let ev = self.events.pop_front()?;
-        let tid = gdb_tid(ev.tid)?;
-        let v = self.tasks.get_mut(&ev.tid)?;
-        let (reason, reported, console) = stop_reply(tid, ev.reason);
-        v.reported = Some(reported);
-        Some((reason, console))
+        loop {
+            let ev = self.events.pop_front()?;
+            if let Reason::Exited { pid, status } = ev.reason {
+                return Some(Report {
+                    reason: exit_reply(status),
+                    console: None,
+                    note: Some(Note::Process(pid)),
+                });
+            }
+            let (Some(tid), Some(v)) = (gdb_tid(ev.tid), self.tasks.get_mut(&ev.tid)) else {
+                continue;
+            };
+            let note = match &ev.reason {
+                Reason::Exec(path) => Some(Note::Exec(path.clone())),
+                _ => None,
+            };
+            let (reason, reported, console) = stop_reply(tid, ev.reason);
+            v.reported = Some(reported);
+            return Some(Report {
+                reason,
+                console,
+                note,
+            });
+        }
     }
 
     /// Every thread stopped, nothing to report (the thread that stopped died): run on.
@@ -526,9 +733,10 @@ impl Debuggee {
         for v in self.tasks.values_mut() {
             v.reported = None;
         }
-        let wanted: Vec<u64> = self.wanted.iter().copied().collect();
-        for addr in wanted {
-            self.remove_breakpoint(addr);
+        for (pid, bps) in std::mem::take(&mut self.inserted) {
+            for (addr, orig) in bps {
+                let _ = write_mem(pid, addr, &orig);
+            }
         }
         self.resume_planned();
     }
@@ -555,39 +763,40 @@ impl Debuggee {
         true
     }
 
-    fn processes(&self) -> BTreeSet<i32> {
-        self.tasks.values().map(|v| v.pid).collect()
+    /// The memory gdb's requests are for: the current process's (a vfork child's is its
+    /// parent's).
+    fn current_memory(&self) -> i32 {
+        self.tasks
+            .values()
+            .find(|v| v.tgid == self.current)
+            .map_or(self.current, |v| v.pid)
     }
 
+    /// A breakpoint at `addr` in the current process.
     fn insert_breakpoint(&mut self, addr: u64) -> bool {
-        let mut any = false;
-        for pid in self.processes() {
-            let bps = self.inserted.entry(pid).or_default();
-            if bps.contains_key(&addr) {
-                any = true;
-                continue;
-            }
-            let mut orig = vec![0u8; regs::BREAKPOINT.len()];
-            if read_mem(pid, addr, &mut orig).ok() != Some(orig.len()) {
-                continue;
-            }
-            if write_mem(pid, addr, regs::BREAKPOINT).is_ok() {
-                bps.insert(addr, orig);
-                any = true;
-            }
+        let pid = self.current_memory();
+        let bps = self.inserted.entry(pid).or_default();
+        if bps.contains_key(&addr) {
+            return true;
         }
-        any
+        let mut orig = vec![0u8; regs::BREAKPOINT.len()];
+        if read_mem(pid, addr, &mut orig).ok() != Some(orig.len()) {
+            return false;
+        }
+        if write_mem(pid, addr, regs::BREAKPOINT).is_err() {
+            return false;
+        }
+        bps.insert(addr, orig);
+        true
     }
 
+    /// The breakpoint at `addr` out of the current process.
     fn remove_breakpoint(&mut self, addr: u64) -> bool {
-        let mut any = false;
-        for (&pid, bps) in self.inserted.iter_mut() {
-            if let Some(orig) = bps.remove(&addr) {
-                any |= write_mem(pid, addr, &orig).is_ok();
-            }
+        let pid = self.current_memory();
+        match self.inserted.get_mut(&pid).and_then(|b| b.remove(&addr)) {
+            Some(orig) => write_mem(pid, addr, &orig).is_ok(),
+            None => false,
         }
-        self.wanted.remove(&addr);
-        any
     }
 
     fn pid_of(&self, tid: Tid) -> i32 {
@@ -658,7 +867,28 @@ impl ExtendedMode for Debuggee {
         Ok(AttachKind::Run)
     }
 
-    fn kill(&mut self, _: Option<gdbstub::common::Pid>) -> TargetResult<ShouldTerminate, Self> {
+    /// `vKill;PID`: a process other than the first, while gdb sees another, is killed alone
+    /// (`kill inferiors N`); else the whole tree, as for a program gdb started itself.
+    fn kill(&mut self, pid: Option<gdbstub::common::Pid>) -> TargetResult<ShouldTerminate, Self> {
+        let pid = pid.and_then(|p| i32::try_from(p.get()).ok());
+        if let Some(p) = pid
+            && p != self.root
+            && self.tasks.values().any(|v| v.tgid != p)
+        {
+            let threads: Vec<i32> = self
+                .tasks
+                .iter()
+                .filter(|(_, v)| v.tgid == p)
+                .map(|(&t, _)| t)
+                .collect();
+            for t in threads {
+                self.tasks.remove(&t);
+                self.plan.remove(&t);
+                self.events.retain(|e| e.tid != t);
+            }
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(p), Signal::SIGKILL);
+            return Ok(ShouldTerminate::No);
+        }
         self.kill = true;
         Ok(ShouldTerminate::Yes)
     }
@@ -696,7 +926,7 @@ fn window(data: &[u8], offset: u64, length: usize, buf: &mut [u8]) -> usize {
 /// The auxiliary vector (gdb finds where a PIE program was loaded from `AT_ENTRY`).
 impl Auxv for Debuggee {
     fn get_auxv(&self, offset: u64, length: usize, buf: &mut [u8]) -> TargetResult<usize, Self> {
-        let data = std::fs::read(format!("/proc/{}/auxv", self.root))
+        let data = std::fs::read(format!("/proc/{}/auxv", self.current))
             .map_err(|_| TargetError::NonFatal)?;
         Ok(window(&data, offset, length, buf))
     }
@@ -706,13 +936,14 @@ impl Auxv for Debuggee {
 impl ExecFile for Debuggee {
     fn get_exec_file(
         &self,
-        _pid: Option<gdbstub::common::Pid>,
+        pid: Option<gdbstub::common::Pid>,
         offset: u64,
         length: usize,
         buf: &mut [u8],
     ) -> TargetResult<usize, Self> {
-        let exe = std::fs::read_link(format!("/proc/{}/exe", self.root))
-            .map_err(|_| TargetError::NonFatal)?;
+        let pid = pid.map_or(self.current, |p| i32::try_from(p.get()).unwrap_or(0));
+        let exe =
+            std::fs::read_link(format!("/proc/{pid}/exe")).map_err(|_| TargetError::NonFatal)?;
         use std::os::unix::ffi::OsStrExt;
         Ok(window(exe.as_os_str().as_bytes(), offset, length, buf))
     }
@@ -779,17 +1010,12 @@ impl MultiThreadBase for Debuggee {
     }
 }
 
-/// `info threads` tells threads from the processes gdb also shows as threads: each line
-/// names the thread's program (`comm`) and, for a fork or vfork child, its process.
+/// `info threads` names each thread's program (`comm`).
 impl ThreadExtraInfo for Debuggee {
     fn thread_extra_info(&self, tid: Tid, buf: &mut [u8]) -> Result<usize, Self::Error> {
         let t = tid_of(tid);
         let comm = std::fs::read_to_string(format!("/proc/{t}/comm")).unwrap_or_default();
-        let text = match self.tasks.get(&t) {
-            Some(v) if v.tgid != self.root => format!("{} (process {})", comm.trim_end(), v.tgid),
-            _ => comm.trim_end().to_string(),
-        };
-        Ok(window(text.as_bytes(), 0, buf.len(), buf))
+        Ok(window(comm.trim_end().as_bytes(), 0, buf.len(), buf))
     }
 }
 
@@ -825,8 +1051,10 @@ impl MultiThreadResume for Debuggee {
         tid: Tid,
         signal: Option<GdbSignal>,
     ) -> Result<(), Self::Error> {
+        // vCont's first action naming a thread is the one that counts.
         self.plan
-            .insert(tid_of(tid), Plan::Continue(signal.map(|s| s.0)));
+            .entry(tid_of(tid))
+            .or_insert(Plan::Continue(signal.map(|s| s.0)));
         Ok(())
     }
 
@@ -846,7 +1074,8 @@ impl MultiThreadSingleStep for Debuggee {
         signal: Option<GdbSignal>,
     ) -> Result<(), Self::Error> {
         self.plan
-            .insert(tid_of(tid), Plan::Step(signal.map(|s| s.0)));
+            .entry(tid_of(tid))
+            .or_insert(Plan::Step(signal.map(|s| s.0)));
         Ok(())
     }
 }
@@ -866,7 +1095,6 @@ impl Breakpoints for Debuggee {
 
 impl SwBreakpoint for Debuggee {
     fn add_sw_breakpoint(&mut self, addr: u64, _kind: usize) -> TargetResult<bool, Self> {
-        self.wanted.insert(addr);
         Ok(self.insert_breakpoint(addr))
     }
 
@@ -927,24 +1155,117 @@ mod tests {
         d.added(100, 101, 100, Born::Thread);
         assert_eq!(d.hold(101, Some(Signal::SIGUSR1)), Hold::Keep);
         assert!(d.interrupted(101));
-        d.gone(101);
+        d.gone(101, ExitStatus::Code(0));
         assert!(!d.sees(101));
-        // A vfork child borrows its parent's memory: its exec leaves the parent's breakpoints.
+        assert!(!d.has_events(), "a thread's end is no process's");
+    }
+
+    /// Events in the order gdb gets them (threads' ptrace calls fail on these made-up tids:
+    /// only the bookkeeping is tested here; tests/gdb.rs runs the real thing).
+    fn reasons(d: &mut Debuggee) -> Vec<(i32, Reason)> {
+        d.events.drain(..).map(|e| (e.tid, e.reason)).collect()
+    }
+
+    #[test]
+    fn forks_are_events_and_their_children_processes_of_their_own() {
+        let mut d = Debuggee::default();
+        d.start(100);
         d.inserted
             .insert(100, BTreeMap::from([(0x1000, vec![0x90])]));
-        d.added(100, 102, 102, Born::Vfork);
-        d.exec(102);
-        assert!(d.sees(100) && !d.sees(102));
-        assert!(d.inserted.contains_key(&100));
         d.added(100, 103, 103, Born::Fork);
+        assert_eq!(
+            reasons(&mut d),
+            vec![(
+                100,
+                Reason::Fork {
+                    child: 103,
+                    vfork: false
+                }
+            )]
+        );
         assert!(
             d.inserted.contains_key(&103),
             "a fork child has the parent's breakpoints"
         );
-        d.exec(100);
-        assert!(!d.inserted.contains_key(&100));
-        d.gone(103);
-        assert!(d.is_empty());
+        assert_eq!(d.tgids(), BTreeMap::from([(100, 100), (103, 103)]));
+        // The child stays stopped at its first stop.
+        assert!(d.interrupted(103));
+        assert_eq!(d.hold(103, None), Hold::Keep);
+        // A vfork child borrows its parent's memory: its breakpoints are the parent's.
+        d.added(100, 104, 104, Born::Vfork);
+        assert_eq!(
+            reasons(&mut d),
+            vec![(
+                100,
+                Reason::Fork {
+                    child: 104,
+                    vfork: true
+                }
+            )]
+        );
+        d.set_current(104);
+        assert_eq!(d.current_memory(), 100);
+        // Its exec: its own memory from then on, the parent's breakpoints stay.
+        d.exec(104, 104);
+        assert!(matches!(reasons(&mut d)[..], [(104, Reason::Exec(_))]));
+        assert_eq!(d.current_memory(), 104);
+        assert!(d.inserted.contains_key(&100));
+        assert!(!d.inserted.contains_key(&104));
+    }
+
+    #[test]
+    fn an_exec_keeps_the_process_in_view_with_one_thread() {
+        // This test's own process stands for the one that exec'd (its program is read from
+        // /proc/PID/exe).
+        let me = i32::try_from(std::process::id()).unwrap();
+        let mut d = Debuggee::default();
+        d.start(me);
+        d.added(me, me + 1, me, Born::Thread);
+        d.inserted
+            .insert(me, BTreeMap::from([(0x1000, vec![0x90])]));
+        // Thread me+1 exec'd: it has the leader's tid now, and the old memory is gone.
+        d.exec(me, me);
+        assert_eq!(d.tgids(), BTreeMap::from([(me, me)]));
+        assert!(!d.inserted.contains_key(&me));
+        let exe = std::fs::read_link("/proc/self/exe").unwrap();
+        use std::os::unix::ffi::OsStrExt;
+        assert_eq!(
+            reasons(&mut d),
+            vec![(me, Reason::Exec(exe.as_os_str().as_bytes().to_vec()))]
+        );
+        // An exec of a process gdb does not see is none of gdb's business.
+        d.exec(1, 1);
+        assert!(reasons(&mut d).is_empty());
+    }
+
+    #[test]
+    fn a_process_ends_with_its_last_thread_and_detached_ones_are_forgotten() {
+        let mut d = Debuggee::default();
+        d.start(100);
+        d.added(100, 103, 103, Born::Fork);
+        d.added(103, 104, 103, Born::Thread);
+        reasons(&mut d);
+        d.gone(104, ExitStatus::Code(0));
+        assert!(reasons(&mut d).is_empty());
+        d.gone(103, ExitStatus::Code(7));
+        assert_eq!(
+            reasons(&mut d),
+            vec![(
+                103,
+                Reason::Exited {
+                    pid: 103,
+                    status: ExitStatus::Code(7)
+                }
+            )]
+        );
+        // A detached process is not gdb's: its end is not reported.
+        d.added(100, 105, 105, Born::Fork);
+        reasons(&mut d);
+        d.detach_process(105);
+        assert!(!d.sees(105));
+        d.gone(105, ExitStatus::Code(0));
+        assert!(reasons(&mut d).is_empty());
+        assert_eq!(d.tgids(), BTreeMap::from([(100, 100)]));
     }
 
     #[test]
@@ -952,15 +1273,20 @@ mod tests {
         let mut d = Debuggee::default();
         d.start(100);
         d.violation(100, "openat /etc/shadow".into(), true);
-        let (reason, console) = d.next_report().unwrap();
+        let r = d.next_report().unwrap();
         assert_eq!(
-            reason,
+            r.reason,
             MultiThreadStopReason::SignalWithThread {
                 tid: Tid::new(100).unwrap(),
                 signal: GdbSignal::SIGSYS
             }
         );
-        assert_eq!(console.as_deref(), Some("openat /etc/shadow"));
+        assert_eq!(r.console.as_deref(), Some("openat /etc/shadow"));
         assert!(d.next_report().is_none());
+        // An exit names its process; an exec its program.
+        d.gone(100, ExitStatus::Signal(libc::SIGKILL));
+        let r = d.next_report().unwrap();
+        assert_eq!(r.reason, MultiThreadStopReason::Terminated(GdbSignal(9)));
+        assert_eq!(r.note, Some(Note::Process(100)));
     }
 }
