@@ -129,17 +129,36 @@ fn shown(s: &Output, g: &Output) -> String {
     )
 }
 
+/// A session on `gdb.sock` with a fresh [`setup`]: `sbx enforce --mode MODE --gdb gdb.sock
+/// p.profile -- gdb_prog ARGS` and gdb running `cmds`. Returns (sbx, gdb, both shown).
+fn enforced(
+    user: Option<u32>,
+    mode: &str,
+    args: &[&str],
+    cmds: &[&str],
+) -> (Output, Output, String) {
+    let (d, bin) = setup();
+    let mut run = vec![bin.to_str().unwrap()];
+    run.extend_from_slice(args);
+    let (s, g) = session(
+        user,
+        &d,
+        &bin,
+        &enforce_args(mode, "gdb.sock", &run),
+        "gdb.sock",
+        cmds,
+    );
+    let all = shown(&s, &g);
+    (s, g, all)
+}
+
 #[test]
 fn break_on_a_function_and_print_a_local() {
     for user in users() {
-        let (d, bin) = setup();
-        let prog = bin.to_str().unwrap();
-        let (s, g) = session(
+        let (s, g, all) = enforced(
             user,
-            &d,
-            &bin,
-            &enforce_args("kill", "gdb.sock", &[prog, "exit"]),
-            "gdb.sock",
+            "kill",
+            &["exit"],
             &[
                 "break compute",
                 "continue",
@@ -153,7 +172,6 @@ fn break_on_a_function_and_print_a_local() {
                 "continue",
             ],
         );
-        let all = shown(&s, &g);
         assert!(g.stdout.contains("Breakpoint 1, compute (n=3)"), "{all}");
         assert!(g.stdout.contains("$1 = 21"), "{all}");
         // Registers, general and SSE, read and written (x86_64: the default MXCSR).
@@ -169,17 +187,7 @@ fn break_on_a_function_and_print_a_local() {
 #[test]
 fn backtrace_at_a_crash() {
     for user in users() {
-        let (d, bin) = setup();
-        let prog = bin.to_str().unwrap();
-        let (s, g) = session(
-            user,
-            &d,
-            &bin,
-            &enforce_args("kill", "gdb.sock", &[prog, "crash"]),
-            "gdb.sock",
-            &["continue", "bt", "continue"],
-        );
-        let all = shown(&s, &g);
+        let (s, g, all) = enforced(user, "kill", &["crash"], &["continue", "bt", "continue"]);
         assert!(g.stdout.contains("SIGSEGV"), "{all}");
         assert!(g.stdout.contains("#0  "), "{all}");
         assert!(g.stdout.contains("in crash_here (p=0x0)"), "{all}");
@@ -195,14 +203,10 @@ fn backtrace_at_a_crash() {
 #[test]
 fn step_and_continue_to_the_workloads_exit_status() {
     for user in users() {
-        let (d, bin) = setup();
-        let prog = bin.to_str().unwrap();
-        let (s, g) = session(
+        let (s, g, all) = enforced(
             user,
-            &d,
-            &bin,
-            &enforce_args("kill", "gdb.sock", &[prog, "exit"]),
-            "gdb.sock",
+            "kill",
+            &["exit"],
             &[
                 "break main",
                 "continue",
@@ -213,7 +217,6 @@ fn step_and_continue_to_the_workloads_exit_status() {
                 "continue",
             ],
         );
-        let all = shown(&s, &g);
         assert!(g.stdout.contains("Breakpoint 1, main ("), "{all}");
         // `step` went into compute, where the program's line 12 is (`int local = n * 7;`).
         assert!(g.stdout.contains("compute (n=3) at "), "{all}");
@@ -226,17 +229,12 @@ fn step_and_continue_to_the_workloads_exit_status() {
 #[test]
 fn two_threads_listed_and_a_breakpoint_hit_in_the_second() {
     for user in users() {
-        let (d, bin) = setup();
-        let prog = bin.to_str().unwrap();
-        let (s, g) = session(
+        let (s, g, all) = enforced(
             user,
-            &d,
-            &bin,
-            &enforce_args("kill", "gdb.sock", &[prog, "threads"]),
-            "gdb.sock",
+            "kill",
+            &["threads"],
             &["break worker", "continue", "info threads", "continue"],
         );
-        let all = shown(&s, &g);
         assert!(
             g.stdout.contains("Thread 2 hit Breakpoint 1, worker ("),
             "{all}"
@@ -265,17 +263,7 @@ fn two_threads_listed_and_a_breakpoint_hit_in_the_second() {
 /// A signal is a stop gdb shows; continuing passes it on (the handler runs), as without gdb.
 #[test]
 fn a_signal_is_shown_and_passed_on() {
-    let (d, bin) = setup();
-    let prog = bin.to_str().unwrap();
-    let (s, g) = session(
-        None,
-        &d,
-        &bin,
-        &enforce_args("kill", "gdb.sock", &[prog, "signal"]),
-        "gdb.sock",
-        &["continue", "continue"],
-    );
-    let all = shown(&s, &g);
+    let (s, g, all) = enforced(None, "kill", &["signal"], &["continue", "continue"]);
     assert!(
         g.stdout.contains("Program received signal SIGUSR1"),
         "{all}"
@@ -312,14 +300,10 @@ fn breakpoints_in_four_threads_between_sandbox_stops() {
 #[test]
 fn a_fork_followed_by_the_child() {
     for user in users() {
-        let (d, bin) = setup();
-        let prog = bin.to_str().unwrap();
-        let (s, g) = session(
+        let (s, g, all) = enforced(
             user,
-            &d,
-            &bin,
-            &enforce_args("kill", "gdb.sock", &[prog, "fork"]),
-            "gdb.sock",
+            "kill",
+            &["fork"],
             &[
                 "set follow-fork-mode child",
                 "break child_fn",
@@ -330,7 +314,6 @@ fn a_fork_followed_by_the_child() {
                 "continue",
             ],
         );
-        let all = shown(&s, &g);
         assert!(g.stdout.contains("[New inferior 2 (process "), "{all}");
         assert!(
             g.stdout
@@ -355,17 +338,12 @@ fn a_fork_followed_by_the_child() {
 #[test]
 fn a_fork_child_is_detached_when_gdb_follows_the_parent() {
     for user in users() {
-        let (d, bin) = setup();
-        let prog = bin.to_str().unwrap();
-        let (s, g) = session(
+        let (s, g, all) = enforced(
             user,
-            &d,
-            &bin,
-            &enforce_args("kill", "gdb.sock", &[prog, "fork"]),
-            "gdb.sock",
+            "kill",
+            &["fork"],
             &["break child_fn", "continue", "continue"],
         );
-        let all = shown(&s, &g);
         assert!(
             g.stdout
                 .contains("[Detaching after fork from child process "),
@@ -384,14 +362,10 @@ fn a_fork_child_is_detached_when_gdb_follows_the_parent() {
 #[test]
 fn detach_on_fork_off_keeps_both_processes() {
     for user in users() {
-        let (d, bin) = setup();
-        let prog = bin.to_str().unwrap();
-        let (s, g) = session(
+        let (s, g, all) = enforced(
             user,
-            &d,
-            &bin,
-            &enforce_args("kill", "gdb.sock", &[prog, "fork"]),
-            "gdb.sock",
+            "kill",
+            &["fork"],
             &[
                 "set detach-on-fork off",
                 "set schedule-multiple on",
@@ -404,7 +378,6 @@ fn detach_on_fork_off_keeps_both_processes() {
                 "continue",
             ],
         );
-        let all = shown(&s, &g);
         assert!(g.stdout.contains("[New inferior 2 (process "), "{all}");
         assert!(!g.stdout.contains("[Detaching after fork"), "{all}");
         // Breakpoint 1 has a location in each process; the child's is hit.
@@ -438,14 +411,10 @@ fn detach_on_fork_off_keeps_both_processes() {
 #[test]
 fn a_vfork_child_is_followed_through_its_exec() {
     for user in users() {
-        let (d, bin) = setup();
-        let prog = bin.to_str().unwrap();
-        let (s, g) = session(
+        let (s, g, all) = enforced(
             user,
-            &d,
-            &bin,
-            &enforce_args("kill", "gdb.sock", &[prog, "vfork"]),
-            "gdb.sock",
+            "kill",
+            &["vfork"],
             &[
                 "set follow-fork-mode child",
                 "break before_exec",
@@ -455,7 +424,6 @@ fn a_vfork_child_is_followed_through_its_exec() {
                 "continue",
             ],
         );
-        let all = shown(&s, &g);
         assert!(
             g.stdout.contains("Breakpoint 1, before_exec (n=1)"),
             "{all}"
@@ -476,14 +444,10 @@ fn a_vfork_child_is_followed_through_its_exec() {
 #[test]
 fn a_vfork_child_is_detached_when_gdb_follows_the_parent() {
     for user in users() {
-        let (d, bin) = setup();
-        let prog = bin.to_str().unwrap();
-        let (s, g) = session(
+        let (s, g, all) = enforced(
             user,
-            &d,
-            &bin,
-            &enforce_args("kill", "gdb.sock", &[prog, "vfork"]),
-            "gdb.sock",
+            "kill",
+            &["vfork"],
             &[
                 "break before_exec",
                 "break vfork_exec",
@@ -493,7 +457,6 @@ fn a_vfork_child_is_detached_when_gdb_follows_the_parent() {
                 "continue",
             ],
         );
-        let all = shown(&s, &g);
         assert!(g.stdout.contains("Breakpoint 2, vfork_exec ()"), "{all}");
         assert!(
             g.stdout
@@ -514,17 +477,12 @@ fn a_vfork_child_is_detached_when_gdb_follows_the_parent() {
 #[test]
 fn an_exec_is_followed_into_the_new_program() {
     for user in users() {
-        let (d, bin) = setup();
-        let prog = bin.to_str().unwrap();
-        let (s, g) = session(
+        let (s, g, all) = enforced(
             user,
-            &d,
-            &bin,
-            &enforce_args("kill", "gdb.sock", &[prog, "exec"]),
-            "gdb.sock",
+            "kill",
+            &["exec"],
             &["break compute", "continue", "print n", "continue"],
         );
-        let all = shown(&s, &g);
         assert!(g.stdout.contains("is executing new program: "), "{all}");
         assert!(g.stdout.contains("Breakpoint 1, compute (n=3)"), "{all}");
         assert!(g.stdout.contains("$1 = 3"), "{all}");
@@ -536,17 +494,12 @@ fn an_exec_is_followed_into_the_new_program() {
 #[test]
 fn a_violation_in_kill_mode_ends_the_session_with_the_line() {
     for user in users() {
-        let (d, bin) = setup();
-        let prog = bin.to_str().unwrap();
-        let (s, g) = session(
+        let (s, g, all) = enforced(
             user,
-            &d,
-            &bin,
-            &enforce_args("kill", "gdb.sock", &[prog, "violate", "/etc/hostname"]),
-            "gdb.sock",
+            "kill",
+            &["violate", "/etc/hostname"],
             &["continue", "bt", "continue"],
         );
-        let all = shown(&s, &g);
         // sbx's line, as gdb printed it from the console packet (gdb writes the target's
         // console output to its stderr).
         assert!(
@@ -572,17 +525,12 @@ fn a_violation_in_kill_mode_ends_the_session_with_the_line() {
 #[test]
 fn a_violation_in_deny_mode_goes_on_to_the_exit() {
     for user in users() {
-        let (d, bin) = setup();
-        let prog = bin.to_str().unwrap();
-        let (s, g) = session(
+        let (s, g, all) = enforced(
             user,
-            &d,
-            &bin,
-            &enforce_args("deny", "gdb.sock", &[prog, "violate", "/etc/hostname"]),
-            "gdb.sock",
+            "deny",
+            &["violate", "/etc/hostname"],
             &["continue", "continue"],
         );
-        let all = shown(&s, &g);
         assert!(g.stderr.contains("sbx: violation: "), "{all}");
         assert!(g.stdout.contains("Program received signal SIGSYS"), "{all}");
         assert!(g.stdout.contains("exited with code 04"), "{all}");

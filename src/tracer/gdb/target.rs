@@ -401,12 +401,7 @@ impl Debuggee {
         if !self.tasks.values().any(|v| v.tgid == pid) {
             return;
         }
-        let gone: Vec<i32> = self
-            .tasks
-            .iter()
-            .filter(|(_, v)| v.tgid == pid)
-            .map(|(&t, _)| t)
-            .collect();
+        let gone = self.threads_of(pid);
         let mut pending = None;
         for t in &gone {
             if let Some(v) = self.tasks.remove(t) {
@@ -485,12 +480,7 @@ impl Debuggee {
     /// gdb's breakpoints (unless a process gdb still sees shares its memory: a vfork parent
     /// or child).
     pub fn detach_process(&mut self, pid: i32) {
-        let threads: Vec<i32> = self
-            .tasks
-            .iter()
-            .filter(|(_, v)| v.tgid == pid)
-            .map(|(&t, _)| t)
-            .collect();
+        let threads = self.threads_of(pid);
         for t in threads {
             let Some(v) = self.tasks.remove(&t) else {
                 continue;
@@ -508,6 +498,15 @@ impl Debuggee {
         if self.current == pid {
             self.current = self.tasks.values().next().map_or(0, |v| v.tgid);
         }
+    }
+
+    /// The threads gdb sees of process `pid`.
+    fn threads_of(&self, pid: i32) -> Vec<i32> {
+        self.tasks
+            .iter()
+            .filter(|(_, v)| v.tgid == pid)
+            .map(|(&t, _)| t)
+            .collect()
     }
 
     /// Every thread gdb sees, with its process (for [`super::wire`]).
@@ -875,12 +874,7 @@ impl ExtendedMode for Debuggee {
             && p != self.root
             && self.tasks.values().any(|v| v.tgid != p)
         {
-            let threads: Vec<i32> = self
-                .tasks
-                .iter()
-                .filter(|(_, v)| v.tgid == p)
-                .map(|(&t, _)| t)
-                .collect();
+            let threads = self.threads_of(p);
             for t in threads {
                 self.tasks.remove(&t);
                 self.plan.remove(&t);
