@@ -587,6 +587,45 @@ fn record_with_gdb_over_loopback_tcp() {
     }
 }
 
+/// The workload connecting to gdb's own port: the socket is sbx's and closed once gdb is in,
+/// and the connect is judged by the profile like any other (no rule allows it: a violation,
+/// shown to gdb, in deny mode a refused call).
+#[test]
+fn the_workload_connecting_to_gdbs_port_is_judged_by_the_profile() {
+    let (d, bin) = setup();
+    let prog = bin.to_str().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let port = port.to_string();
+    let (s, g) = session(
+        None,
+        &d,
+        &bin,
+        &enforce_args("deny", &addr, &[prog, "connect", &port]),
+        &addr,
+        &["continue", "continue"],
+    );
+    let all = shown(&s, &g);
+    assert!(
+        g.stderr
+            .lines()
+            .any(|l| l.starts_with("sbx: violation: ") && l.contains("connect")),
+        "{all}"
+    );
+    assert!(g.stdout.contains("Program received signal SIGSYS"), "{all}");
+    assert!(g.stdout.contains("exited with code 010]"), "{all}");
+    // Refused by the sandbox (EACCES/EPERM), not let through to the closed socket.
+    assert!(
+        s.stdout.contains("connect=-1 errno=13") || s.stdout.contains("connect=-1 errno=1"),
+        "{all}"
+    );
+    assert_eq!(s.code, Some(124), "{all}");
+}
+
 /// The state letter of the process whose command line is `argv` (`/proc/PID/stat`).
 fn state_of(argv: &[&str]) -> Option<char> {
     let want: Vec<u8> = argv
