@@ -587,6 +587,60 @@ fn record_with_gdb_over_loopback_tcp() {
     }
 }
 
+/// A CI step as CI runs it, `bash -c '...'`: gdb starts in bash, follows the fork into the
+/// child and its exec into the program, and stops there at a breakpoint set pending before;
+/// bash (detached) runs the rest of the step under the sandbox.
+#[test]
+fn a_program_started_by_the_steps_shell_is_reached_through_fork_and_exec() {
+    for user in users() {
+        let (d, bin) = setup();
+        let prog = bin.to_str().unwrap();
+        d.write(
+            "sh.profile",
+            &format!(
+                "include base\n\nread /dev/tty\nwrite /dev/tty\nexec /usr/bin/bash\nexec {prog}\n"
+            ),
+        );
+        let step = format!("{prog} exit; {prog} exit; echo step-done");
+        let (s, g) = session(
+            user,
+            &d,
+            Path::new("/usr/bin/bash"),
+            &[
+                "enforce",
+                "--gdb",
+                "gdb.sock",
+                "sh.profile",
+                "--",
+                "bash",
+                "-c",
+                &step,
+            ],
+            "gdb.sock",
+            &[
+                "set follow-fork-mode child",
+                "set breakpoint pending on",
+                "break compute",
+                "continue",
+                "print n",
+                "continue",
+            ],
+        );
+        let all = shown(&s, &g);
+        assert!(g.stdout.contains("is executing new program: "), "{all}");
+        assert!(
+            g.stdout.contains("hit Breakpoint 1, compute (n=3)"),
+            "{all}"
+        );
+        assert!(g.stdout.contains("$1 = 3"), "{all}");
+        assert!(g.stdout.contains("exited with code 03]"), "{all}");
+        // The program gdb followed and the one after it both ran; bash ended the step.
+        assert_eq!(s.stdout.matches("r=22").count(), 2, "{all}");
+        assert!(s.stdout.contains("step-done"), "{all}");
+        assert_eq!(s.code, Some(0), "{all}");
+    }
+}
+
 /// The workload connecting to gdb's own port: the socket is sbx's and closed once gdb is in,
 /// and the connect is judged by the profile like any other (no rule allows it: a violation,
 /// shown to gdb, in deny mode a refused call).
