@@ -1,9 +1,9 @@
 #!/bin/sh
 # PID 1 of the aarch64 VM check (.ci/aarch64-vm.sh), run by busybox sh inside a Debian arm64
 # kernel under qemu-system-aarch64. Runs sbx record -> learn -> enforce on a benign workload
-# and four attacks (each first shown to work without sbx), prints one `SBX-VM: PASS|FAIL`
-# line per check and a final `SBX-VM-RESULT: PASS|FAIL` line on the serial console, and powers
-# the VM off. The host script decides on that last line.
+# and four attacks (each first shown to work without sbx) and one gdb session through
+# `sbx enforce --gdb`, prints one `SBX-VM: PASS|FAIL` line per check and a final
+# `SBX-VM-RESULT: PASS|FAIL` line on the serial console, and powers the VM off. The host script decides on that last line.
 export PATH=/bin HOME=/root
 /bin/busybox mkdir -p /proc /sys /dev /tmp /root
 /bin/busybox mount -t devtmpfs dev /dev
@@ -97,7 +97,7 @@ attack() {
     ok "$name: killed (exit 124), nothing leaked; $v"
 }
 
-echo "SBX-VM: kernel $(uname -r) $(uname -m), $(grep -c ^processor /proc/cpuinfo) cpus, $(sbx --version)"
+echo "SBX-VM: kernel $(uname -r) $(uname -m), $(grep -c ^processor /proc/cpuinfo) cpus, $(sbx --version), up $(cut -d' ' -f1 /proc/uptime) s"
 
 # 1. The benign workload: record -> learn -> enforce passes and does its work.
 if learn workload /bin/workload; then
@@ -177,6 +177,51 @@ else
     show arm32-bare
     ko "arm32: the AArch32 program does not run without sbx (no AArch32 at EL0?)"
 fi
+
+# 7. A gdb session (docs/gdb.md): sbx serves the GDB remote protocol on a unix socket for the
+#    workload it enforces; Debian's gdb 13 (in the initramfs with its shared libraries)
+#    connects, stops at a breakpoint in compute, steps over the line that sets `local` to the
+#    next line of /src/gdb_target.c, prints `local` (memory) and the pc (the aarch64 register
+#    layout), and runs to the exit; sbx then exits with the workload's status, 42. gdb must
+#    not report an internal problem ("should not happen": the initramfs lacks something).
+gdb_session() {
+    local sock=/tmp/gdb.sock spid src grc i t0
+    t0=$(date +%s)
+    if ! learn gdb /bin/gdb_target; then ko "gdb: could not learn/enforce gdb_target"; return; fi
+    fresh
+    rm -f $sock
+    : >$L/gdb-sbx.out
+    timeout $T sbx enforce --gdb $sock $L/gdb.profile -- /bin/gdb_target 6 >$L/gdb-sbx.out 2>&1 &
+    spid=$!
+    i=0
+    while ! grep -q 'sbx: waiting for gdb on' $L/gdb-sbx.out; do
+        i=$((i + 1))
+        if [ $i -gt $((T * 5)) ] || ! kill -0 $spid 2>/dev/null; then break; fi
+        usleep 200000
+    done
+    timeout $T gdb -nx -batch -ex "target extended-remote $sock" -ex 'break compute' \
+        -ex continue -ex next -ex 'print local' -ex 'info registers pc' -ex continue \
+        /bin/gdb_target >$L/gdb.out 2>&1
+    grc=$?
+    wait $spid
+    src=$?
+    # gdb prints the exit status in octal: 052 is 42.
+    if [ $grc = 0 ] && [ $src = 42 ] && grep -q '^Breakpoint 1, compute (n=6) at ' $L/gdb.out \
+        && grep -q '^12[[:space:]]*return local;' $L/gdb.out && grep -q '^\$1 = 42$' $L/gdb.out && grep -q '^pc .*<compute+' $L/gdb.out \
+        && grep -q 'exited with code 052\]' $L/gdb.out && ! grep -q 'should not happen' $L/gdb.out; then
+        ok "gdb: sbx enforce --gdb served gdb $(gdb --version | sed -n '1s/.* //p'): breakpoint in compute, next, local = 42, pc in compute, exit 42 (sbx exit $src; $(($(date +%s) - t0)) s with the learning)"
+        grep -e '^Breakpoint 1,' -e '^1[12][[:space:]]' -e '^\$1 = ' -e '^pc ' -e 'exited with code' $L/gdb.out \
+            | while read -r line; do echo "SBX-VM:   gdb: $line"; done
+    else
+        echo "---- gdb (exit $grc):"
+        cat $L/gdb.out
+        echo "---- sbx enforce --gdb (exit $src):"
+        cat $L/gdb-sbx.out
+        echo "----"
+        ko "gdb: session failed (gdb exit $grc, sbx exit $src, want 0 and 42, and the breakpoint, local, pc and exit lines)"
+    fi
+}
+gdb_session
 
 echo "SBX-VM-SUMMARY: $pass passed, $fail failed"
 if [ $fail = 0 ] && [ $pass -gt 0 ]; then
