@@ -405,6 +405,93 @@ fn detach_on_fork_off_keeps_both_processes() {
     }
 }
 
+/// Two inferiors hitting the same breakpoint: after a stop in one, gdb steps it over the
+/// breakpoint with requests that name no process (the stopped thread's is meant). Before sbx
+/// took the stopped thread's process for them, the breakpoint was taken out of the other
+/// process and the stepping one ran onto its own `int3` (SIGSEGV, found in review).
+#[test]
+fn a_breakpoint_hit_in_two_inferiors_is_stepped_over_in_each() {
+    for user in users() {
+        let (d, bin) = setup();
+        // Which process reaches compute() first varies: the breakpoint continues by itself,
+        // and the script goes on once the child has exited.
+        d.write(
+            "both.gdb",
+            "set detach-on-fork off\nset schedule-multiple on\nbreak compute\ncommands\n\
+             continue\nend\ncontinue\ninferior 1\ncontinue\n",
+        );
+        let prog = bin.to_str().unwrap();
+        let (s, g) = session(
+            user,
+            &d,
+            &bin,
+            &enforce_args("kill", "gdb.sock", &[prog, "both"]),
+            "gdb.sock",
+            &["source both.gdb"],
+        );
+        let all = shown(&s, &g);
+        // The child calls compute(1), the parent compute(2); gdb names the thread only
+        // while it sees more than one ("Thread 2.1 hit Breakpoint 1.2, compute (n=1)", then
+        // perhaps "Breakpoint 1, compute (n=2)").
+        let hits = |n: &str| {
+            g.stdout
+                .lines()
+                .filter(|l| l.contains("Breakpoint 1") && l.contains(n))
+                .count()
+        };
+        assert_eq!(hits("compute (n=1)"), 1, "{all}");
+        assert_eq!(hits("compute (n=2)"), 1, "{all}");
+        assert!(!g.stdout.contains("received signal"), "{all}");
+        assert!(!g.stderr.contains("Cannot remove breakpoints"), "{all}");
+        assert!(g.stdout.contains("exited with code 010]"), "{all}");
+        assert!(g.stdout.contains("exited with code 022]"), "{all}");
+        assert_eq!(s.code, Some(18), "{all}");
+    }
+}
+
+/// `kill inferiors N` kills that process alone while gdb sees another, the first process
+/// included (the other runs on to its exit); only the last one gdb sees takes the tree.
+#[test]
+fn kill_inferiors_kills_that_process_alone() {
+    let keep_both = [
+        "set detach-on-fork off",
+        "set schedule-multiple on",
+        "break child_fn",
+        "continue",
+    ];
+    // The child, at its breakpoint: the parent's waitpid sees it killed (status 0).
+    let cmds = [
+        &keep_both[..],
+        &["kill inferiors 2", "inferior 1", "continue"],
+    ]
+    .concat();
+    let (s, g, all) = enforced(None, "kill", &["fork"], &cmds);
+    assert!(
+        g.stdout.contains("hit Breakpoint 1.2, child_fn (n=7)"),
+        "{all}"
+    );
+    assert!(g.stdout.contains("[Inferior 1 (process "), "{all}");
+    assert!(g.stdout.contains("exited normally]"), "{all}");
+    assert_eq!(s.code, Some(0), "{all}");
+    // The first process: the child goes on to its exit, sbx reports the first one killed.
+    let cmds = [
+        &keep_both[..],
+        &["kill inferiors 1", "inferior 2", "continue"],
+    ]
+    .concat();
+    let (s, g, all) = enforced(None, "kill", &["fork"], &cmds);
+    assert!(
+        g.stdout.contains("hit Breakpoint 1.2, child_fn (n=7)"),
+        "{all}"
+    );
+    assert!(
+        g.stdout.contains("[Inferior 2 (process ") && g.stdout.contains("exited with code 07]"),
+        "{all}"
+    );
+    assert!(!g.stderr.contains("Remote communication error"), "{all}");
+    assert_eq!(s.code, Some(128 + 9), "{all}");
+}
+
 /// A vfork child followed by gdb (`follow-fork-mode child`): it stops at a breakpoint in the
 /// memory it borrows from its parent, and its exec is followed (gdb names the new program);
 /// the parent, detached once the child exec'd, returns the child's status.
@@ -457,7 +544,10 @@ fn a_vfork_child_is_detached_when_gdb_follows_the_parent() {
                 "continue",
             ],
         );
-        assert!(g.stdout.contains("Breakpoint 2, vfork_exec ()"), "{all}");
+        assert!(
+            g.stdout.contains("Breakpoint 2, vfork_exec (nap=0)"),
+            "{all}"
+        );
         assert!(
             g.stdout
                 .contains("[Detaching after vfork from child process "),
@@ -680,49 +770,47 @@ fn the_workload_connecting_to_gdbs_port_is_judged_by_the_profile() {
     assert_eq!(s.code, Some(124), "{all}");
 }
 
-/// The state letter of the process whose command line is `argv` (`/proc/PID/stat`).
-fn state_of(argv: &[&str]) -> Option<char> {
+/// The state letters of the processes whose command line is `argv` (`/proc/PID/stat`).
+fn states_of(argv: &[&str]) -> Vec<char> {
     let want: Vec<u8> = argv
         .iter()
         .flat_map(|a| [a.as_bytes(), b"\0"].concat())
         .collect();
-    for e in std::fs::read_dir("/proc").ok()?.flatten() {
-        if std::fs::read(e.path().join("cmdline")).ok().as_deref() == Some(&want[..]) {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter(|e| std::fs::read(e.path().join("cmdline")).ok().as_deref() == Some(&want[..]))
+        .filter_map(|e| {
             let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            return stat.rsplit(") ").next()?.chars().next();
-        }
-    }
-    None
+            stat.rsplit(") ").next()?.chars().next()
+        })
+        .collect()
 }
 
-/// gdb's Ctrl-C (SIGINT to gdb while the program runs): gdb interrupts it, shows where it
-/// is, writes its memory (`set var`) and lets it run to its exit.
-#[test]
-fn ctrl_c_interrupts_and_memory_writes_take() {
+/// A kill-mode session of `gdb_prog ARGS` in which gdb gets a Ctrl-C (SIGINT to gdb) once
+/// `ready` says the program is where the test wants it. Returns (sbx, gdb, both shown,
+/// whether the socket took a second connection meanwhile).
+fn interrupted(
+    args: &[&str],
+    cmds: &[&str],
+    ready: &dyn Fn(&str) -> bool,
+) -> (Output, Output, String, bool) {
     let (d, bin) = setup();
     let prog = bin.to_str().unwrap();
-    let sbx = sbx_cmd(
-        None,
-        d.path(),
-        &enforce_args("kill", "gdb.sock", &[prog, "spin"]),
-    );
+    let run = [&[prog][..], args].concat();
+    let sbx = sbx_cmd(None, d.path(), &enforce_args("kill", "gdb.sock", &run));
     let background = std::thread::spawn(move || run_guarded(sbx, GUARD));
     let start = Instant::now();
     while !d.join("gdb.sock").exists() && start.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(20));
     }
     let mut gdb = Command::new("gdb");
-    gdb.args(["-nx", "-batch", "-ex", "target extended-remote gdb.sock"])
-        .args([
-            "-ex",
-            "continue",
-            "-ex",
-            "bt",
-            "-ex",
-            "set var stop_spinning = 1",
-        ])
-        .args(["-ex", "continue"])
-        .arg(&bin)
+    gdb.args(["-nx", "-batch", "-ex", "target extended-remote gdb.sock"]);
+    for c in cmds {
+        gdb.args(["-ex", c]);
+    }
+    gdb.arg(&bin)
         .current_dir(d.path())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
@@ -730,8 +818,7 @@ fn ctrl_c_interrupts_and_memory_writes_take() {
     std::os::unix::process::CommandExt::process_group(&mut gdb, 0);
     let child = gdb.spawn().unwrap();
     let gdb_pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
-    // Once the program spins (running, no longer in a stop for gdb), interrupt gdb.
-    while state_of(&[prog, "spin"]) != Some('R') && start.elapsed() < GUARD / 2 {
+    while !ready(prog) && start.elapsed() < GUARD / 2 {
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(300));
@@ -754,11 +841,47 @@ fn ctrl_c_interrupts_and_memory_writes_take() {
         elapsed: start.elapsed(),
     };
     let all = shown(&s, &g);
+    (s, g, all, socket_left)
+}
+
+/// gdb's Ctrl-C (SIGINT to gdb while the program runs): gdb interrupts it, shows where it
+/// is, writes its memory (`set var`) and lets it run to its exit.
+#[test]
+fn ctrl_c_interrupts_and_memory_writes_take() {
+    let (s, g, all, socket_left) = interrupted(
+        &["spin"],
+        &["continue", "bt", "set var stop_spinning = 1", "continue"],
+        // Once the program spins (running, no longer in a stop for gdb).
+        &|prog| states_of(&[prog, "spin"]) == ['R'],
+    );
     assert!(g.stdout.contains("Program received signal SIGINT"), "{all}");
     assert!(g.stdout.contains("in main ("), "{all}");
     assert!(g.stdout.contains("exited with code 05"), "{all}");
     assert_eq!(s.code, Some(5), "{all}");
     assert!(!socket_left, "the socket took a second connection");
+}
+
+/// Ctrl-C while the only thread gdb sees is a vfork parent waiting in the kernel for its
+/// (detached, sleeping) child: the stop is reported once the parent can stop, after the
+/// child's exec; before, gdb was told of a thread whose registers could not be read.
+#[test]
+fn ctrl_c_while_a_vfork_parent_waits_is_reported_once_it_can_stop() {
+    let (s, g, all, _) = interrupted(
+        &["vfork", "sleep"],
+        &["continue", "bt", "continue"],
+        // Parent and vfork child (same command line until the exec), the child asleep.
+        &|prog| states_of(&[prog, "vfork", "sleep"]).len() == 2,
+    );
+    assert!(
+        g.stdout
+            .contains("[Detaching after vfork from child process "),
+        "{all}"
+    );
+    assert!(g.stdout.contains("Program received signal SIGINT"), "{all}");
+    assert!(g.stdout.contains("in main ("), "{all}");
+    assert!(!g.stderr.contains("Could not read registers"), "{all}");
+    assert!(g.stdout.contains("exited with code 06]"), "{all}");
+    assert_eq!(s.code, Some(6), "{all}");
 }
 
 /// `detach` lets the workload run on under the sandbox (breakpoints gone); quitting gdb while

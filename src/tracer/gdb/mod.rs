@@ -460,9 +460,7 @@ impl Session {
         }
         if self.target.stuck() {
             // What was to be reported went away with its thread: gdb's resume stands.
-            let _ = gdbstub::target::ext::base::multithread::MultiThreadResume::resume(
-                &mut self.target,
-            );
+            self.target.resume_again();
             return Outcome::Continue;
         }
         let Some(report) = self.target.next_report() else {

@@ -163,6 +163,12 @@ pub struct Debuggee {
     /// vfork children gdb sees, with the thread that waits for them: the kernel lets that
     /// thread stop only once its child execs or exits, so until then it counts as stopped.
     vfork_waits: BTreeMap<i32, i32>,
+    /// Threads gdb left stopped at its last resume (scheduler locking, `schedule-multiple
+    /// off`, a step over a breakpoint): their queued stops wait until gdb resumes them.
+    held_back: BTreeSet<i32>,
+    /// The threads gdb named at its last resume when it resumed only those (None: all).
+    /// A process's end waits, as gdbserver's does, until gdb resumes that process.
+    resumed_only: Option<BTreeSet<i32>>,
 }
 
 fn tid_of(t: Tid) -> i32 {
@@ -409,8 +415,7 @@ impl Debuggee {
             }
         }
         // What they had to report is moot: the program it was about is gone.
-        self.events
-            .retain(|e| !gone.contains(&e.tid) || matches!(e.reason, Reason::Exited { .. }));
+        self.drop_events(&gone, None);
         // Its memory is new (a vfork child's borrowed one stays its parent's): whatever was
         // inserted in the old one went with it.
         if !self.tasks.values().any(|v| v.pid == pid) {
@@ -460,7 +465,8 @@ impl Debuggee {
         let Some(v) = self.tasks.remove(&tid) else {
             return;
         };
-        self.events.retain(|e| e.tid != tid);
+        self.held_back.remove(&tid);
+        self.drop_events(&[tid], None);
         if !self.tasks.values().any(|o| o.pid == v.pid) {
             self.inserted.remove(&v.pid);
         }
@@ -481,12 +487,13 @@ impl Debuggee {
     /// or child).
     pub fn detach_process(&mut self, pid: i32) {
         let threads = self.threads_of(pid);
+        self.drop_events(&threads, Some(pid));
         for t in threads {
             let Some(v) = self.tasks.remove(&t) else {
                 continue;
             };
             self.plan.remove(&t);
-            self.events.retain(|e| e.tid != t);
+            self.held_back.remove(&t);
             self.forget_memory(v.pid);
             if v.run == Run::Stopped {
                 let sig = v.pending.and_then(|s| Signal::try_from(s).ok());
@@ -497,6 +504,23 @@ impl Debuggee {
         }
         if self.current == pid {
             self.current = self.tasks.values().next().map_or(0, |v| v.tgid);
+        }
+    }
+
+    /// Drop what threads `tids` had to report, and the end of process `ended`. A fork not
+    /// reported yet leaves its child unknown to gdb: that child is detached.
+    fn drop_events(&mut self, tids: &[i32], ended: Option<i32>) {
+        let mut unknown = Vec::new();
+        self.events.retain(|e| {
+            let ends = matches!(e.reason, Reason::Exited { pid, .. } if Some(pid) == ended);
+            let mine = tids.contains(&e.tid) && !matches!(e.reason, Reason::Exited { .. });
+            if let (true, Reason::Fork { child, .. }) = (mine, &e.reason) {
+                unknown.push(*child);
+            }
+            !(ends || mine)
+        });
+        for child in unknown {
+            self.detach_process(child);
         }
     }
 
@@ -526,7 +550,7 @@ impl Debuggee {
 
     /// Whether a stop waits to be reported.
     pub fn has_events(&self) -> bool {
-        !self.events.is_empty()
+        self.due().is_some()
     }
 
     /// Whether any thread is left in gdb's view.
@@ -605,8 +629,17 @@ impl Debuggee {
     }
 
     /// gdb's Ctrl-C: stop everything, report it on the first thread.
+    /// The stop is reported on a thread gdb resumed, one that can stop (not a vfork parent
+    /// waiting in the kernel for its child) if there is one, as gdbserver does.
     pub fn ctrl_c(&mut self) {
-        if let Some(&tid) = self.tasks.keys().next() {
+        let resumed = |t: &&i32| !self.held_back.contains(*t);
+        let free = |t: &&i32| !self.vfork_waiting(**t);
+        let tid = (self.tasks.keys().find(|t| resumed(t) && free(t)))
+            .or_else(|| self.tasks.keys().find(resumed))
+            .or_else(|| self.tasks.keys().next())
+            .copied();
+        if let Some(tid) = tid {
+            self.held_back.remove(&tid);
             self.events.push_back(Event {
                 tid,
                 reason: Reason::Interrupt,
@@ -650,27 +683,59 @@ impl Debuggee {
         }
     }
 
+    /// The index of the next stop gdb may be told of: the end of a process gdb resumed last,
+    /// or a stop of a thread it resumed last (a thread it held back keeps its stop until gdb
+    /// resumes it).
+    /// Ends go first: gdb must not act on a process that is gone.
+    fn due(&self) -> Option<usize> {
+        let due = |e: &Event| match e.reason {
+            Reason::Exited { pid, .. } => self
+                .resumed_only
+                .as_ref()
+                .is_none_or(|s| s.contains(&e.tid) || s.contains(&pid)),
+            _ => !self.held_back.contains(&e.tid),
+        };
+        let exits = self
+            .events
+            .iter()
+            .position(|e| matches!(e.reason, Reason::Exited { .. }) && due(e));
+        exits.or_else(|| self.events.iter().position(due))
+    }
+
     /// The next stop to report, once every thread is stopped.
     pub fn next_report(&mut self) -> Option<Report> {
         if !self.halted || !self.all_stopped() {
             return None;
         }
         loop {
-            let ev = self.events.pop_front()?;
-            if let Reason::Exited { pid, status } = ev.reason {
+            let i = self.due()?;
+            if let Reason::Exited { pid, status } = self.events[i].reason {
+                self.events.remove(i);
                 return Some(Report {
                     reason: exit_reply(status),
                     console: None,
                     note: Some(Note::Process(pid)),
                 });
             }
-            let (Some(tid), Some(v)) = (gdb_tid(ev.tid), self.tasks.get_mut(&ev.tid)) else {
-                continue;
-            };
+            match self.tasks.get(&self.events[i].tid).map(|v| v.run) {
+                // Gone with its thread (`gone` drops these): skip it.
+                None => {
+                    self.events.remove(i);
+                    continue;
+                }
+                // A vfork parent's interrupt: reported once it can stop.
+                Some(r) if r != Run::Stopped => return None,
+                Some(_) => {}
+            }
+            let ev = self.events.remove(i)?;
+            let (tid, v) = (gdb_tid(ev.tid)?, self.tasks.get_mut(&ev.tid)?);
             let note = match &ev.reason {
                 Reason::Exec(path) => Some(Note::Exec(path.clone())),
                 _ => None,
             };
+            // gdb takes the stopped thread as its current one (as gdbstub does for memory
+            // requests): breakpoints and auxv are for its process from now on.
+            self.current = v.tgid;
             let (reason, reported, console) = stop_reply(tid, ev.reason);
             v.reported = Some(reported);
             return Some(Report {
@@ -681,23 +746,39 @@ impl Debuggee {
         }
     }
 
-    /// Every thread stopped, nothing to report (the thread that stopped died): run on.
+    /// Every thread stopped, nothing to report (the thread that stopped died): gdb's last
+    /// resume stands.
     pub fn stuck(&self) -> bool {
-        self.halted && self.events.is_empty() && self.all_stopped()
+        self.halted && self.due().is_none() && self.all_stopped()
     }
 
-    /// Resume every stopped thread as gdb's plan says (no plan: continue, unless locked).
-    fn resume_planned(&mut self) {
+    /// After [`Debuggee::stuck`]: resume what gdb resumed last (every stopped thread but those
+    /// it held back).
+    pub fn resume_again(&mut self) {
+        let plan: BTreeMap<i32, Plan> = self
+            .tasks
+            .iter()
+            .filter(|(t, v)| v.run == Run::Stopped && !self.held_back.contains(*t))
+            .map(|(&t, _)| (t, Plan::Continue(None)))
+            .collect();
+        self.resume_planned(plan, true);
+    }
+
+    /// Resume every stopped thread as `plan` says (a thread it does not name: continue,
+    /// unless `locked`).
+    fn resume_planned(&mut self, plan: BTreeMap<i32, Plan>, locked: bool) {
         self.halted = false;
-        let plan = std::mem::take(&mut self.plan);
-        let locked = std::mem::replace(&mut self.locked, false);
+        self.held_back.clear();
         for (&tid, v) in self.tasks.iter_mut() {
             if v.run != Run::Stopped {
                 continue;
             }
             let p = match plan.get(&tid) {
                 Some(&p) => p,
-                None if locked => continue,
+                None if locked => {
+                    self.held_back.insert(tid);
+                    continue;
+                }
                 None => Plan::Continue(None),
             };
             let (step, asked) = match p {
@@ -729,6 +810,8 @@ impl Debuggee {
         self.plan.clear();
         self.locked = false;
         self.events.clear();
+        self.held_back.clear();
+        self.resumed_only = None;
         for v in self.tasks.values_mut() {
             v.reported = None;
         }
@@ -737,7 +820,7 @@ impl Debuggee {
                 let _ = write_mem(pid, addr, &orig);
             }
         }
-        self.resume_planned();
+        self.resume_planned(BTreeMap::new(), false);
     }
 
     /// Whether the stopped thread's trap came from one of gdb's breakpoints; if so, its PC
@@ -866,21 +949,34 @@ impl ExtendedMode for Debuggee {
         Ok(AttachKind::Run)
     }
 
-    /// `vKill;PID`: a process other than the first, while gdb sees another, is killed alone
-    /// (`kill inferiors N`); else the whole tree, as for a program gdb started itself.
+    /// `vKill;PID` while gdb sees another process (`kill inferiors N`): that process alone is
+    /// killed. The last one gdb sees (quitting gdb, `kill`): the whole tree, as for a program
+    /// gdb started itself.
     fn kill(&mut self, pid: Option<gdbstub::common::Pid>) -> TargetResult<ShouldTerminate, Self> {
         let pid = pid.and_then(|p| i32::try_from(p.get()).ok());
         if let Some(p) = pid
-            && p != self.root
             && self.tasks.values().any(|v| v.tgid != p)
         {
             let threads = self.threads_of(p);
-            for t in threads {
-                self.tasks.remove(&t);
-                self.plan.remove(&t);
-                self.events.retain(|e| e.tid != t);
+            self.drop_events(&threads, Some(p));
+            let mut memory = None;
+            for t in &threads {
+                if let Some(v) = self.tasks.remove(t) {
+                    memory = Some(v.pid);
+                }
+                self.plan.remove(t);
+                self.held_back.remove(t);
             }
-            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(p), Signal::SIGKILL);
+            // Its memory dies with it, unless a process gdb still sees shares it.
+            if let Some(m) = memory
+                && !self.tasks.values().any(|v| v.pid == m)
+            {
+                self.inserted.remove(&m);
+            }
+            // A thread sbx has not reaped yet (still in the view): never a reused pid.
+            if let Some(&t) = threads.first() {
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(t), Signal::SIGKILL);
+            }
             return Ok(ShouldTerminate::No);
         }
         self.kill = true;
@@ -1015,10 +1111,20 @@ impl ThreadExtraInfo for Debuggee {
 
 impl MultiThreadResume for Debuggee {
     fn resume(&mut self) -> Result<(), Self::Error> {
-        // A stop taken while the last one was reported goes out first, nothing resumed.
-        if !self.events.is_empty() {
+        let plan = std::mem::take(&mut self.plan);
+        let locked = std::mem::replace(&mut self.locked, false);
+        self.held_back = self
+            .tasks
+            .keys()
+            .filter(|t| locked && !plan.contains_key(t))
+            .copied()
+            .collect();
+        self.resumed_only = locked.then(|| plan.keys().copied().collect());
+        // A stop taken while the last one was reported, of a thread gdb resumes now (or a
+        // process's end), goes out first: nothing is resumed.
+        if self.due().is_some() {
             // What gdb passes on with this resume is delivered when the thread really runs.
-            for (tid, p) in std::mem::take(&mut self.plan) {
+            for (tid, p) in plan {
                 let (Plan::Continue(asked) | Plan::Step(asked)) = p;
                 if let Some(v) = self.tasks.get_mut(&tid)
                     && let Some(rep) = v.reported.take()
@@ -1027,10 +1133,9 @@ impl MultiThreadResume for Debuggee {
                     self.kill |= rep.kill;
                 }
             }
-            self.locked = false;
             return Ok(());
         }
-        self.resume_planned();
+        self.resume_planned(plan, locked);
         Ok(())
     }
 
@@ -1260,6 +1365,116 @@ mod tests {
         d.gone(105, ExitStatus::Code(0));
         assert!(reasons(&mut d).is_empty());
         assert_eq!(d.tgids(), BTreeMap::from([(100, 100)]));
+    }
+
+    /// Every thread gdb sees stopped, as after gdb's all-stop (these made-up tids cannot be
+    /// interrupted for real).
+    fn all_stop(d: &mut Debuggee) {
+        for v in d.tasks.values_mut() {
+            v.run = Run::Stopped;
+        }
+        d.halted = true;
+    }
+
+    #[test]
+    fn a_stop_makes_its_process_the_one_gdb_speaks_of() {
+        let mut d = Debuggee::default();
+        d.start(100);
+        d.added(100, 103, 103, Born::Fork);
+        reasons(&mut d);
+        d.set_current(103);
+        // The parent stops (gdb sends no Hg after a stop: the stopped thread is current).
+        d.events.push_back(Event {
+            tid: 100,
+            reason: Reason::Break,
+        });
+        all_stop(&mut d);
+        assert!(d.next_report().is_some());
+        assert_eq!(d.current, 100);
+    }
+
+    #[test]
+    fn a_killed_or_detached_process_ends_unreported() {
+        let mut d = Debuggee::default();
+        d.start(100);
+        d.added(100, 103, 103, Born::Fork);
+        d.added(100, 104, 104, Born::Fork);
+        reasons(&mut d);
+        // 103 ended; gdb kills it before hearing of it: its end is never reported.
+        d.gone(103, ExitStatus::Code(1));
+        assert_eq!(
+            d.kill(gdbstub::common::Pid::new(103))
+                .ok()
+                .map(ShouldTerminate::into_bool),
+            Some(false)
+        );
+        assert!(!d.has_events());
+        // The first process, while gdb sees another: killed alone (not the tree).
+        assert_eq!(
+            d.kill(gdbstub::common::Pid::new(100))
+                .ok()
+                .map(ShouldTerminate::into_bool),
+            Some(false)
+        );
+        assert!(!d.kill && !d.sees(100));
+        // The last one gdb sees: the tree.
+        assert_eq!(
+            d.kill(gdbstub::common::Pid::new(104))
+                .ok()
+                .map(ShouldTerminate::into_bool),
+            Some(true)
+        );
+        assert!(d.kill);
+    }
+
+    #[test]
+    fn a_fork_never_reported_leaves_its_child_detached() {
+        let mut d = Debuggee::default();
+        d.start(100);
+        d.added(100, 101, 100, Born::Thread);
+        d.added(101, 103, 103, Born::Fork);
+        // The forking thread dies (another thread's exec, a SIGKILL) before gdb is told.
+        d.gone(101, ExitStatus::Signal(9));
+        assert!(
+            !d.sees(103),
+            "gdb never heard of the child: it is not gdb's"
+        );
+        assert!(!d.has_events());
+    }
+
+    #[test]
+    fn held_back_threads_keep_their_stops_and_ctrl_c_picks_a_resumed_thread() {
+        let mut d = Debuggee::default();
+        d.start(100);
+        d.added(100, 103, 103, Born::Fork);
+        reasons(&mut d);
+        all_stop(&mut d);
+        // gdb resumes only the child (schedule-multiple off): the parent is held back.
+        d.plan.insert(103, Plan::Continue(None));
+        d.locked = true;
+        let _ = MultiThreadResume::resume(&mut d);
+        assert!(d.held_back.contains(&100) && !d.held_back.contains(&103));
+        // A stop of the held-back parent waits; Ctrl-C is reported on the child.
+        d.events.push_back(Event {
+            tid: 100,
+            reason: Reason::Signal(libc::SIGUSR1),
+        });
+        d.ctrl_c();
+        all_stop(&mut d);
+        let r = d.next_report().unwrap();
+        assert_eq!(
+            r.reason,
+            MultiThreadStopReason::SignalWithThread {
+                tid: Tid::new(103).unwrap(),
+                signal: GdbSignal::SIGINT
+            }
+        );
+        assert!(d.next_report().is_none(), "the parent's stop waits for gdb");
+        // gdb resumes the parent: its stop goes out, nothing runs.
+        d.plan.insert(100, Plan::Continue(None));
+        d.locked = true;
+        let _ = MultiThreadResume::resume(&mut d);
+        assert!(d.next_report().is_some());
     }
 
     #[test]

@@ -183,8 +183,18 @@ fn resume_actions(rest: &str, tgids: &BTreeMap<i32, i32>) -> Action {
         return Action::Forward;
     }
     if out == "vCont" {
-        // The process has no thread left: nothing to resume, which gdbstub cannot take.
-        return Action::Forward;
+        // The process has no thread left (its end is due): nothing to resume. gdbstub needs
+        // an action, and would take the request as is for every process: name a thread that
+        // is not there, so that nothing is resumed and the due stop goes out.
+        let pid = rest
+            .split(';')
+            .filter_map(|a| parse_ptid(a.split_once(':')?.1))
+            .find_map(|(p, _)| match p {
+                Some(Id::Num(p)) => Some(p),
+                _ => None,
+            })
+            .unwrap_or(1);
+        out.push_str(&format!(";c:{}", ptid(pid, pid)));
     }
     Action::Replace(out.into_bytes())
 }
@@ -408,6 +418,11 @@ mod tests {
         assert_eq!(
             inbound(b"vCont;c:p20.-1", &t).0,
             Action::Replace(b"vCont;c:p20.20".to_vec())
+        );
+        // A process with no thread left: nothing to resume (not every process).
+        assert_eq!(
+            inbound(b"vCont;c:p30.-1", &t).0,
+            Action::Replace(b"vCont;c:p30.30".to_vec())
         );
         assert_eq!(inbound(b"vCont;c", &t).0, Action::Forward);
         assert_eq!(inbound(b"vCont;c:-1", &t).0, Action::Forward);
