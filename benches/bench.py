@@ -6,6 +6,8 @@ so slow phases of a shared machine hit all variants alike. Reports medians and r
 
     python3 benches/bench.py --rounds 5 --out docs/perf-results.md [workload ...]
     python3 benches/bench.py --rounds 15 --variants seccomp,record cbuild   # a longer pair
+    python3 benches/bench.py --rounds 10 --alternate --variants enforce,enforce-nofence forkexec  # no-fence: only when named
+    python3 benches/bench.py --rounds 10 --alternate --sbx-b /other/sbx --variants enforce,enforce-b cbuild
 
 Workloads: cbuild (make -j2 of the Lua 5.1-5.5 C sources shipped in the lua-src crate),
 npm (offline `npm install` of ~170 packages from a pre-filled cache), pipe (dd | sha256sum),
@@ -15,7 +17,11 @@ Variants: bare, strace -f, strace -f --seccomp-bpf with sbx's stopped syscalls, 
 work: the floor of any ptrace + seccomp design), the design floor (the same tracer with `-w`:
 at each stop also the kernel-side work a race-free check of a path argument needs, and no
 decision: get the call, read the path, write its copy, set the call), sbx record, sbx enforce
-(profile learned from one record run of the same workload).
+(profile learned from one record run of the same workload), sbx enforce --no-fence (the same
+profile without the Landlock fence, so without the fence's exit watches either), and with
+--sbx-b PATH the record and enforce variants of a second sbx binary (e.g. an older commit's
+build; the profile is still learned by the first one). The first binary is $SBX, or
+target/release/sbx of this checkout.
 """
 
 import argparse
@@ -29,7 +35,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SBX = os.path.join(ROOT, "target", "release", "sbx")
+SBX = os.environ.get("SBX") or os.path.join(ROOT, "target", "release", "sbx")
 WORK = os.environ.get("SBX_BENCH_DIR", "/tmp/sbx-bench")
 
 
@@ -207,7 +213,9 @@ WORKLOADS = {
 
 # Short names for --variants.
 KEYS = {"bare": "bare", "strace": "strace -f", "seccomp": "strace seccomp", "null": "null tracer",
-        "record": "sbx record", "enforce": "sbx enforce", "floor": "design floor"}
+        "record": "sbx record", "enforce": "sbx enforce", "floor": "design floor",
+        "enforce-nofence": "sbx enforce --no-fence", "record-b": "sbx-b record",
+        "enforce-b": "sbx-b enforce"}
 
 
 def paired(rounds, a, b):
@@ -241,6 +249,11 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--hardening", action="store_true",
                     help="compare enforce with and without the race defence instead")
+    ap.add_argument("--sbx-b", default=None, metavar="PATH",
+                    help="a second sbx binary: adds the variants record-b and enforce-b")
+    ap.add_argument("--alternate", action="store_true",
+                    help="run the variants in reverse order every other round (A B, B A, ...) "
+                    "so that neither side always runs right after the other")
     ap.add_argument("--variants", default=None,
                     help="comma-separated subset of: " + ",".join(KEYS) + " (bare is always run)")
     ap.add_argument("workloads", nargs="*",
@@ -278,15 +291,25 @@ def main():
             "design floor": [null[0], "-w"] + null[1:] + cmd,
             "sbx record": [SBX, "record", "-o", os.path.join(tmp, "r.trace"), "--"] + cmd,
             "sbx enforce": [SBX, "enforce", profile, "--"] + cmd,
+            "sbx enforce --no-fence": [SBX, "enforce", "--no-fence", profile, "--"] + cmd,
         }
+        if a.sbx_b and not a.hardening:
+            variants["sbx-b record"] = [a.sbx_b, "record", "-o", os.path.join(tmp, "rb.trace"), "--"] + cmd
+            variants["sbx-b enforce"] = [a.sbx_b, "enforce", profile, "--"] + cmd
         if a.variants:
             keep = {KEYS[k.strip()] for k in a.variants.split(",")} | {"bare"}
             variants = {v: argv for v, argv in variants.items() if v in keep}
+        else:
+            # Only when named: the default set stays as in the results above.
+            variants.pop("sbx enforce --no-fence", None)
         times = {v: [] for v in variants}
         rounds = []
-        for _ in range(a.rounds):
+        for i in range(a.rounds):
             rounds.append({})
-            for v, argv in variants.items():
+            order = list(variants.items())
+            if a.alternate and i % 2 == 1:
+                order.reverse()
+            for v, argv in order:
                 dt = run_once(argv, cwd, reset)
                 if dt is not None:
                     times[v].append(dt)
@@ -315,7 +338,8 @@ def main():
         shown = len(variants) + 5
         for x, y in (("strace seccomp", "sbx record"), ("strace seccomp", "sbx enforce"),
                      ("null tracer", "sbx enforce"), ("null tracer", "design floor"),
-                     ("design floor", "sbx enforce")):
+                     ("design floor", "sbx enforce"), ("sbx enforce --no-fence", "sbx enforce"),
+                     ("sbx-b record", "sbx record"), ("sbx-b enforce", "sbx enforce")):
             if x in times and y in times:
                 p = paired(rounds, x, y)
                 if p:
