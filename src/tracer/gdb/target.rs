@@ -508,19 +508,26 @@ impl Debuggee {
     }
 
     /// Drop what threads `tids` had to report, and the end of process `ended`. A fork not
-    /// reported yet leaves its child unknown to gdb: that child is detached.
+    /// reported yet leaves its child unknown to gdb: that child is detached. An interrupt of
+    /// gdb's Ctrl-C still waits for an answer: it goes to another thread.
     fn drop_events(&mut self, tids: &[i32], ended: Option<i32>) {
         let mut unknown = Vec::new();
+        let mut interrupt = false;
         self.events.retain(|e| {
             let ends = matches!(e.reason, Reason::Exited { pid, .. } if Some(pid) == ended);
             let mine = tids.contains(&e.tid) && !matches!(e.reason, Reason::Exited { .. });
-            if let (true, Reason::Fork { child, .. }) = (mine, &e.reason) {
-                unknown.push(*child);
+            match (mine, &e.reason) {
+                (true, Reason::Fork { child, .. }) => unknown.push(*child),
+                (true, Reason::Interrupt) => interrupt = true,
+                _ => {}
             }
             !(ends || mine)
         });
         for child in unknown {
             self.detach_process(child);
+        }
+        if interrupt && self.tasks.keys().any(|t| !tids.contains(t)) {
+            self.ctrl_c();
         }
     }
 
@@ -1475,6 +1482,25 @@ mod tests {
         d.locked = true;
         let _ = MultiThreadResume::resume(&mut d);
         assert!(d.next_report().is_some());
+    }
+
+    #[test]
+    fn a_ctrl_c_whose_thread_dies_is_answered_on_another() {
+        let mut d = Debuggee::default();
+        d.start(100);
+        d.added(100, 103, 103, Born::Fork);
+        reasons(&mut d);
+        all_stop(&mut d);
+        d.held_back.clear();
+        d.tasks.get_mut(&100).unwrap().run = Run::Running;
+        d.tasks.get_mut(&103).unwrap().run = Run::Running;
+        d.halted = false;
+        d.ctrl_c();
+        assert_eq!(d.events.front().map(|e| e.tid), Some(100));
+        // The thread dies before its interrupt stop: gdb still gets its SIGINT, on 103.
+        d.gone(100, ExitStatus::Code(0));
+        let ev = reasons(&mut d);
+        assert!(ev.contains(&(103, Reason::Interrupt)), "{ev:?}");
     }
 
     #[test]
